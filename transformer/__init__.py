@@ -1,0 +1,12 @@
+"""transformer: JAX's function transformations for plain NumPy code, by rewriting source."""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from . import lax, nn
+from .errors import CompileError, NoSourceError, TransformError
+from .jit import jit
+from .lax import stop_gradient
+from .show import show
+
+__all__ = ["jit", "show", "stop_gradient", "lax", "nn", "TransformError", "CompileError", "NoSourceError"]

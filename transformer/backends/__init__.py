@@ -1,0 +1,28 @@
+"""Backends, loaded lazily: importing transformer never imports numba.
+
+A backend turns core form into something callable:
+
+* ``source(core) -> (code, preamble)``: the module text for this target
+  (the CPU backend lowers calls numba lacks into helpers here);
+* ``finish(function, core) -> callable``: compile the imported function.
+"""
+from __future__ import annotations
+
+import importlib
+
+_MODULES = {
+    "python": "transformer.backends.python",
+    "cpu": "transformer.backends.cpu",
+}
+
+
+def get(target: str):
+    try:
+        module_name = _MODULES[target]
+    except KeyError:
+        raise ValueError(f"unknown target {target!r}; choose one of {', '.join(_MODULES)}") from None
+    return importlib.import_module(module_name)
+
+
+def targets() -> tuple[str, ...]:
+    return tuple(_MODULES)

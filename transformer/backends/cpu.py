@@ -1,0 +1,51 @@
+"""The CPU backend: numba ``njit`` of the generated source.
+
+Calls that numba's NumPy support lacks (``np.max(x, axis=-1, keepdims=True)``
+and friends) are rewritten first into helpers from ``numba_lowering``.  A
+numba typing error is re-raised naming the user's file and line.
+"""
+from __future__ import annotations
+
+import functools
+import re
+
+import numba
+from numba.core import errors as numba_errors
+
+from ..emit import MODULE_PREAMBLE, user_location
+from ..errors import CompileError
+from . import numba_lowering
+
+NAME = "cpu"
+PREAMBLE = MODULE_PREAMBLE + "from transformer.backends import numba_lowering as nl\n"
+_FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def source(core):
+    return numba_lowering.lower(core).code(), PREAMBLE
+
+
+def finish(function, path):
+    dispatcher = numba.njit(cache=True)(function)
+
+    @functools.wraps(function)
+    def compiled(*args):
+        try:
+            return dispatcher(*args)
+        except (numba_errors.TypingError, numba_errors.LoweringError, numba_errors.UnsupportedError) as err:
+            raise _user_error(err, str(path)) from None
+
+    compiled.dispatcher = dispatcher
+    return compiled
+
+
+def _user_error(err, generated_file: str) -> CompileError:
+    message = str(err)
+    location = None
+    for file, line in _FILE_LINE.findall(message):
+        if file == generated_file:
+            location = user_location(file, int(line))
+    summary = next((line.strip() for line in message.splitlines() if line.strip()), message)
+    summary = re.sub(r"\x1b\[[0-9;]*m", "", summary)
+    return CompileError(f"numba cannot compile this line: {summary}", location,
+                        f"see `transformer show` for the generated code ({generated_file})")

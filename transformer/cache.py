@@ -1,0 +1,133 @@
+"""Where generated modules live, and how they are named.
+
+A generated module is a real ``.py`` file, so tracebacks, pdb, ``inspect``
+and numba's own on-disk cache all work on it.  Its name carries a hash of
+everything it was made from — the user's source, every helper and constant it
+reads, the transform chain, and the versions of the code that wrote it — so a
+second import finds it without running libcst at all.
+"""
+from __future__ import annotations
+
+import hashlib
+import inspect
+import os
+import sys
+import tempfile
+import types
+from pathlib import Path
+
+import numpy as np
+
+from . import primitives, resolve
+
+_PACKAGE_ROOT = Path(__file__).resolve().parent
+_code_hash: str | None = None
+
+
+def cache_dir() -> Path:
+    """The per-user cache directory, created private (0700) if missing."""
+    configured = os.environ.get("TRANSFORMER_CACHE_DIR")
+    if configured:
+        path = Path(configured)
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        path = Path(base) / "transformer"
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
+def code_version() -> str:
+    """A hash of transformer's own source: generated code changes when it does."""
+    global _code_hash
+    if _code_hash is None:
+        digest = hashlib.sha256(f"{sys.version_info[:2]} numpy {np.__version__}".encode())
+        roots = [_PACKAGE_ROOT]
+        try:
+            from . import templates  # installed as transformer.templates
+            roots.append(Path(templates.__file__).resolve().parent)
+        except ImportError:
+            pass
+        for root in roots:
+            for path in sorted(root.rglob("*.py")):
+                digest.update(path.read_bytes())
+        _code_hash = digest.hexdigest()
+    return _code_hash
+
+
+def fingerprint(fn, chain: str) -> str:
+    """A key for the generated module of ``fn`` under ``chain``, found without libcst.
+
+    It walks code objects: the source of ``fn`` and of every user function it
+    can reach by name, and the value of every constant those names read.
+    """
+    digest = hashlib.sha256(code_version().encode())
+    digest.update(chain.encode())
+    seen: set = set()
+    _visit(fn, digest, seen)
+    return digest.hexdigest()
+
+
+def _visit(fn, digest, seen):
+    fn = inspect.unwrap(fn)
+    code = getattr(fn, "__code__", None)
+    if code is None or code in seen:
+        return
+    seen.add(code)
+    try:
+        digest.update(inspect.getsource(fn).encode())
+    except (OSError, TypeError):
+        digest.update(code.co_code)
+    digest.update(repr((fn.__defaults__, fn.__kwdefaults__)).encode())
+    closure = {}
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            closure[name] = cell.cell_contents
+        except ValueError:
+            pass
+    for name in sorted(_all_names(code)):
+        if name in closure:
+            value = closure[name]
+        elif name in fn.__globals__:
+            value = fn.__globals__[name]
+        else:
+            continue
+        _visit_value(name, value, digest, seen)
+
+
+def _visit_value(name, value, digest, seen):
+    inner = getattr(value, "__transformer_fn__", None)
+    if inner is not None:
+        digest.update(repr(getattr(value, "__transformer_chain__", "")).encode())
+        _visit(inner, digest, seen)
+    elif isinstance(value, types.FunctionType) and primitives.lookup(value) is None:
+        if not value.__module__ or not value.__module__.startswith(("numpy", "math")):
+            _visit(value, digest, seen)
+    elif isinstance(value, types.ModuleType) and not value.__name__.startswith(("numpy", "math", "transformer")):
+        # module constants read as mod.NAME: hash the module's simple values
+        for key, item in sorted(vars(value).items()):
+            if not key.startswith("__") and resolve.is_constant_value(item):
+                _hash_value(f"{name}.{key}", item, digest)
+    elif resolve.is_constant_value(value):
+        _hash_value(name, value, digest)
+
+
+def _hash_value(name, value, digest):
+    digest.update(name.encode())
+    if isinstance(value, np.ndarray):
+        digest.update(f"{value.dtype}{value.shape}".encode())
+        digest.update(np.ascontiguousarray(value).tobytes())
+    else:
+        digest.update(repr((type(value).__name__, value)).encode())
+
+
+def _all_names(code) -> set[str]:
+    names = set(code.co_names) | set(code.co_freevars)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _all_names(const)
+    return names
+
+
+def private_tempdir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="transformer-"))
+

@@ -1,0 +1,304 @@
+"""The core form: the one shape of code every transform reads and writes.
+
+Grammar (a subset of Python; ``atom`` is a name, a literal, a named constant
+such as ``np.pi`` or ``np.float32``, or a tuple of atoms)::
+
+    function  := def NAME(NAME, ...): block
+    block     := statement+
+    statement := NAME = atom                          copy
+               | NAME = PRIM(atom, ..., key=atom)     primitive call, spelled as registered
+               | NAME = atom OP atom                  binary operator primitive (+ - * / // % ** @ < <= > >= == !=)
+               | NAME = UOP atom                      unary operator primitive (- + not ~)
+               | NAME = atom[index]                   getitem
+               | NAME[index] = atom                   setitem (an in-place write)
+               | if atom: block [else: block]
+               | for NAME in range(atom[, atom[, atom]]): block
+               | while atom: block                    the condition is recomputed at the end of the body
+               | break | continue | return atom | pass
+    index     := item | item, item, ...
+    item      := atom | [atom]:[atom][:atom] | None | ...
+
+Every statement that starts the code of one user statement carries a comment
+naming it: ``# z = np.sin(x)   [model.py:12]``.  Examples::
+
+    y = np.sum(x * w, axis=1) + b       _t0 = x * w
+                                        _t1 = np.sum(_t0, axis=1)
+                                        y = _t1 + b
+
+    if a < b < c: ...                   _t0 = a < b
+                                        if _t0:
+                                            _t0 = b < c
+                                        if _t0: ...
+
+    for row in X: s += row @ w          _t0 = len(X)
+                                        for row_index in range(_t0):
+                                            row = X[row_index]
+                                            _t1 = row @ w
+                                            s = s + _t1
+
+``check(node)`` verifies a function is in this form; transforms are tested
+with it, because each one's output is the next one's input.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from . import primitives
+from .naming import NameScope
+
+ORIGIN_COMMENT = re.compile(r"\[(?P<file>[^\[\]]+):(?P<line>\d+)\]\s*$")
+
+
+@dataclass
+class CoreFunction:
+    """A function in core form plus what its module needs around it."""
+
+    node: cst.FunctionDef
+    scope: NameScope
+    sources: dict[str, str] = field(default_factory=dict)   # short file name -> full path
+    constants: dict[str, object] = field(default_factory=dict)  # module-level names bound by value
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
+
+    @property
+    def params(self) -> list[str]:
+        return [p.name.value for p in self.node.params.params]
+
+    def code(self) -> str:
+        return cst.Module(body=[self.node]).code
+
+
+# --------------------------------------------------------------- node builders
+def name(text: str) -> cst.Name:
+    return cst.Name(text)
+
+
+def literal(value) -> cst.BaseExpression:
+    """An atom for a Python scalar, string or tuple of those."""
+    if isinstance(value, bool) or value is None:
+        return cst.Name(repr(value))
+    if isinstance(value, int):
+        node = cst.Integer(str(abs(value)))
+        return cst.UnaryOperation(cst.Minus(), node) if value < 0 else node
+    if isinstance(value, float):
+        text = repr(abs(value))
+        if text in ("inf", "nan"):
+            node = cst.Attribute(cst.Name("np"), cst.Name(text))
+        else:
+            node = cst.Float(text)
+        return cst.UnaryOperation(cst.Minus(), node) if value < 0 or (value == 0 and str(value)[0] == "-") else node
+    if isinstance(value, str):
+        return cst.SimpleString(repr(value))
+    if isinstance(value, tuple):
+        return tuple_of([literal(v) for v in value])
+    raise TypeError(f"no literal for {value!r}")
+
+
+def tuple_of(atoms) -> cst.Tuple:
+    atoms = list(atoms)
+    elements = [cst.Element(a) for a in atoms]
+    return cst.Tuple(elements if len(elements) != 1 else [cst.Element(atoms[0], comma=cst.Comma())])
+
+
+def assign(target: str | cst.BaseAssignTargetExpression, value: cst.BaseExpression,
+           comment: str | None = None) -> cst.SimpleStatementLine:
+    target_node = cst.Name(target) if isinstance(target, str) else target
+    return statement(cst.Assign([cst.AssignTarget(target_node)], value), comment)
+
+
+def statement(small: cst.BaseSmallStatement, comment: str | None = None) -> cst.SimpleStatementLine:
+    return with_comment(cst.SimpleStatementLine([small]), comment)
+
+
+def with_comment(stmt, comment: str | None):
+    if not comment:
+        return stmt
+    return stmt.with_changes(leading_lines=[*stmt.leading_lines, cst.EmptyLine(comment=cst.Comment(comment))])
+
+
+def block(stmts) -> cst.IndentedBlock:
+    stmts = list(stmts) or [cst.SimpleStatementLine([cst.Pass()])]
+    return cst.IndentedBlock(body=stmts)
+
+
+def call(spelling: str, args=(), keywords=()) -> cst.Call:
+    func: cst.BaseExpression = cst.parse_expression(spelling)
+    arg_nodes = [cst.Arg(a) for a in args] + [
+        cst.Arg(value, keyword=cst.Name(key), equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+        for key, value in keywords]
+    return cst.Call(func, arg_nodes)
+
+
+def apply_primitive(prim: primitives.Primitive, args, keywords=()) -> cst.BaseExpression:
+    """The core-form expression that applies ``prim`` to atoms."""
+    if prim.name == "getitem":
+        value, index = args
+        return cst.Subscript(value, index)
+    if prim.is_operator:
+        if len(args) == 1:
+            op = {"-": cst.Minus(), "+": cst.Plus(), "not": cst.Not(), "~": cst.BitInvert()}[prim.spelling]
+            return cst.UnaryOperation(op, args[0])
+        left, right = args
+        comparison = _COMPARISON_NODES.get(prim.spelling)
+        if comparison is not None:
+            return cst.Comparison(left, [cst.ComparisonTarget(comparison(), right)])
+        return cst.BinaryOperation(left, _BINARY_NODES[prim.spelling](), right)
+    return call(prim.spelling, args, keywords)
+
+
+_BINARY_NODES = {"+": cst.Add, "-": cst.Subtract, "*": cst.Multiply, "/": cst.Divide,
+                 "//": cst.FloorDivide, "%": cst.Modulo, "**": cst.Power, "@": cst.MatrixMultiply}
+_COMPARISON_NODES = {"<": cst.LessThan, "<=": cst.LessThanEqual, ">": cst.GreaterThan,
+                     ">=": cst.GreaterThanEqual, "==": cst.Equal, "!=": cst.NotEqual}
+BINARY_TOKENS = {cls: token for token, cls in _BINARY_NODES.items()}
+COMPARISON_TOKENS = {cls: token for token, cls in _COMPARISON_NODES.items()}
+UNARY_TOKENS = {cst.Minus: "-", cst.Plus: "+", cst.Not: "not", cst.BitInvert: "~"}
+
+
+# -------------------------------------------------------------------- reading
+def is_atom(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis)):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return isinstance(node.expression, (cst.Integer, cst.Float, cst.Imaginary)) or \
+            is_named_constant(node.expression)
+    if isinstance(node, cst.Tuple):
+        return all(is_atom(el.value) for el in node.elements)
+    return is_named_constant(node)
+
+
+def is_named_constant(node) -> bool:
+    """``np.pi``, ``np.float32``, ``math.inf``: module attributes the core form names directly."""
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and \
+        node.value.value in ("np", "math")
+
+
+def primitive_of(value: cst.BaseExpression) -> primitives.Primitive | None:
+    """The primitive a right-hand side applies, or None for a copy of an atom."""
+    if is_atom(value):
+        return None
+    if isinstance(value, cst.Subscript):
+        return primitives.get("getitem")
+    if isinstance(value, cst.BinaryOperation):
+        return primitives.get(primitives.operator_name(BINARY_TOKENS[type(value.operator)], 2))
+    if isinstance(value, cst.Comparison):
+        token = COMPARISON_TOKENS[type(value.comparisons[0].operator)]
+        return primitives.get(primitives.operator_name(token, 2))
+    if isinstance(value, cst.UnaryOperation):
+        return primitives.get(primitives.operator_name(UNARY_TOKENS[type(value.operator)], 1))
+    if isinstance(value, cst.Call):
+        spelling = cst.Module([]).code_for_node(value.func)
+        return primitives.BY_SPELLING.get(spelling)
+    return None
+
+
+def origin_of(stmt) -> tuple[str, int] | None:
+    """(file, line) from a statement's origin comment, if it has one."""
+    for line in reversed(getattr(stmt, "leading_lines", ())):
+        if line.comment is not None:
+            match = ORIGIN_COMMENT.search(line.comment.value)
+            if match:
+                return match["file"], int(match["line"])
+    return None
+
+
+class CoreFormViolation(AssertionError):
+    pass
+
+
+def check(func: cst.FunctionDef) -> None:
+    """Raise ``CoreFormViolation`` if ``func`` is not in core form."""
+    _check_block(func.body.body)
+
+
+def _fail(node, why):
+    raise CoreFormViolation(f"{why}: {cst.Module([]).code_for_node(node).strip()}")
+
+
+def _check_index(node: cst.Subscript):
+    for element in node.slice:
+        item = element.slice
+        if isinstance(item, cst.Index):
+            if not is_atom(item.value):
+                _fail(node, "index is not an atom")
+        else:
+            for part in (item.lower, item.upper, item.step):
+                if part is not None and not is_atom(part):
+                    _fail(node, "slice bound is not an atom")
+
+
+def _check_block(stmts):
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            if len(stmt.body) != 1:
+                _fail(stmt, "more than one statement on a line")
+            _check_small(stmt.body[0])
+        elif isinstance(stmt, cst.If):
+            if not is_atom(stmt.test):
+                _fail(stmt.test, "if-condition is not an atom")
+            _check_block(stmt.body.body)
+            if stmt.orelse is not None:
+                if isinstance(stmt.orelse, cst.If):
+                    _fail(stmt.orelse, "elif (should be a nested if)")
+                _check_block(stmt.orelse.body.body)
+        elif isinstance(stmt, cst.For):
+            it = stmt.iter
+            if not (isinstance(stmt.target, cst.Name) and isinstance(it, cst.Call)
+                    and isinstance(it.func, cst.Name) and it.func.value == "range"
+                    and all(is_atom(a.value) for a in it.args)) or stmt.orelse is not None:
+                _fail(stmt, "for loop not of the form: for NAME in range(atoms)")
+            _check_block(stmt.body.body)
+        elif isinstance(stmt, cst.While):
+            if not is_atom(stmt.test) or stmt.orelse is not None:
+                _fail(stmt, "while-condition is not an atom")
+            _check_block(stmt.body.body)
+        else:
+            _fail(stmt, "statement kind not in core form")
+
+
+def _check_small(small):
+    if isinstance(small, (cst.Break, cst.Continue, cst.Pass)):
+        return
+    if isinstance(small, cst.Return):
+        if small.value is not None and not is_atom(small.value):
+            _fail(small, "return value is not an atom")
+        return
+    if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+        _fail(small, "not a single assignment")
+    target, value = small.targets[0].target, small.value
+    if isinstance(target, cst.Subscript):
+        if not isinstance(target.value, cst.Name) or not is_atom(value):
+            _fail(small, "setitem must write an atom into a named array")
+        _check_index(target)
+        return
+    if not isinstance(target, cst.Name):
+        _fail(small, "assignment target is not a name")
+    if is_atom(value):
+        return
+    if isinstance(value, cst.Subscript):
+        if not isinstance(value.value, cst.Name):
+            _fail(small, "getitem of a non-name")
+        _check_index(value)
+        return
+    if primitive_of(value) is None:
+        _fail(small, "right-hand side is not a registered primitive")
+    operands = []
+    if isinstance(value, cst.BinaryOperation):
+        operands = [value.left, value.right]
+    elif isinstance(value, cst.Comparison):
+        if len(value.comparisons) != 1:
+            _fail(small, "chained comparison")
+        operands = [value.left, value.comparisons[0].comparator]
+    elif isinstance(value, cst.UnaryOperation):
+        operands = [value.expression]
+    elif isinstance(value, cst.Call):
+        operands = [arg.value for arg in value.args]
+    for operand in operands:
+        if not is_atom(operand):
+            _fail(small, "operand is not an atom")

@@ -1,0 +1,223 @@
+"""The fence: refuse what we cannot transform, before any transform runs.
+
+One visitor walks the user's function and raises ``TransformError`` at the
+first construct outside the supported subset, naming ``file:line:col``, the
+construct, and what to write instead.  Nothing behind the fence ever has to
+guess, so nothing behind it can silently compute a wrong answer.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from . import methods, resolve
+from .errors import TransformError
+from .source import UserFunction
+
+# node type -> (what it is, what to write instead)
+_REFUSED_NODES = {
+    cst.Try: ("try/except", "remove it: transformed code cannot catch exceptions"),
+    cst.TryStar: ("try/except*", "remove it: transformed code cannot catch exceptions"),
+    cst.With: ("a with-statement", "move it outside the transformed function"),
+    cst.ClassDef: ("a class definition", "define classes outside transformed functions"),
+    cst.FunctionDef: ("a nested function definition", "define the helper at module level and call it"),
+    cst.Lambda: ("a lambda inside a transformed function", "define a module-level function and call it"),
+    cst.Global: ("a global statement", "pass the value in as an argument and return the new one"),
+    cst.Nonlocal: ("a nonlocal statement", "pass the value in as an argument and return the new one"),
+    cst.Import: ("an import inside the function", "import at module level"),
+    cst.ImportFrom: ("an import inside the function", "import at module level"),
+    cst.Del: ("a del statement", "let the variable go out of use instead"),
+    cst.Raise: ("a raise statement", "check inputs before calling the transformed function"),
+    cst.Assert: ("an assert statement", "check inputs before calling the transformed function"),
+    cst.Yield: ("yield (a generator)", "return an array instead"),
+    cst.Await: ("await", "transformed functions are synchronous"),
+    cst.ListComp: ("a list comprehension", "write a for loop that fills a preallocated array"),
+    cst.SetComp: ("a set comprehension", "write a for loop"),
+    cst.DictComp: ("a dict comprehension", "write a for loop"),
+    cst.GeneratorExp: ("a generator expression", "write a for loop"),
+    cst.Dict: ("a dict literal", "pass dicts in as arguments; build results as tuples"),
+    cst.Set: ("a set literal", "use a tuple or an array"),
+    cst.NamedExpr: ("an assignment expression (:=)", "assign on its own line"),
+    cst.FormattedString: ("an f-string", "transformed functions compute numbers, not text"),
+    cst.ConcatenatedString: ("string concatenation", "transformed functions compute numbers, not text"),
+    cst.Match: ("a match statement", "use if/elif/else"),
+}
+
+_REFUSED_COMPARISONS = {
+    cst.Is: "is", cst.IsNot: "is not", cst.In: "in", cst.NotIn: "not in",
+}
+
+# Array attributes the core form can express (besides methods).
+_ARRAY_ATTRIBUTES = set(methods.ATTRIBUTES)
+
+
+class Fence(cst.CSTVisitor):
+    def __init__(self, uf: UserFunction):
+        self.uf = uf
+        self.locals = resolve.local_names(uf.node)
+        self._depth = 0  # nesting depth of FunctionDef nodes
+        self._for_iters: set = set()
+
+    def refuse(self, node, what: str, hint: str):
+        raise TransformError(f"{what} is not supported in transformed functions",
+                             self.uf.location(node), hint)
+
+    def on_visit(self, node) -> bool:
+        if isinstance(node, cst.FunctionDef):
+            self._depth += 1
+            if self._depth == 1:
+                self._check_signature(node)
+                return True
+        entry = _REFUSED_NODES.get(type(node))
+        if entry is not None:
+            self.refuse(node, *entry)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node) -> None:
+        if isinstance(original_node, cst.FunctionDef):
+            self._depth -= 1
+        super().on_leave(original_node)
+
+    def _check_signature(self, node: cst.FunctionDef):
+        if node.asynchronous:
+            self.refuse(node, "an async function", "write an ordinary def")
+        params = node.params
+        if isinstance(params.star_arg, cst.Param):
+            self.refuse(params.star_arg, "*args", "list the parameters one by one, or pass a tuple")
+        if params.star_kwarg is not None:
+            self.refuse(params.star_kwarg, "**kwargs", "list the parameters one by one, or pass a dict")
+
+    # --- statements -----------------------------------------------------------
+    def visit_For(self, node: cst.For):
+        if node.asynchronous:
+            self.refuse(node, "async for", "write an ordinary for loop")
+        if node.orelse is not None:
+            self.refuse(node.orelse, "for ... else", "use a flag variable set before break")
+        it = node.iter
+        if isinstance(it, cst.Call):
+            r = resolve.resolve(it.func, self.uf.lookup, self.locals)
+            if r.kind == "loop":
+                self._for_iters.add(it)
+                if r.value == "range" and not 1 <= len(it.args) <= 3:
+                    self.refuse(it, "range() with this many arguments", "use range(stop), range(start, stop) or range(start, stop, step)")
+                if r.value == "enumerate" and len(it.args) != 1:
+                    self.refuse(it, "enumerate() with a start argument", "add the offset to the index yourself")
+                if r.value == "zip" and len(it.args) < 1:
+                    self.refuse(it, "zip() of nothing", "zip one or more arrays")
+                if any(arg.keyword is not None or arg.star for arg in it.args):
+                    self.refuse(it, "keyword or starred arguments to a loop builtin", "pass positional arguments")
+                if r.value in ("enumerate", "zip") and not isinstance(node.target, cst.Tuple):
+                    self.refuse(node.target, f"a single loop variable over {r.value}()", "unpack it: for i, v in ...")
+            elif isinstance(node.iter, cst.Call):
+                pass  # an array produced by a call: iterate over its rows
+        elif isinstance(it, (cst.Tuple, cst.List)):
+            self.refuse(it, "a for loop over a literal tuple or list", "loop over range() and index an array")
+        target = node.target
+        if not isinstance(target, (cst.Name, cst.Tuple)):
+            self.refuse(target, "this loop target", "loop over a plain name")
+
+    def visit_While(self, node: cst.While):
+        if node.orelse is not None:
+            self.refuse(node.orelse, "while ... else", "use a flag variable set before break")
+
+    def visit_AssignTarget(self, node: cst.AssignTarget):
+        self._check_target(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign):
+        self._check_target(node.target)
+        if isinstance(node.target, (cst.Tuple, cst.List)):
+            self.refuse(node.target, "augmented assignment to a tuple", "assign each name on its own")
+
+    def visit_AnnAssign(self, node: cst.AnnAssign):
+        self._check_target(node.target)
+
+    def _check_target(self, target):
+        if isinstance(target, cst.Attribute):
+            self.refuse(target, "assignment to an attribute (object state)",
+                        "return the new value instead of storing it on an object")
+        if isinstance(target, cst.Subscript):
+            if isinstance(target.value, cst.Subscript):
+                self.refuse(target, "assignment through a chained subscript x[i][j]", "write x[i, j] = ...")
+            if not isinstance(target.value, cst.Name):
+                self.refuse(target, "assignment into an expression", "assign into a named array")
+            elif target.value.value not in self.locals:
+                self.refuse(target, f"writing into the global {target.value.value!r}",
+                            "pass the array in as an argument")
+        if isinstance(target, cst.StarredElement):
+            self.refuse(target, "starred assignment", "unpack each element by index")
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                self._check_target(el.value)
+
+    # --- expressions ----------------------------------------------------------
+    def visit_Comparison(self, node: cst.Comparison):
+        for target in node.comparisons:
+            word = _REFUSED_COMPARISONS.get(type(target.operator))
+            if word is not None:
+                self.refuse(node, f"the '{word}' comparison", "compare values with == / != / < ...")
+
+    def visit_Call(self, node: cst.Call):
+        for arg in node.args:
+            if arg.star:
+                self.refuse(arg, f"{arg.star}-unpacking in a call", "pass the arguments one by one")
+        if node in self._for_iters:
+            return
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            r = resolve.resolve(func, self.uf.lookup, self.locals)
+            if r.kind == "local":
+                if func.attr.value not in methods.METHODS:
+                    self.refuse(func, f"the method .{func.attr.value}()",
+                                "call the NumPy function instead (np.f(x) rather than x.f())")
+                return
+        else:
+            r = resolve.resolve(func, self.uf.lookup, self.locals)
+        self._check_callee(node, r)
+
+    def _check_callee(self, node, r: resolve.Resolved):
+        name = r.dotted or self._code(node.func)
+        if r.kind == "local":
+            self.refuse(node, f"calling the local variable {name!r}",
+                        "call a module-level function by its name")
+        if r.kind == "unknown":
+            raise TransformError(f"name {name!r} is not defined", self.uf.location(node))
+        if r.kind == "loop":
+            self.refuse(node, f"{name}() outside a for statement", f"use {name}() only as a for loop's iterable")
+        if r.kind in ("primitive", "user"):
+            if r.kind == "primitive" and r.primitive.name in ("maximum", "minimum") and name in ("max", "min") \
+                    and len(node.args) != 2:
+                self.refuse(node, f"{name}() of other than two values",
+                            f"use np.{'max' if name == 'max' else 'min'}(x) for an array")
+            return
+        if r.kind == "dtype":
+            return  # np.float32(x): a cast
+        self.refuse(node, f"a call to {name} ({_describe(r.value)}), which is neither a supported "
+                    f"primitive nor a Python function with source",
+                    "use the NumPy functions listed by `transformer check`, or wrap the call outside")
+
+    def visit_Attribute(self, node: cst.Attribute):
+        r = resolve.resolve(node, self.uf.lookup, self.locals)
+        if r.kind == "local" and isinstance(node.value, cst.Name) and node.attr.value not in methods.METHODS \
+                and node.attr.value not in _ARRAY_ATTRIBUTES:
+            self.refuse(node, f"the attribute .{node.attr.value}",
+                        "pass the value in as an argument or use a supported array attribute (T, shape, ndim, size)")
+        return False if r.kind != "local" else True
+
+    def visit_Subscript(self, node: cst.Subscript):
+        for element in node.slice:
+            if isinstance(element.slice, cst.Index) and element.slice.star is not None:
+                self.refuse(element, "a starred index", "index with a tuple variable instead")
+
+    @staticmethod
+    def _code(node) -> str:
+        return cst.Module([]).code_for_node(node)
+
+
+def _describe(value) -> str:
+    mod = getattr(value, "__module__", None) or type(value).__module__
+    kind = type(value).__name__
+    return f"a {kind} from {mod}" if mod else f"a {kind}"
+
+
+def check(uf: UserFunction) -> None:
+    """Raise ``TransformError`` at the first unsupported construct in ``uf``."""
+    uf.node.visit(Fence(uf))

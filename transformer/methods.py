@@ -1,0 +1,23 @@
+"""Array methods and attributes, and the primitive each one becomes.
+
+The core form has no methods: ``x.sum(axis=1)`` becomes ``np.sum(x, axis=1)``
+and ``x.T`` becomes ``np.transpose(x)``.
+"""
+from __future__ import annotations
+
+# method name -> primitive name; the receiver becomes the first argument.
+METHODS = {
+    "sum": "sum", "mean": "mean", "prod": "prod", "max": "max", "min": "min",
+    "std": "std", "var": "var", "any": "any", "all": "all", "argmax": "argmax",
+    "argmin": "argmin", "cumsum": "cumsum", "cumprod": "cumprod", "dot": "dot",
+    "copy": "copy", "ravel": "ravel", "flatten": "ravel", "squeeze": "squeeze",
+    "astype": "astype", "clip": "clip", "swapaxes": "swapaxes", "trace": "trace",
+    "round": "round",
+    # These two take their shape or axes either as one tuple or spread out.
+    "reshape": "reshape", "transpose": "transpose",
+}
+
+SPREAD_ARGUMENT_METHODS = {"reshape": "shape", "transpose": "axes"}
+
+# attribute name -> primitive name
+ATTRIBUTES = {"T": "transpose", "shape": "shape", "ndim": "ndim", "size": "size"}

@@ -1,0 +1,628 @@
+"""Normalize a user function into the core form (see ``core_form.py``).
+
+One primitive per statement, methods turned into functions, augmented
+assignment expanded, tuple unpacking and chained comparisons made explicit,
+``for`` loops turned into ``range`` loops, and calls to other user functions
+inlined (each inlined statement keeps a comment naming its own file and line).
+"""
+from __future__ import annotations
+
+import linecache
+
+import libcst as cst
+import numpy as np
+
+from . import core_form as cf
+from . import fence, methods, primitives, resolve, source
+from .core_form import CoreFunction
+from .errors import TransformError
+from .naming import NameScope
+
+_LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis)
+_CAST_DTYPES = {"float": np.float64, "int": np.int64, "bool": np.bool_}
+
+
+def normalize(fn) -> CoreFunction:
+    """The core form of a user function (fenced first)."""
+    uf = source.load(fn)
+    fence.check(uf)
+    scope = NameScope()
+    core = CoreFunction(node=uf.node, scope=scope)
+    params = [p.name.value for p in uf.node.params.params]
+    rename = {p: scope.claim(p) for p in params}
+    norm = _Normalizer(uf, core, rename, stack=(uf.fn.__code__,))
+    body = norm.block(uf.node.body.body, top_level=True)
+    new_params = [p.with_changes(name=cst.Name(rename[p.name.value]), default=None, equal=cst.MaybeSentinel.DEFAULT)
+                  for p in uf.node.params.params]
+    core.node = cst.FunctionDef(name=cst.Name(uf.name), params=cst.Parameters(params=new_params),
+                                body=cf.block(body))
+    return core
+
+
+class _Normalizer:
+    def __init__(self, uf: source.UserFunction, core: CoreFunction, rename: dict, stack: tuple):
+        self.uf = uf
+        self.core = core
+        self.scope = core.scope
+        self.rename = rename                    # user local name -> output name
+        self.locals = resolve.local_names(uf.node)
+        self.stack = stack                      # code objects being inlined (recursion check)
+        self.out: list = []
+        self.comment: str | None = None
+        self.loop_conditions: list = []         # per enclosing loop: statements recomputing a while-condition
+        core.sources[uf.short_filename] = uf.filename
+
+    # ------------------------------------------------------------- emitting
+    def emit(self, stmt):
+        if self.comment:
+            stmt = cf.with_comment(stmt, self.comment)
+            self.comment = None
+        self.out.append(stmt)
+
+    def assign(self, target: str, value):
+        self.emit(cf.assign(target, value))
+
+    def block(self, stmts, top_level=False) -> list:
+        saved, self.out = self.out, []
+        pending, self.comment = self.comment, None   # the enclosing statement's comment waits for it
+        for i, stmt in enumerate(stmts):
+            if top_level and i == 0 and _is_docstring(stmt):
+                continue
+            self.statement(stmt)
+        body, self.out = self.out, saved
+        self.comment = pending
+        return body
+
+    def error(self, node, message, hint=None):
+        return TransformError(message, self.uf.location(node), hint)
+
+    def local(self, user_name: str) -> str:
+        if user_name not in self.rename:
+            self.rename[user_name] = self.scope.claim(user_name)
+        return self.rename[user_name]
+
+    def temp(self) -> str:
+        return self.scope.temp()
+
+    def origin(self, node) -> str:
+        line = self.uf.location(node).line
+        text = linecache.getline(self.uf.filename, line).strip()
+        return f"# {text}   [{self.uf.short_filename}:{line}]"
+
+    # ----------------------------------------------------------- statements
+    def statement(self, stmt):
+        self.comment = self.origin(stmt)
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self.small_statement(small)
+        elif isinstance(stmt, cst.If):
+            self.if_statement(stmt)
+        elif isinstance(stmt, cst.For):
+            self.for_statement(stmt)
+        elif isinstance(stmt, cst.While):
+            self.while_statement(stmt)
+        else:  # the fence lets nothing else through
+            raise self.error(stmt, f"unexpected statement {type(stmt).__name__}")
+        self.comment = None
+
+    def small_statement(self, small):
+        if isinstance(small, cst.Assign):
+            if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                self.assign(self.local(small.targets[0].target.value), self.value(small.value))
+                return
+            if len(small.targets) == 1 and isinstance(small.targets[0].target, (cst.Tuple, cst.List)) \
+                    and isinstance(small.value, (cst.Tuple, cst.List)):
+                self.parallel_assign(small.targets[0].target, small.value)
+                return
+            value = self.atom(small.value)
+            for target in small.targets:
+                self.store(target.target, value)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self.store(small.target, None, small.value)
+        elif isinstance(small, cst.AugAssign):
+            self.augmented_assign(small)
+        elif isinstance(small, cst.Expr):
+            if isinstance(small.value, cst.Call):
+                self.value(small.value, discard=True)
+            # any other bare expression has no effect
+        elif isinstance(small, cst.Return):
+            self.emit(cf.statement(cst.Return(self.atom(small.value) if small.value else None)))
+        elif isinstance(small, cst.Break):
+            self.emit(cf.statement(cst.Break()))
+        elif isinstance(small, cst.Continue):
+            for stmt in self.loop_conditions[-1] if self.loop_conditions else ():
+                self.emit(stmt)
+            self.emit(cf.statement(cst.Continue()))
+        elif isinstance(small, cst.Pass):
+            pass
+        else:
+            raise self.error(small, f"unexpected statement {type(small).__name__}")
+
+    def store(self, target, atom, value_node=None):
+        """Assign ``atom`` (or the value of ``value_node``) to a user target."""
+        if isinstance(target, cst.Name):
+            self.assign(self.local(target.value), self.value(value_node) if atom is None else atom)
+        elif isinstance(target, cst.Subscript):
+            index = self.index(target)
+            self.emit(cf.assign(cst.Subscript(cst.Name(self.local(target.value.value)), index),
+                                atom if atom is not None else self.atom(value_node)))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for i, element in enumerate(target.elements):
+                item = self.temp()
+                self.assign(item, cst.Subscript(atom, [cst.SubscriptElement(cst.Index(cf.literal(i)))]))
+                self.store(element.value, cst.Name(item))
+        else:
+            raise self.error(target, "unsupported assignment target")
+
+    def parallel_assign(self, targets, values):
+        """``a, b = b, a``: evaluate every right-hand side before any store."""
+        if len(targets.elements) != len(values.elements):
+            raise self.error(targets, f"cannot unpack {len(values.elements)} values into {len(targets.elements)} names")
+        written = {el.value.value for el in targets.elements if isinstance(el.value, cst.Name)}
+        atoms = []
+        for element in values.elements:
+            atom = self.atom(element.value)
+            if isinstance(atom, cst.Name) and atom.value in {self.rename.get(w) for w in written}:
+                copy = self.temp()
+                self.assign(copy, atom)
+                atom = cst.Name(copy)
+            atoms.append(atom)
+        for element, atom in zip(targets.elements, atoms):
+            self.store(element.value, atom)
+
+    def augmented_assign(self, node: cst.AugAssign):
+        op_class = _AUG_TO_BINARY[type(node.operator)]
+        right = self.atom(node.value)
+        if isinstance(node.target, cst.Name):
+            name = self.local(node.target.value)
+            self.assign(name, cst.BinaryOperation(cst.Name(name), op_class(), right))
+            return
+        # x[i] += v  ->  _t = x[i]; _t2 = _t + v; x[i] = _t2
+        index = self.index(node.target)
+        array = cst.Name(self.local(node.target.value.value))
+        old = self.temp()
+        self.assign(old, cst.Subscript(array, index))
+        new = self.temp()
+        self.assign(new, cst.BinaryOperation(cst.Name(old), op_class(), right))
+        self.emit(cf.assign(cst.Subscript(array, index), cst.Name(new)))
+
+    def if_statement(self, node: cst.If):
+        test = self.atom(node.test)
+        body = self.block(node.body.body)
+        orelse = None
+        if isinstance(node.orelse, cst.If):          # elif -> else: if
+            saved_comment = self.comment
+            inner = self.block([node.orelse])
+            self.comment = saved_comment
+            orelse = cst.Else(cf.block(inner))
+        elif isinstance(node.orelse, cst.Else):
+            orelse = cst.Else(cf.block(self.block(node.orelse.body.body)))
+        self.emit(cst.If(test=test, body=cf.block(body), orelse=orelse))
+
+    def for_statement(self, node: cst.For):
+        it = node.iter
+        kind = None
+        if isinstance(it, cst.Call):
+            r = resolve.resolve(it.func, self.uf.lookup, self.locals)
+            if r.kind == "loop":
+                kind = r.value
+        header: list = []        # statements at the top of the loop body
+        if kind == "range":
+            bounds = [self.atom(arg.value) for arg in it.args]
+            index = self.local(node.target.value) if isinstance(node.target, cst.Name) else None
+            if index is None:
+                raise self.error(node.target, "range() yields one number; loop over a plain name")
+        elif kind == "enumerate":
+            sequence = self.atom(it.args[0].value)
+            length = self.temp()
+            self.assign(length, cf.call("len", [sequence]))
+            bounds = [cst.Name(length)]
+            index_node, item_node = _pair(self, node.target)
+            index = self.local(index_node.value)
+            header += self._bind_item(item_node, sequence, index)
+        elif kind == "zip":
+            sequences = [self.atom(arg.value) for arg in it.args]
+            length = self._common_length(sequences)
+            bounds = [length]
+            index = self.scope.claim("zip_index")
+            if len(node.target.elements) != len(sequences):
+                raise self.error(node.target, f"zip() of {len(sequences)} sequences unpacked into "
+                                              f"{len(node.target.elements)} names")
+            for element, sequence in zip(node.target.elements, sequences):
+                header += self._bind_item(element.value, sequence, index)
+        else:                     # rows of an array
+            sequence = self.atom(it)
+            length = self.temp()
+            self.assign(length, cf.call("len", [sequence]))
+            bounds = [cst.Name(length)]
+            base = node.target.value if isinstance(node.target, cst.Name) else "row"
+            index = self.scope.claim(f"{base}_index")
+            header += self._bind_item(node.target, sequence, index)
+        self.loop_conditions.append(())
+        body = header + self.block(node.body.body)
+        self.loop_conditions.pop()
+        loop = cst.For(target=cst.Name(index), iter=cf.call("range", bounds), body=cf.block(body))
+        self.emit(loop)
+
+    def _common_length(self, sequences):
+        lengths = []
+        for sequence in sequences:
+            length = self.temp()
+            self.assign(length, cf.call("len", [sequence]))
+            lengths.append(cst.Name(length))
+        shortest = lengths[0]
+        for other in lengths[1:]:
+            smaller = self.temp()
+            self.assign(smaller, cf.call("np.minimum", [shortest, other]))
+            shortest = cst.Name(smaller)
+        return shortest
+
+    def _bind_item(self, target, sequence, index: str) -> list:
+        saved, self.out = self.out, []
+        item = cst.Subscript(sequence, [cst.SubscriptElement(cst.Index(cst.Name(index)))])
+        if isinstance(target, cst.Name):
+            self.assign(self.local(target.value), item)
+        else:
+            row = self.temp()
+            self.assign(row, item)
+            self.store(target, cst.Name(row))
+        stmts, self.out = self.out, saved
+        return stmts
+
+    def while_statement(self, node: cst.While):
+        # The condition's statements run before the loop and again at the end
+        # of each pass (and before each continue), so the test is one name.
+        saved, self.out = self.out, []
+        comment, self.comment = self.comment, None
+        test = self.value(node.test)
+        if not isinstance(test, cst.Name) and not cf.is_atom(test):
+            condition = self.temp()
+            self.assign(condition, test)
+            test = cst.Name(condition)
+        recompute, self.out = self.out, saved
+        self.comment = comment
+        for stmt in recompute:
+            self.emit(stmt)
+        self.loop_conditions.append(recompute)
+        body = self.block(node.body.body) + list(recompute)
+        self.loop_conditions.pop()
+        self.emit(cst.While(test=test, body=cf.block(body)))
+
+    # ---------------------------------------------------------- expressions
+    def atom(self, node) -> cst.BaseExpression:
+        value = self.value(node)
+        if cf.is_atom(value):
+            return value
+        name = self.temp()
+        self.assign(name, value)
+        return cst.Name(name)
+
+    def value(self, node, discard=False) -> cst.BaseExpression:
+        """An atom, or one primitive applied to atoms, computing ``node``."""
+        if isinstance(node, cst.Name):
+            return self.name_value(node)
+        if isinstance(node, _LITERALS):
+            return node.with_changes(lpar=[], rpar=[])
+        if isinstance(node, cst.Attribute):
+            return self.attribute_value(node)
+        if isinstance(node, cst.UnaryOperation):
+            if isinstance(node.operator, cst.Minus) and isinstance(node.expression, (cst.Integer, cst.Float)):
+                return cst.UnaryOperation(cst.Minus(), node.expression.with_changes(lpar=[], rpar=[]))
+            return cst.UnaryOperation(type(node.operator)(), self.atom(node.expression))
+        if isinstance(node, cst.BinaryOperation):
+            return cst.BinaryOperation(self.atom(node.left), type(node.operator)(), self.atom(node.right))
+        if isinstance(node, cst.BooleanOperation):
+            return cst.Name(self.short_circuit(node))
+        if isinstance(node, cst.Comparison):
+            return self.comparison(node)
+        if isinstance(node, cst.IfExp):
+            return cst.Name(self.if_expression(node))
+        if isinstance(node, cst.Call):
+            return self.call(node, discard)
+        if isinstance(node, cst.Subscript):
+            return cst.Subscript(self.atom(node.value), self.index(node))
+        if isinstance(node, (cst.Tuple, cst.List)):
+            return cf.tuple_of(self.atom(el.value) for el in node.elements)
+        raise self.error(node, f"{type(node).__name__} expressions are not supported")
+
+    def name_value(self, node: cst.Name):
+        text = node.value
+        if text in ("True", "False", "None"):
+            return cst.Name(text)
+        if text in self.locals:
+            return cst.Name(self.local(text))
+        return self.global_value(node, resolve.resolve(node, self.uf.lookup, self.locals))
+
+    def attribute_value(self, node: cst.Attribute):
+        r = resolve.resolve(node, self.uf.lookup, self.locals)
+        if r.kind == "local":
+            prim_name = methods.ATTRIBUTES.get(node.attr.value)
+            if prim_name is None:
+                raise self.error(node, f"the attribute .{node.attr.value} is not supported")
+            return cf.apply_primitive(primitives.get(prim_name), [self.atom(node.value)])
+        return self.global_value(node, r)
+
+    def global_value(self, node, r: resolve.Resolved):
+        if r.dotted in resolve.NAMED_CONSTANTS:
+            return cst.parse_expression(r.dotted)
+        if r.kind == "constant":
+            return cst.Name(self.bind_constant(r.dotted.replace(".", "_"), r.value))
+        if r.kind == "dtype":
+            return self.dtype_atom(node, r.value)
+        if r.kind == "primitive" and r.primitive.name in _CAST_DTYPES:
+            return self.dtype_atom(node, _CAST_DTYPES[r.primitive.name])
+        if r.kind == "unknown":
+            raise self.error(node, f"name {r.dotted!r} is not defined")
+        what = {"primitive": "a function", "user": "a function", "module": "a module"}.get(r.kind, "this object")
+        raise self.error(node, f"{r.dotted!r} is {what} used as a value; transformed functions can only "
+                               f"pass numbers, arrays and tuples around",
+                         "call it here, or pass its result in as an argument")
+
+    def dtype_atom(self, node, dtype):
+        name = np.dtype(dtype).name
+        if getattr(np, name, None) is not np.dtype(dtype).type:
+            raise self.error(node, f"the dtype {dtype!r} is not supported")
+        return cst.Attribute(cst.Name("np"), cst.Name(name))
+
+    def bind_constant(self, hint: str, value) -> str:
+        for existing, bound in self.core.constants.items():
+            if bound is value:
+                return existing
+        if isinstance(value, (list, dict, set)) or not resolve.is_constant_value(value):
+            raise TransformError(f"{hint} is mutable state ({type(value).__name__}); transformed "
+                                 f"functions read globals once, when they are transformed")
+        name = self.scope.claim(hint)
+        self.core.constants[name] = value
+        return name
+
+    def short_circuit(self, node: cst.BooleanOperation) -> str:
+        result = self.temp()
+        self.assign(result, self.value(node.left))
+        saved, self.out = self.out, []
+        comment, self.comment = self.comment, None
+        self.assign(result, self.value(node.right))
+        right, self.out = self.out, saved
+        self.comment = comment
+        if isinstance(node.operator, cst.And):
+            self.emit(cst.If(test=cst.Name(result), body=cf.block(right)))
+        else:
+            negated = self.temp()
+            self.assign(negated, cst.UnaryOperation(cst.Not(), cst.Name(result)))
+            self.emit(cst.If(test=cst.Name(negated), body=cf.block(right)))
+        return result
+
+    def comparison(self, node: cst.Comparison):
+        left = self.atom(node.left)
+        if len(node.comparisons) == 1:
+            target = node.comparisons[0]
+            return cst.Comparison(left, [cst.ComparisonTarget(type(target.operator)(), self.atom(target.comparator))])
+        # a < b < c  ->  _t = a < b; if _t: _t = b < c
+        result = self.temp()
+        first, *rest = node.comparisons
+        right = self.atom(first.comparator)
+        self.assign(result, cst.Comparison(left, [cst.ComparisonTarget(type(first.operator)(), right)]))
+        self._chain(result, right, rest)
+        return cst.Name(result)
+
+    def _chain(self, result, left, rest):
+        if not rest:
+            return
+        saved, self.out = self.out, []
+        comment, self.comment = self.comment, None
+        target, *rest = rest
+        right = self.atom(target.comparator)
+        self.assign(result, cst.Comparison(left, [cst.ComparisonTarget(type(target.operator)(), right)]))
+        self._chain(result, right, rest)
+        inner, self.out = self.out, saved
+        self.comment = comment
+        self.emit(cst.If(test=cst.Name(result), body=cf.block(inner)))
+
+    def if_expression(self, node: cst.IfExp) -> str:
+        result = self.temp()
+        test = self.atom(node.test)
+        comment, self.comment = self.comment, None
+        saved, self.out = self.out, []
+        self.assign(result, self.value(node.body))
+        body, self.out = self.out, []
+        self.assign(result, self.value(node.orelse))
+        orelse, self.out = self.out, saved
+        self.comment = comment
+        self.emit(cst.If(test=test, body=cf.block(body), orelse=cst.Else(cf.block(orelse))))
+        return result
+
+    def index(self, subscript: cst.Subscript) -> list:
+        elements = []
+        for element in subscript.slice:
+            item = element.slice
+            if isinstance(item, cst.Index):
+                new = cst.Index(self.atom(item.value))
+            else:
+                new = cst.Slice(lower=self.atom(item.lower) if item.lower else None,
+                                upper=self.atom(item.upper) if item.upper else None,
+                                step=self.atom(item.step) if item.step else None)
+            elements.append(cst.SubscriptElement(new, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                                                 if len(subscript.slice) > 1 else cst.MaybeSentinel.DEFAULT))
+        if len(elements) > 1:
+            elements[-1] = elements[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return elements
+
+    # ----------------------------------------------------------------- calls
+    def call(self, node: cst.Call, discard=False):
+        func = node.func
+        r = resolve.resolve(func, self.uf.lookup, self.locals)
+        if r.kind == "local" and isinstance(func, cst.Attribute):
+            return self.method_call(node)
+        if r.kind == "primitive":
+            prim = r.primitive
+            if prim.name in ("maximum", "minimum") and r.value in (max, min) and len(node.args) != 2:
+                raise self.error(node, f"{r.dotted}() takes exactly two values here")
+            return self.primitive_call(node, prim, [a for a in node.args])
+        if r.kind == "dtype":
+            if len(node.args) != 1:
+                raise self.error(node, f"{r.dotted}() takes one value")
+            return cf.call("rt.astype", [self.atom(node.args[0].value), self.dtype_atom(node, r.value)])
+        if r.kind == "user":
+            return self.inline(node, r.value, discard)
+        raise self.error(node, f"cannot call {r.dotted or 'this'}")
+
+    def method_call(self, node: cst.Call):
+        method = node.func.attr.value
+        prim = primitives.get(methods.METHODS[method])
+        receiver = cst.Arg(node.func.value)
+        args = list(node.args)
+        spread = methods.SPREAD_ARGUMENT_METHODS.get(method)
+        positional = [a for a in args if a.keyword is None]
+        if spread is not None and positional:
+            keywords = [a for a in args if a.keyword is not None]
+            if len(positional) == 1 and not isinstance(positional[0].value, (cst.Integer, cst.UnaryOperation)):
+                packed = positional[0].value
+            else:
+                packed = cst.Tuple([cst.Element(a.value) for a in positional])
+            if spread == "axes":
+                args = [cst.Arg(packed, keyword=cst.Name("axes"))] + keywords
+            else:
+                args = [cst.Arg(packed)] + keywords
+        return self.primitive_call(node, prim, [receiver] + args)
+
+    def primitive_call(self, node, prim: primitives.Primitive, args: list[cst.Arg]):
+        positional = [self.atom(a.value) for a in args if a.keyword is None]
+        keywords = [(a.keyword.value, self.atom(a.value)) for a in args if a.keyword is not None]
+        extra = positional[len(prim.params):]
+        positional = positional[:len(prim.params)]
+        if extra:  # np.sum(x, 0) -> np.sum(x, axis=0)
+            if len(extra) > len(prim.keywords):
+                raise self.error(node, f"too many arguments to {prim.spelling}")
+            keywords = list(zip(prim.keywords, extra)) + keywords
+        for key, _ in keywords:
+            if key not in prim.keywords and key not in prim.params:
+                raise self.error(node, f"{prim.spelling}() does not support the keyword {key}=",
+                                 f"supported: {', '.join(prim.keywords) or 'none'}")
+        if prim.name == "arange" and len(positional) == 1:
+            positional = [cf.literal(0), positional[0]]
+        return cf.apply_primitive(prim, positional, keywords)
+
+    def inline(self, node: cst.Call, fn, discard):
+        core = getattr(fn, "__transformer_core__", None)
+        if core is not None:
+            raise self.error(node, "calling a transformed function inside another transformed function "
+                                   "is not supported yet", "call the plain function instead")
+        if fn.__code__ in self.stack:
+            cycle = " -> ".join(c.co_name for c in self.stack + (fn.__code__,))
+            raise self.error(node, f"recursion ({cycle}) cannot be transformed", "write it as a loop")
+        callee = source.load(fn)
+        fence.check(callee)
+        params = callee.node.params
+        names = [p.name.value for p in params.params]
+        bound: dict[str, cst.BaseExpression] = {}
+        positional = [a for a in node.args if a.keyword is None]
+        if len(positional) > len(names):
+            raise self.error(node, f"{fn.__name__}() takes {len(names)} arguments but got {len(positional)}")
+        for pname, arg in zip(names, positional):
+            bound[pname] = self.atom(arg.value)
+        for arg in node.args:
+            if arg.keyword is not None:
+                key = arg.keyword.value
+                if key not in names + [p.name.value for p in params.kwonly_params]:
+                    raise self.error(arg, f"{fn.__name__}() has no parameter {key!r}")
+                bound[key] = self.atom(arg.value)
+        defaults = dict(zip(names[len(names) - len(fn.__defaults__ or ()):], fn.__defaults__ or ()))
+        defaults.update(fn.__kwdefaults__ or {})
+        for pname in names + [p.name.value for p in params.kwonly_params]:
+            if pname not in bound:
+                if pname not in defaults:
+                    raise self.error(node, f"{fn.__name__}() is missing the argument {pname!r}")
+                value = defaults[pname]
+                bound[pname] = cf.literal(value) if isinstance(value, (bool, int, float, str, type(None))) \
+                    else cst.Name(self.bind_constant(f"{fn.__name__}_{pname}", value))
+        body = callee.node.body.body
+        returns = _returns(callee.node)
+        ends_in_return = bool(body) and isinstance(body[-1], cst.SimpleStatementLine) and \
+            isinstance(body[-1].body[-1], cst.Return)
+        last_return = body[-1].body[-1] if ends_in_return else None
+        for ret in returns:
+            if ret is not last_return:
+                raise TransformError(f"{fn.__name__}() returns early; a function called from a transformed "
+                                     f"function must return only at its end", callee.location(ret),
+                                     "assign the result to a variable and return it once, at the end")
+        rebound = resolve.local_names(callee.node) - _param_only_names(callee.node)
+        rename = {}
+        prefix = fn.__name__.strip("_")
+        child = _Normalizer(callee, self.core, rename, self.stack + (fn.__code__,))
+        for pname, atom in bound.items():
+            if pname in rebound or not isinstance(atom, cst.Name):
+                copy = self.scope.claim(f"{prefix}_{pname}")
+                self.assign(copy, atom)
+                rename[pname] = copy
+            else:
+                rename[pname] = atom.value
+        for user_name in child.locals:
+            if user_name not in rename:
+                rename[user_name] = self.scope.claim(f"{prefix}_{user_name}")
+        child.comment = None
+        pending = self.comment
+        statements = body[:-1] if ends_in_return else body
+        inner = child.block(statements, top_level=True)
+        result = None
+        if last_return is not None and last_return.value is not None:
+            child.comment = child.origin(body[-1])
+            saved, child.out = child.out, []
+            result = child.atom(last_return.value)
+            inner += child.out
+            child.out = saved
+        if pending and inner:
+            inner[0] = cf.with_comment(inner[0], pending) if not _has_comment(inner[0]) else \
+                inner[0].with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(pending)),
+                                                     *inner[0].leading_lines])
+            self.comment = None
+        self.out.extend(inner)
+        if result is None:
+            if not discard:
+                raise self.error(node, f"{fn.__name__}() returns nothing, but its result is used")
+            return cst.Name("None")
+        return result
+
+
+_AUG_TO_BINARY = {
+    cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo,
+    cst.PowerAssign: cst.Power, cst.MatrixMultiplyAssign: cst.MatrixMultiply,
+}
+
+
+def _pair(norm, target):
+    if not isinstance(target, cst.Tuple) or len(target.elements) != 2 or \
+            not isinstance(target.elements[0].value, cst.Name):
+        raise norm.error(target, "enumerate() unpacks into two names: for i, value in enumerate(x)")
+    return target.elements[0].value, target.elements[1].value
+
+
+def _is_docstring(stmt) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and \
+        isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+
+
+def _has_comment(stmt) -> bool:
+    return any(line.comment is not None for line in getattr(stmt, "leading_lines", ()))
+
+
+class _ReturnFinder(cst.CSTVisitor):
+    def __init__(self):
+        self.found = []
+
+    def visit_Return(self, node):
+        self.found.append(node)
+
+
+def _returns(func) -> list:
+    finder = _ReturnFinder()
+    func.body.visit(finder)
+    return finder.found
+
+
+def _param_only_names(func: cst.FunctionDef) -> set[str]:
+    """Parameters that the body never assigns to (they can alias the caller's atom)."""
+    params = {p.name.value for p in func.params.params} | {p.name.value for p in func.params.kwonly_params}
+    assigned = resolve.local_names(func.with_changes(params=cst.Parameters()))
+    return params - assigned
+

@@ -1,0 +1,225 @@
+"""The registry of primitives: the operations every transform has rules for.
+
+A primitive is one NumPy-level operation (``sin``, ``add``, ``sum``,
+``getitem``...).  The frontend maps whatever the user wrote — ``np.sin``,
+``math.sin``, ``from numpy import sin``, ``x + y`` — onto one registry entry;
+the core form then spells it one way (``np.sin(x)``, ``x + y``), and each
+transform looks its rule up here by name.
+
+Nothing in this module knows about a backend.  Backends decide how to lower a
+primitive (``backends/numba_lowering.py`` for the CPU).
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from . import lax, runtime
+
+# Kinds group primitives whose rules look alike.
+UNARY = "unary"            # elementwise, one array argument
+BINARY = "binary"          # elementwise, two broadcasting arguments
+COMPARE = "compare"        # elementwise, boolean result (never differentiable)
+REDUCE = "reduce"          # reductions with axis= / keepdims=
+LINALG = "linalg"
+SHAPE = "shape"            # reshapes, transposes, joins: move values, no arithmetic
+CREATE = "create"          # builds new arrays from shapes or values
+INDEX = "index"            # getitem / setitem
+CAST = "cast"
+QUERY = "query"            # shape, len, ndim, size: integer answers
+SPECIAL = "special"        # stop_gradient, collectives, runtime helpers
+
+
+@dataclass(frozen=True)
+class Primitive:
+    name: str                       # registry key, e.g. "sin"
+    spelling: str                   # core-form spelling: "np.sin", or an operator such as "+"
+    impl: Callable                  # what the python backend runs
+    kind: str
+    params: tuple[str, ...]         # positional parameter names (rules use them)
+    keywords: tuple[str, ...] = ()  # keyword parameters it accepts
+    aliases: tuple = field(default=(), repr=False)  # Python objects that mean this primitive
+
+    @property
+    def is_operator(self) -> bool:
+        return not self.spelling[0].isalpha()
+
+
+REGISTRY: dict[str, Primitive] = {}
+BY_SPELLING: dict[str, Primitive] = {}
+_BY_OBJECT: dict[int, Primitive] = {}
+_KEEP_ALIVE: list = []  # objects whose id() keys _BY_OBJECT
+
+
+def register(name, spelling, impl, kind, params, keywords=(), aliases=()) -> Primitive:
+    prim = Primitive(name, spelling, impl, kind, tuple(params), tuple(keywords), tuple(aliases))
+    if name in REGISTRY:
+        raise ValueError(f"primitive {name!r} registered twice")
+    REGISTRY[name] = prim
+    if not prim.is_operator:  # operators are found by token and arity instead
+        BY_SPELLING[spelling] = prim
+    for obj in (impl, *aliases):
+        _BY_OBJECT.setdefault(id(obj), prim)
+        _KEEP_ALIVE.append(obj)
+    return prim
+
+
+def lookup(obj) -> Primitive | None:
+    """The primitive a Python object stands for (np.sin, math.sin, abs...), or None."""
+    return _BY_OBJECT.get(id(obj))
+
+
+def get(name: str) -> Primitive:
+    return REGISTRY[name]
+
+
+# ---------------------------------------------------------------- elementwise
+_MATH_TWINS = {  # math-module functions that mean the NumPy ufunc of another name
+    "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
+    "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2",
+}
+
+for _name in ["sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+              "arcsinh", "arccosh", "arctanh", "exp", "expm1", "exp2", "log", "log1p",
+              "log2", "log10", "sqrt", "cbrt", "square", "reciprocal", "abs", "sign",
+              "floor", "ceil", "rint", "trunc", "isnan", "isinf", "isfinite", "fabs",
+              "deg2rad", "rad2deg"]:
+    _aliases = [getattr(math, _MATH_TWINS.get(_name, _name))] if hasattr(math, _MATH_TWINS.get(_name, _name)) else []
+    if _name == "abs":
+        _aliases += [np.absolute, builtins.abs]
+    if _name in ("deg2rad",):
+        _aliases += [np.radians, math.radians]
+    if _name in ("rad2deg",):
+        _aliases += [np.degrees, math.degrees]
+    register(_name, f"np.{_name}", getattr(np, _name), COMPARE if _name.startswith("is") else UNARY,
+             ("x",), aliases=_aliases)
+
+register("round", "np.round", np.round, UNARY, ("x",), keywords=("decimals",), aliases=(np.around, builtins.round))
+register("negative", "-", operator.neg, UNARY, ("x",), aliases=(np.negative,))
+register("positive", "+", operator.pos, UNARY, ("x",), aliases=(np.positive,))
+register("logical_not", "not", operator.not_, COMPARE, ("x",), aliases=(np.logical_not,))
+register("invert", "~", operator.invert, COMPARE, ("x",), aliases=(np.invert, np.bitwise_not))
+
+_OPERATORS = {  # name: (operator spelling, operator function, numpy ufunc)
+    "add": ("+", operator.add, np.add),
+    "subtract": ("-", operator.sub, np.subtract),
+    "multiply": ("*", operator.mul, np.multiply),
+    "divide": ("/", operator.truediv, np.true_divide),
+    "floor_divide": ("//", operator.floordiv, np.floor_divide),
+    "mod": ("%", operator.mod, np.mod),
+    "power": ("**", operator.pow, np.power),
+    "matmul": ("@", operator.matmul, np.matmul),
+}
+for _name, (_spell, _op, _ufunc) in _OPERATORS.items():
+    _extra = (np.divide,) if _name == "divide" else (np.remainder,) if _name == "mod" else ()
+    if _name == "power":
+        _extra = (math.pow,)
+    register(_name, _spell, _op, LINALG if _name == "matmul" else BINARY, ("x", "y"), aliases=(_ufunc, *_extra))
+
+_COMPARISONS = {
+    "less": ("<", operator.lt, np.less), "less_equal": ("<=", operator.le, np.less_equal),
+    "greater": (">", operator.gt, np.greater), "greater_equal": (">=", operator.ge, np.greater_equal),
+    "equal": ("==", operator.eq, np.equal), "not_equal": ("!=", operator.ne, np.not_equal),
+}
+for _name, (_spell, _op, _ufunc) in _COMPARISONS.items():
+    register(_name, _spell, _op, COMPARE, ("x", "y"), aliases=(_ufunc,))
+
+for _name in ["maximum", "minimum", "fmax", "fmin", "arctan2", "hypot", "logaddexp",
+              "copysign", "logical_and", "logical_or", "logical_xor"]:
+    _aliases = []
+    if _name == "maximum":
+        _aliases = [builtins.max]   # two-argument max(a, b) only; the normalizer checks
+    if _name == "minimum":
+        _aliases = [builtins.min]
+    if _name == "arctan2":
+        _aliases = [math.atan2]
+    if _name == "hypot":
+        _aliases = [math.hypot]
+    if _name == "copysign":
+        _aliases = [math.copysign]
+    register(_name, f"np.{_name}", getattr(np, _name),
+             COMPARE if _name.startswith("logical") else BINARY, ("x", "y"), aliases=_aliases)
+
+register("where", "np.where", np.where, SPECIAL, ("condition", "x", "y"))
+register("clip", "np.clip", np.clip, SPECIAL, ("x", "lo", "hi"))
+
+# ----------------------------------------------------------------- reductions
+for _name in ["sum", "mean", "prod", "max", "min", "std", "var", "any", "all", "argmax", "argmin"]:
+    _aliases = {"max": [np.amax], "min": [np.amin]}.get(_name, [])
+    _keywords = ("axis",) if _name in ("argmax", "argmin") else ("axis", "keepdims")
+    if _name in ("std", "var"):
+        _keywords += ("ddof",)
+    register(_name, f"np.{_name}", getattr(np, _name), REDUCE, ("x",), keywords=_keywords, aliases=_aliases)
+register("cumsum", "np.cumsum", np.cumsum, REDUCE, ("x",), keywords=("axis",))
+register("cumprod", "np.cumprod", np.cumprod, REDUCE, ("x",), keywords=("axis",))
+register("norm", "np.linalg.norm", np.linalg.norm, REDUCE, ("x",), keywords=("ord", "axis", "keepdims"))
+
+# --------------------------------------------------------------------- linalg
+register("dot", "np.dot", np.dot, LINALG, ("x", "y"))
+register("outer", "np.outer", np.outer, LINALG, ("x", "y"))
+register("inner", "np.inner", np.inner, LINALG, ("x", "y"))
+register("vdot", "np.vdot", np.vdot, LINALG, ("x", "y"))
+register("trace", "np.trace", np.trace, LINALG, ("x",))
+register("inv", "np.linalg.inv", np.linalg.inv, LINALG, ("x",))
+register("solve", "np.linalg.solve", np.linalg.solve, LINALG, ("a", "b"))
+register("det", "np.linalg.det", np.linalg.det, LINALG, ("x",))
+
+# ---------------------------------------------------------------------- shape
+register("reshape", "np.reshape", np.reshape, SHAPE, ("x", "shape"))
+register("transpose", "np.transpose", np.transpose, SHAPE, ("x",), keywords=("axes",))
+register("swapaxes", "np.swapaxes", np.swapaxes, SHAPE, ("x", "axis1", "axis2"))
+register("expand_dims", "np.expand_dims", np.expand_dims, SHAPE, ("x", "axis"))
+register("squeeze", "np.squeeze", np.squeeze, SHAPE, ("x",), keywords=("axis",))
+register("ravel", "np.ravel", np.ravel, SHAPE, ("x",))
+register("broadcast_to", "np.broadcast_to", np.broadcast_to, SHAPE, ("x", "shape"))
+register("flip", "np.flip", np.flip, SHAPE, ("x",), keywords=("axis",))
+register("concatenate", "np.concatenate", np.concatenate, SHAPE, ("arrays",), keywords=("axis",))
+register("stack", "np.stack", np.stack, SHAPE, ("arrays",), keywords=("axis",))
+register("hstack", "np.hstack", np.hstack, SHAPE, ("arrays",))
+register("vstack", "np.vstack", np.vstack, SHAPE, ("arrays",))
+register("copy", "np.copy", np.copy, SHAPE, ("x",))
+register("asarray", "np.asarray", np.asarray, SHAPE, ("x",), keywords=("dtype",), aliases=(np.array,))
+register("astype", "rt.astype", runtime.astype, CAST, ("x", "dtype"))
+
+# -------------------------------------------------------------------- queries
+register("shape", "np.shape", np.shape, QUERY, ("x",))
+register("ndim", "np.ndim", np.ndim, QUERY, ("x",))
+register("size", "np.size", np.size, QUERY, ("x",))
+register("len", "len", builtins.len, QUERY, ("x",))
+
+# ------------------------------------------------------------------- creation
+for _name in ["zeros", "ones", "empty"]:
+    register(_name, f"np.{_name}", getattr(np, _name), CREATE, ("shape",), keywords=("dtype",))
+for _name in ["zeros_like", "ones_like", "empty_like"]:
+    register(_name, f"np.{_name}", getattr(np, _name), CREATE, ("x",), keywords=("dtype",))
+register("full", "np.full", np.full, CREATE, ("shape", "fill_value"), keywords=("dtype",))
+register("full_like", "np.full_like", np.full_like, CREATE, ("x", "fill_value"), keywords=("dtype",))
+register("arange", "np.arange", np.arange, CREATE, ("start", "stop", "step"), keywords=("dtype",))
+register("linspace", "np.linspace", np.linspace, CREATE, ("start", "stop", "num"))
+register("eye", "np.eye", np.eye, CREATE, ("n",), keywords=("dtype",))
+
+# ----------------------------------------------------------------------- casts
+register("float", "float", builtins.float, CAST, ("x",))
+register("int", "int", builtins.int, CAST, ("x",))
+register("bool", "bool", builtins.bool, CAST, ("x",))
+
+# -------------------------------------------------------------------- indexing
+# Spelled with subscripts in the core form: ``y = x[i, a:b]`` and ``x[i] = v``.
+register("getitem", "[]", operator.getitem, INDEX, ("x", "index"))
+register("setitem", "[]=", operator.setitem, INDEX, ("x", "index", "value"))
+
+# --------------------------------------------------------------------- special
+register("stop_gradient", "lax.stop_gradient", lax.stop_gradient, SPECIAL, ("x",))
+
+
+def operator_name(spelling: str, arity: int) -> str:
+    """The primitive named by an operator token in the core form."""
+    for prim in REGISTRY.values():
+        if prim.spelling == spelling and len(prim.params) == arity:
+            return prim.name
+    raise KeyError(spelling)

@@ -1,0 +1,143 @@
+"""What a name in user code means.
+
+Names are resolved the way Python would at call time — local variables,
+closure cells, module globals, builtins — and the object found is classified:
+a primitive (``np.sin``, ``math.sin``, an aliased ``xp.sin`` are one
+primitive), another user function (inlined and transformed with the caller),
+a constant read at transform time, or something we cannot transform.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import types
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+import numpy as np
+
+from . import primitives
+from .primitives import Primitive
+
+# Builtins with a meaning of their own in the core form (loops only).
+LOOP_BUILTINS = {builtins.range: "range", builtins.enumerate: "enumerate", builtins.zip: "zip"}
+
+# Constants spelled directly in the core form instead of bound by value.
+NAMED_CONSTANTS = {
+    "np.pi": np.pi, "np.e": np.e, "np.inf": np.inf, "np.nan": np.nan,
+    "math.pi": math.pi, "math.e": math.e,
+    "math.inf": math.inf, "math.nan": math.nan, "math.tau": math.tau,
+}
+
+
+@dataclass(frozen=True)
+class Resolved:
+    kind: str               # local | primitive | user | constant | dtype | module | loop | other | unknown
+    value: Any = None
+    primitive: Primitive | None = None
+    dotted: str = ""        # the name as written, e.g. "np.sin"
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """'np.linalg.norm' for an Attribute chain over a Name, else None."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def is_constant_value(value) -> bool:
+    if isinstance(value, bool | int | float | complex | str | np.generic | np.ndarray):
+        return True
+    if isinstance(value, tuple):
+        return all(is_constant_value(v) for v in value)
+    return False
+
+
+def classify(value, dotted: str = "") -> Resolved:
+    prim = primitives.lookup(value) if not isinstance(value, (bool, int, float, str)) else None
+    if prim is not None:
+        return Resolved("primitive", value, prim, dotted)
+    core = getattr(value, "__transformer_core__", None)
+    if core is not None:
+        return Resolved("user", value, None, dotted)
+    if isinstance(value, types.FunctionType):
+        return Resolved("user", value, None, dotted)
+    try:
+        if value in LOOP_BUILTINS:
+            return Resolved("loop", LOOP_BUILTINS[value], None, dotted)
+    except TypeError:  # unhashable
+        pass
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return Resolved("dtype", value, None, dotted)
+    if isinstance(value, types.ModuleType):
+        return Resolved("module", value, None, dotted)
+    if is_constant_value(value):
+        return Resolved("constant", value, None, dotted)
+    return Resolved("other", value, None, dotted)
+
+
+def resolve(node: cst.BaseExpression, lookup, local_names) -> Resolved:
+    """Resolve a Name or a dotted Attribute chain.
+
+    ``lookup(name) -> (found, value)`` searches closure, globals and builtins;
+    ``local_names`` are the function's own variables.
+    """
+    dotted = dotted_name(node)
+    if dotted is None:
+        return Resolved("other", None, None, "")
+    root, *rest = dotted.split(".")
+    if root in local_names:
+        return Resolved("local", None, None, dotted)
+    found, value = lookup(root)
+    if not found:
+        return Resolved("unknown", None, None, dotted)
+    for attr in rest:
+        try:
+            value = getattr(value, attr)
+        except AttributeError:
+            return Resolved("unknown", None, None, dotted)
+    return classify(value, dotted)
+
+
+class _LocalNames(cst.CSTVisitor):
+    def __init__(self):
+        self.names: set[str] = set()
+
+    def _target(self, node):
+        if isinstance(node, cst.Name):
+            self.names.add(node.value)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for el in node.elements:
+                self._target(el.value)
+        elif isinstance(node, cst.StarredElement):
+            self._target(node.value)
+
+    def visit_Param(self, node):
+        self.names.add(node.name.value)
+
+    def visit_AssignTarget(self, node):
+        self._target(node.target)
+
+    def visit_AugAssign(self, node):
+        self._target(node.target)
+
+    def visit_AnnAssign(self, node):
+        self._target(node.target)
+
+    def visit_For(self, node):
+        self._target(node.target)
+
+    def visit_NamedExpr(self, node):
+        self._target(node.target)
+
+
+def local_names(func: cst.FunctionDef) -> set[str]:
+    visitor = _LocalNames()
+    func.visit(visitor)
+    return visitor.names

@@ -1,0 +1,163 @@
+"""Frontend: find a function's source, parse it with libcst, and know its names.
+
+``load(fn)`` returns a ``UserFunction``: the function's ``def`` as a libcst
+node (decorators stripped; a lambda rewritten as a ``def``), where each node
+sits in the user's file, and the namespace (globals, closure cells, builtins)
+its names resolve through.
+"""
+from __future__ import annotations
+
+import builtins
+import inspect
+import linecache
+import os
+import textwrap
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from .errors import Location, NoSourceError, TransformError
+
+
+@dataclass
+class UserFunction:
+    fn: types.FunctionType
+    name: str
+    filename: str
+    node: cst.FunctionDef
+    positions: dict                     # node -> (line, col) in the user's file
+    globals: dict
+    closure: dict
+    lambda_: bool = False
+    _location_cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def short_filename(self) -> str:
+        return os.path.basename(self.filename)
+
+    def location(self, node: cst.CSTNode) -> Location:
+        line, col = self.positions.get(node, (self.first_line, 0))
+        return Location(self.filename, line, col)
+
+    @property
+    def first_line(self) -> int:
+        return self.fn.__code__.co_firstlineno
+
+    def lookup(self, name: str) -> tuple[bool, Any]:
+        """(found, value) for a free name: closure cells first, then globals, then builtins."""
+        if name in self.closure:
+            return True, self.closure[name]
+        if name in self.globals:
+            return True, self.globals[name]
+        if hasattr(builtins, name):
+            return True, getattr(builtins, name)
+        return False, None
+
+
+def _closure_values(fn: types.FunctionType) -> dict:
+    values = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            values[name] = cell.cell_contents
+        except ValueError:  # cell not yet filled (a helper defined later in the enclosing scope)
+            pass
+    return values
+
+
+def unwrap(fn):
+    """The plain Python function behind a decorator wrapper or bound method."""
+    if isinstance(fn, types.MethodType):
+        raise TransformError(f"{fn.__qualname__} is a bound method; transform the plain function "
+                             f"and pass the object's arrays as arguments")
+    while not isinstance(fn, types.FunctionType) and hasattr(fn, "__wrapped__"):
+        fn = fn.__wrapped__
+    if not isinstance(fn, types.FunctionType):
+        raise TransformError(f"cannot transform {fn!r}: it is not a Python function")
+    return fn
+
+
+def load(fn) -> UserFunction:
+    fn = unwrap(fn)
+    code = fn.__code__
+    filename = code.co_filename
+    if filename.startswith("<") or not linecache.getlines(filename) and not os.path.exists(filename):
+        raise NoSourceError(
+            f"{fn.__qualname__} has no source file ({filename}): functions typed into a REPL or "
+            f"built by exec() cannot be read",
+            hint="define it in a .py file and import it")
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as err:
+        raise NoSourceError(f"cannot read the source of {fn.__qualname__}: {err}",
+                            hint="define it in a .py file and import it") from err
+    raw = "".join(lines)
+    text = textwrap.dedent(raw)
+    indent = len(lines[0]) - len(lines[0].lstrip()) if text != raw else 0
+    is_lambda = fn.__name__ == "<lambda>"
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        if not is_lambda:
+            raise
+        # A lambda inside a bracketed expression that spans lines.
+        module = cst.parse_module("(\n" + text + "\n)")
+        first -= 1
+    wrapper = MetadataWrapper(module)
+    raw_positions = wrapper.resolve(PositionProvider)
+    positions = {node: (rng.start.line + first - 1, rng.start.column + indent + 1)
+                 for node, rng in raw_positions.items()}
+    if is_lambda:
+        node = _lambda_as_def(fn, wrapper.module, positions, filename)
+    else:
+        node = _find_def(fn, wrapper.module)
+        node = node.with_changes(decorators=())
+        positions = _carry_position(positions, _find_def(fn, wrapper.module), node)
+    return UserFunction(fn=fn, name=fn.__name__ if not is_lambda else "lambda_fn", filename=filename,
+                        node=node, positions=positions, globals=fn.__globals__,
+                        closure=_closure_values(fn), lambda_=is_lambda)
+
+
+def _carry_position(positions, old, new):
+    positions = dict(positions)
+    positions[new] = positions.get(old, (0, 0))
+    return positions
+
+
+def _find_def(fn, module: cst.Module) -> cst.FunctionDef:
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == fn.__name__:
+            return stmt
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef):
+            return stmt
+    raise NoSourceError(f"cannot find the def of {fn.__qualname__} in its source")
+
+
+class _LambdaFinder(cst.CSTVisitor):
+    def __init__(self):
+        self.found: list[cst.Lambda] = []
+
+    def visit_Lambda(self, node):
+        self.found.append(node)
+        return False  # a lambda nested in a lambda belongs to its parent
+
+
+def _lambda_as_def(fn, module, positions, filename) -> cst.FunctionDef:
+    finder = _LambdaFinder()
+    module.visit(finder)
+    line = fn.__code__.co_firstlineno
+    on_line = [lam for lam in finder.found if positions[lam][0] == line]
+    if len(on_line) != 1:
+        raise TransformError(f"found {len(on_line)} lambdas on this line; cannot tell which one is "
+                             f"being transformed", Location(filename, line),
+                             hint="put each lambda on its own line, or use def")
+    lam = on_line[0]
+    body = cst.IndentedBlock(body=[cst.SimpleStatementLine([cst.Return(lam.body)])])
+    node = cst.FunctionDef(name=cst.Name("lambda_fn"), params=lam.params, body=body)
+    positions[node] = positions[lam]
+    positions[body.body[0]] = positions[lam.body]
+    positions[body.body[0].body[0]] = positions[lam.body]
+    return node

@@ -1,0 +1,98 @@
+"""Staging: from a user function and a chain of transforms to a callable.
+
+    user function --normalize--> core form --transform*--> core form
+        --backend.source--> module text --emit--> file --import--> backend.finish
+
+Each stage is cached on disk under a key computed without libcst
+(``cache.fingerprint``), so a second run of a program that transforms the
+same function reads the generated module straight from the cache.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from . import backends, cache, emit
+from . import core_form as cf
+from .normalize import normalize
+from .transforms import TRANSFORMS
+
+
+@dataclass(frozen=True)
+class Step:
+    """One source transform in a chain, e.g. ``grad(argnums=(0,))``."""
+
+    name: str
+    options: tuple = ()          # sorted (key, value) pairs
+
+    def __str__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.options)
+        return f"{self.name}({inner})"
+
+
+def describe(steps) -> str:
+    return " . ".join(str(s) for s in steps) or "normalize"
+
+
+def entry_name(base_name: str, steps) -> str:
+    name = base_name
+    for step in steps:
+        name = f"{step.name}_{name}"
+    return name
+
+
+def make_core(fn, steps, static: dict | None = None) -> cf.CoreFunction:
+    core = normalize(fn)
+    for step in steps:
+        core = TRANSFORMS[step.name](core, **dict(step.options))
+    if static:
+        core = specialize(core, static)
+    core.node = core.node.with_changes(name=cf.name(entry_name(base_name_of(fn), steps)))
+    return core
+
+
+def base_name_of(fn) -> str:
+    name = getattr(fn, "__name__", "f")
+    return "lambda_fn" if name == "<lambda>" else name
+
+
+def specialize(core: cf.CoreFunction, static: dict) -> cf.CoreFunction:
+    """Bake static arguments in: each becomes a module constant numba sees as fixed."""
+    params = [p for p in core.node.params.params if p.name.value not in static]
+    core.node = core.node.with_changes(params=core.node.params.with_changes(params=params))
+    for name, value in static.items():
+        core.constants[name] = value
+    return core
+
+
+_build_lock = threading.Lock()
+
+
+def module_path(fn, steps, target: str, static: dict | None):
+    """Where the generated module for this build lives, and the chain it records."""
+    chain = f"{describe(steps)} | target={target} | static={sorted((static or {}).items())!r}"
+    key = cache.fingerprint(fn, chain)
+    return cache.cache_dir() / f"{entry_name(base_name_of(fn), steps)}-{key[:24]}.py", chain
+
+
+def build(fn, steps, target: str, static: dict | None = None):
+    """The compiled (or plain Python) function for ``fn`` under ``steps`` on ``target``."""
+    backend = backends.get(target)
+    entry = entry_name(base_name_of(fn), steps)
+    path, chain = module_path(fn, steps, target, static)
+    with _build_lock:
+        if not emit.is_intact(path):
+            core = make_core(fn, steps, static)
+            code, preamble = backend.source(core)
+            title = f"{chain.split(' | ')[0]} of {getattr(fn, '__qualname__', entry)} for target {target}"
+            text = emit.module_text(code, title=title, sources=core.sources, constants=core.constants,
+                                    preamble=preamble)
+            emit.write(path, text, emit.array_constants(core.constants))
+        module = emit.load(path)
+    return backend.finish(getattr(module, entry), path)
+
+
+def generated_source(fn, steps, target: str, static: dict | None = None) -> str:
+    """The text of the generated module (building it if needed)."""
+    build(fn, steps, target, static)
+    return module_path(fn, steps, target, static)[0].read_text()
