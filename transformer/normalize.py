@@ -40,8 +40,11 @@ def normalize(fn) -> CoreFunction:
 
 
 class _Normalizer:
-    def __init__(self, uf: source.UserFunction, core: CoreFunction, rename: dict, stack: tuple):
+    def __init__(self, uf: source.UserFunction, core: CoreFunction, rename: dict, stack: tuple,
+                 comments: bool = True):
         self.uf = uf
+        self.comments = comments                # write origin comments (not for rule templates)
+        self.substitute: dict = {}              # parameter -> the caller's atom (inlined helpers)
         self.core = core
         self.scope = core.scope
         self.rename = rename                    # user local name -> output name
@@ -77,6 +80,11 @@ class _Normalizer:
         return TransformError(message, self.uf.location(node), hint)
 
     def local(self, user_name: str) -> str:
+        atom = self.substitute.get(user_name)
+        if atom is not None:
+            if not isinstance(atom, cst.Name):
+                raise TransformError(f"cannot write into the literal passed as {user_name!r}")
+            return atom.value
         if user_name not in self.rename:
             self.rename[user_name] = self.scope.claim(user_name)
         return self.rename[user_name]
@@ -84,7 +92,9 @@ class _Normalizer:
     def temp(self) -> str:
         return self.scope.temp()
 
-    def origin(self, node) -> str:
+    def origin(self, node) -> str | None:
+        if not self.comments:
+            return None
         line = self.uf.location(node).line
         text = linecache.getline(self.uf.filename, line).strip()
         return f"# {text}   [{self.uf.short_filename}:{line}]"
@@ -330,6 +340,8 @@ class _Normalizer:
         text = node.value
         if text in ("True", "False", "None"):
             return cst.Name(text)
+        if text in self.substitute:
+            return self.substitute[text]
         if text in self.locals:
             return cst.Name(self.local(text))
         return self.global_value(node, resolve.resolve(node, self.uf.lookup, self.locals))
@@ -512,8 +524,19 @@ class _Normalizer:
             raise self.error(node, f"recursion ({cycle}) cannot be transformed", "write it as a loop")
         callee = source.load(fn)
         fence.check(callee)
+        bound = self.bind_arguments(node, fn, callee)
+        result = self.inline_bound(callee, bound)
+        if result is None:
+            if not discard:
+                raise self.error(node, f"{fn.__name__}() returns nothing, but its result is used")
+            return cst.Name("None")
+        return result
+
+    def bind_arguments(self, node: cst.Call, fn, callee) -> dict:
+        """Parameter name -> atom, for a call of user function ``fn``."""
         params = callee.node.params
         names = [p.name.value for p in params.params]
+        keyword_names = names + [p.name.value for p in params.kwonly_params]
         bound: dict[str, cst.BaseExpression] = {}
         positional = [a for a in node.args if a.keyword is None]
         if len(positional) > len(names):
@@ -523,46 +546,48 @@ class _Normalizer:
         for arg in node.args:
             if arg.keyword is not None:
                 key = arg.keyword.value
-                if key not in names + [p.name.value for p in params.kwonly_params]:
+                if key not in keyword_names:
                     raise self.error(arg, f"{fn.__name__}() has no parameter {key!r}")
                 bound[key] = self.atom(arg.value)
         defaults = dict(zip(names[len(names) - len(fn.__defaults__ or ()):], fn.__defaults__ or ()))
         defaults.update(fn.__kwdefaults__ or {})
-        for pname in names + [p.name.value for p in params.kwonly_params]:
+        for pname in keyword_names:
             if pname not in bound:
                 if pname not in defaults:
                     raise self.error(node, f"{fn.__name__}() is missing the argument {pname!r}")
                 value = defaults[pname]
                 bound[pname] = cf.literal(value) if isinstance(value, (bool, int, float, str, type(None))) \
                     else cst.Name(self.bind_constant(f"{fn.__name__}_{pname}", value))
+        return bound
+
+    def inline_bound(self, callee: source.UserFunction, bound: dict):
+        """Emit the body of ``callee`` with its parameters bound to atoms; return its result atom."""
+        fn = callee.fn
         body = callee.node.body.body
-        returns = _returns(callee.node)
         ends_in_return = bool(body) and isinstance(body[-1], cst.SimpleStatementLine) and \
             isinstance(body[-1].body[-1], cst.Return)
         last_return = body[-1].body[-1] if ends_in_return else None
-        for ret in returns:
+        for ret in _returns(callee.node):
             if ret is not last_return:
                 raise TransformError(f"{fn.__name__}() returns early; a function called from a transformed "
                                      f"function must return only at its end", callee.location(ret),
                                      "assign the result to a variable and return it once, at the end")
         rebound = resolve.local_names(callee.node) - _param_only_names(callee.node)
-        rename = {}
+        rename: dict = {}
         prefix = fn.__name__.strip("_")
-        child = _Normalizer(callee, self.core, rename, self.stack + (fn.__code__,))
+        child = _Normalizer(callee, self.core, rename, self.stack + (fn.__code__,), comments=self.comments)
         for pname, atom in bound.items():
-            if pname in rebound or not isinstance(atom, cst.Name):
+            if pname in rebound:
                 copy = self.scope.claim(f"{prefix}_{pname}")
                 self.assign(copy, atom)
                 rename[pname] = copy
-            else:
-                rename[pname] = atom.value
+            else:   # never reassigned: use the caller's atom itself (writes into it alias, as in Python)
+                child.substitute[pname] = atom
         for user_name in child.locals:
-            if user_name not in rename:
+            if user_name not in rename and user_name not in child.substitute:
                 rename[user_name] = self.scope.claim(f"{prefix}_{user_name}")
-        child.comment = None
         pending = self.comment
-        statements = body[:-1] if ends_in_return else body
-        inner = child.block(statements, top_level=True)
+        inner = child.block(body[:-1] if ends_in_return else body, top_level=True)
         result = None
         if last_return is not None and last_return.value is not None:
             child.comment = child.origin(body[-1])
@@ -571,16 +596,33 @@ class _Normalizer:
             inner += child.out
             child.out = saved
         if pending and inner:
-            inner[0] = cf.with_comment(inner[0], pending) if not _has_comment(inner[0]) else \
-                inner[0].with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(pending)),
-                                                     *inner[0].leading_lines])
+            inner[0] = inner[0].with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(pending)),
+                                                            *inner[0].leading_lines])
             self.comment = None
         self.out.extend(inner)
-        if result is None:
-            if not discard:
-                raise self.error(node, f"{fn.__name__}() returns nothing, but its result is used")
-            return cst.Name("None")
         return result
+
+
+def apply_template(core: CoreFunction, template, bound: dict) -> tuple[list, cst.BaseExpression | None]:
+    """Inline the rule ``template`` (a function in ``templates/``) with its
+    parameters bound to atoms; return its core-form statements and result atom.
+
+    Template lines carry no origin comments: the transform applying the rule
+    writes its own (``# vjp of: ...``).
+    """
+    callee = source.load(template)
+    fence.check(callee)
+    host = _Normalizer(callee, core, {}, stack=(template.__code__,), comments=False)
+    host.locals = set()
+    missing = [p.name.value for p in callee.node.params.params if p.name.value not in bound]
+    defaults = dict(zip([p.name.value for p in callee.node.params.params][-len(template.__defaults__ or ()):],
+                        template.__defaults__ or ()))
+    for name in missing:
+        if name not in defaults:
+            raise TypeError(f"template {template.__name__} needs {name!r}")
+        bound[name] = cf.literal(defaults[name])
+    result = host.inline_bound(callee, bound)
+    return host.out, result
 
 
 _AUG_TO_BINARY = {
