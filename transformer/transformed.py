@@ -1,0 +1,105 @@
+"""``Transformed``: what every transform returns.
+
+It holds the user's function, the chain of source transforms applied to it
+(``steps``), the target that runs the generated code, and the Python-side
+``boundaries`` — argument checks and result reshaping that each transform
+needs where plain Python values enter and leave generated code.  ``jit`` of a
+``Transformed`` keeps its steps and boundaries and changes only the target,
+so ``jit(grad(f))`` and ``grad(jit(f))`` compile the same generated function.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+
+from . import staging
+
+
+class Boundary:
+    """Python-side work one transform does around the generated function."""
+
+    def before(self, args: tuple) -> tuple:
+        return args
+
+    def after(self, result, args: tuple):
+        return result
+
+
+class Transformed:
+    def __init__(self, base, steps=(), target="python", static_argnums=(), boundaries=()):
+        if isinstance(static_argnums, int):
+            static_argnums = (static_argnums,)
+        self.__transformer_fn__ = base
+        self.steps = tuple(steps)
+        self.target = target
+        self.static_argnums = tuple(sorted(static_argnums))
+        self.boundaries = tuple(boundaries)
+        self.signature = inspect.signature(base)
+        self._built: dict = {}
+        functools.update_wrapper(self, base, updated=())
+        del self.__wrapped__  # source.unwrap must see the base function, not this wrapper
+        n_params = len(self.signature.parameters)
+        for i in self.static_argnums:
+            if not -n_params <= i < n_params:
+                raise ValueError(f"static_argnums {i} is out of range for {n_params} parameters")
+
+    @classmethod
+    def of(cls, fn) -> "Transformed":
+        """``fn`` itself if already transformed, else a plain wrapper of it."""
+        return fn if isinstance(fn, Transformed) else cls(fn)
+
+    def then(self, step: staging.Step, boundary: Boundary | None = None) -> "Transformed":
+        """This chain with one more source transform on top."""
+        return Transformed(self.__transformer_fn__, self.steps + (step,), self.target, self.static_argnums,
+                           self.boundaries + ((boundary,) if boundary else ()))
+
+    def on_target(self, target: str, static_argnums=()) -> "Transformed":
+        return Transformed(self.__transformer_fn__, self.steps, target,
+                           static_argnums or self.static_argnums, self.boundaries)
+
+    @property
+    def __transformer_chain__(self) -> str:
+        return staging.describe(self.steps)
+
+    # ------------------------------------------------------------------ calling
+    def static_values(self, args) -> dict:
+        names = list(self.signature.parameters)
+        static = {}
+        for i in self.static_argnums:
+            value = args[i]
+            try:
+                hash(value)
+            except TypeError:
+                raise TypeError(f"static argument {names[i]!r} must be hashable, got {type(value).__name__}") from None
+            static[names[i]] = value
+        return static
+
+    def compiled(self, *args):
+        """The generated callable for these arguments' static values."""
+        static = self.static_values(args)
+        key = tuple((k, type(v).__name__, v) for k, v in static.items())
+        fn = self._built.get(key)
+        if fn is None:
+            fn = staging.build(self.__transformer_fn__, self.steps, self.target, static)
+            self._built[key] = fn
+        return fn
+
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            args = self.signature.bind(*args, **kwargs).args
+        for boundary in reversed(self.boundaries):
+            args = boundary.before(args)
+        fn = self.compiled(*args)
+        dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums) \
+            if self.static_argnums else args
+        result = fn(*dynamic)
+        for boundary in self.boundaries:
+            result = boundary.after(result, args)
+        return result
+
+    def source(self, *static_args) -> str:
+        static = self.static_values(static_args) if self.static_argnums else None
+        return staging.generated_source(self.__transformer_fn__, self.steps, self.target, static)
+
+    def __repr__(self) -> str:
+        return f"<transformed {self.__transformer_chain__} of {self.__qualname__} on {self.target}>"
