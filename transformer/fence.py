@@ -8,6 +8,7 @@ guess, so nothing behind it can silently compute a wrong answer.
 from __future__ import annotations
 
 import libcst as cst
+from libcst.metadata import ExpressionContext, ExpressionContextProvider, MetadataWrapper
 
 from . import methods, resolve
 from .errors import TransformError
@@ -42,6 +43,13 @@ _REFUSED_NODES = {
     cst.Match: ("a match statement", "use if/elif/else"),
 }
 
+# Operators with no primitive: bitwise arithmetic on integers.
+_REFUSED_OPERATORS = {
+    cst.BitAnd: "&", cst.BitOr: "|", cst.BitXor: "^", cst.LeftShift: "<<", cst.RightShift: ">>",
+    cst.BitAndAssign: "&=", cst.BitOrAssign: "|=", cst.BitXorAssign: "^=",
+    cst.LeftShiftAssign: "<<=", cst.RightShiftAssign: ">>=",
+}
+
 _REFUSED_COMPARISONS = {
     cst.Is: "is", cst.IsNot: "is not", cst.In: "in", cst.NotIn: "not in",
 }
@@ -56,6 +64,9 @@ class Fence(cst.CSTVisitor):
         self.locals = resolve.local_names(uf.node)
         self._depth = 0  # nesting depth of FunctionDef nodes
         self._for_iters: set = set()
+        # Names and attributes read as values; a call's callee and keyword names are not values.
+        self._loads = _loaded_nodes(uf.node)
+        self._not_values: set = set()
 
     def refuse(self, node, what: str, hint: str):
         raise TransformError(f"{what} is not supported in transformed functions",
@@ -85,6 +96,13 @@ class Fence(cst.CSTVisitor):
             self.refuse(params.star_arg, "*args", "list the parameters one by one, or pass a tuple")
         if params.star_kwarg is not None:
             self.refuse(params.star_kwarg, "**kwargs", "list the parameters one by one, or pass a dict")
+        if params.kwonly_params:
+            # compiled functions take positional arguments only
+            self.refuse(params.kwonly_params[0], "a keyword-only parameter",
+                        "make it an ordinary parameter (drop the bare *)")
+        if params.posonly_params:
+            self.refuse(params.posonly_params[0], "a positional-only parameter (before /)",
+                        "make it an ordinary parameter (drop the /)")
 
     # --- statements -----------------------------------------------------------
     def visit_For(self, node: cst.For):
@@ -124,6 +142,7 @@ class Fence(cst.CSTVisitor):
 
     def visit_AugAssign(self, node: cst.AugAssign):
         self._check_target(node.target)
+        self._check_operator(node, node.operator)
         if isinstance(node.target, (cst.Tuple, cst.List)):
             self.refuse(node.target, "augmented assignment to a tuple", "assign each name on its own")
 
@@ -146,9 +165,25 @@ class Fence(cst.CSTVisitor):
             self.refuse(target, "starred assignment", "unpack each element by index")
         if isinstance(target, (cst.Tuple, cst.List)):
             for el in target.elements:
+                if isinstance(el, cst.StarredElement):   # a, *rest = x
+                    self.refuse(el, "starred assignment", "unpack each element by index")
                 self._check_target(el.value)
 
     # --- expressions ----------------------------------------------------------
+    def visit_BinaryOperation(self, node: cst.BinaryOperation):
+        self._check_operator(node, node.operator)
+
+    def _check_operator(self, node, operator):
+        token = _REFUSED_OPERATORS.get(type(operator))
+        if token is not None:
+            self.refuse(node, f"the bitwise operator {token}",
+                        "use np.logical_and / np.logical_or / np.logical_xor on booleans, "
+                        "or * and // by powers of two on integers")
+
+    def visit_Name(self, node: cst.Name):
+        if node in self._loads and node not in self._not_values:
+            self._check_value_use(node)
+
     def visit_Comparison(self, node: cst.Comparison):
         for target in node.comparisons:
             word = _REFUSED_COMPARISONS.get(type(target.operator))
@@ -159,6 +194,8 @@ class Fence(cst.CSTVisitor):
         for arg in node.args:
             if arg.star:
                 self.refuse(arg, f"{arg.star}-unpacking in a call", "pass the arguments one by one")
+        self._not_values.add(node.func)
+        self._not_values.update(arg.keyword for arg in node.args if arg.keyword is not None)
         if node in self._for_iters:
             return
         func = node.func
@@ -192,15 +229,34 @@ class Fence(cst.CSTVisitor):
             return  # np.float32(x): a cast
         self.refuse(node, f"a call to {name} ({_describe(r.value)}), which is neither a supported "
                     f"primitive nor a Python function with source",
-                    "use the NumPy functions listed by `transformer check`, or wrap the call outside")
+                    "use a NumPy function from transformer/primitives.py, or make the call outside "
+                    "the transformed function and pass its result in")
 
     def visit_Attribute(self, node: cst.Attribute):
+        if node in self._loads and node not in self._not_values:
+            self._check_value_use(node)
         r = resolve.resolve(node, self.uf.lookup, self.locals)
         if r.kind == "local" and isinstance(node.value, cst.Name) and node.attr.value not in methods.METHODS \
                 and node.attr.value not in _ARRAY_ATTRIBUTES:
             self.refuse(node, f"the attribute .{node.attr.value}",
                         "pass the value in as an argument or use a supported array attribute (T, shape, ndim, size)")
         return False if r.kind != "local" else True
+
+    def _check_value_use(self, node):
+        """A free name read as a value must be a constant: not a function, not mutable state."""
+        r = resolve.resolve(node, self.uf.lookup, self.locals)
+        if r.dotted in resolve.NAMED_CONSTANTS or r.dotted in ("True", "False", "None"):
+            return
+        if r.kind == "primitive" and r.primitive.name in ("float", "int", "bool"):
+            return  # a dtype, as in x.astype(float)
+        if r.kind in ("primitive", "user"):
+            self.refuse(node, f"the function {r.dotted} used as a value",
+                        "call it here; transformed code passes only numbers, arrays and tuples around")
+        if r.kind == "module":
+            self.refuse(node, f"the module {r.dotted} used as a value", "call one of its functions instead")
+        if r.kind == "other":
+            self.refuse(node, f"reading the global {r.dotted!r}, a {type(r.value).__name__} (mutable state)",
+                        "pass it in as an argument, or make it a tuple or a NumPy array constant")
 
     def visit_Subscript(self, node: cst.Subscript):
         for element in node.slice:
@@ -216,6 +272,13 @@ def _describe(value) -> str:
     mod = getattr(value, "__module__", None) or type(value).__module__
     kind = type(value).__name__
     return f"a {kind} from {mod}" if mod else f"a {kind}"
+
+
+def _loaded_nodes(func: cst.FunctionDef) -> set:
+    # skip the copy so that the metadata keys are the nodes we visit
+    wrapper = MetadataWrapper(cst.Module([func]), unsafe_skip_copy=True)
+    contexts = wrapper.resolve(ExpressionContextProvider)
+    return {node for node, context in contexts.items() if context is ExpressionContext.LOAD}
 
 
 def check(uf: UserFunction) -> None:
