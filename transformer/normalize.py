@@ -57,8 +57,9 @@ class _Normalizer:
 
     # ------------------------------------------------------------- emitting
     def emit(self, stmt):
-        if self.comment:
-            stmt = cf.with_comment(stmt, self.comment)
+        if self.comment:   # the user line's comment goes above any the statement already has
+            stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(self.comment)),
+                                                    *stmt.leading_lines])
             self.comment = None
         self.out.append(stmt)
 
@@ -158,26 +159,41 @@ class _Normalizer:
             self.emit(cf.assign(cst.Subscript(cst.Name(self.local(target.value.value)), index),
                                 atom if atom is not None else self.atom(value_node)))
         elif isinstance(target, (cst.Tuple, cst.List)):
+            if atom is None:
+                atom = self.atom(value_node)
+            written = {self.local(el.value.value) for el in target.elements if isinstance(el.value, cst.Name)}
+            if isinstance(atom, cst.Name) and atom.value in written:   # first, x = x
+                copy = self.temp()
+                self.assign(copy, atom)
+                atom = cst.Name(copy)
             for i, element in enumerate(target.elements):
-                item = self.temp()
-                self.assign(item, cst.Subscript(atom, [cst.SubscriptElement(cst.Index(cf.literal(i)))]))
-                self.store(element.value, cst.Name(item))
+                item = cst.Subscript(atom, [cst.SubscriptElement(cst.Index(cf.literal(i)))])
+                if isinstance(element.value, cst.Name):
+                    self.assign(self.local(element.value.value), item)
+                else:
+                    temp = self.temp()
+                    self.assign(temp, item)
+                    self.store(element.value, cst.Name(temp))
         else:
             raise self.error(target, "unsupported assignment target")
 
     def parallel_assign(self, targets, values):
-        """``a, b = b, a``: evaluate every right-hand side before any store."""
+        """``a, b = b, a``: every right-hand side is evaluated before any store.
+
+        Stores run left to right, so a value needs a copy only if a target to
+        its left overwrites the name it reads: the swap copies one value.
+        """
         if len(targets.elements) != len(values.elements):
             raise self.error(targets, f"cannot unpack {len(values.elements)} values into {len(targets.elements)} names")
-        written = {el.value.value for el in targets.elements if isinstance(el.value, cst.Name)}
-        atoms = []
-        for element in values.elements:
-            atom = self.atom(element.value)
-            if isinstance(atom, cst.Name) and atom.value in {self.rename.get(w) for w in written}:
+        atoms = [self.atom(element.value) for element in values.elements]
+        written: set = set()
+        for i, element in enumerate(targets.elements):
+            if isinstance(element.value, cst.Name):
+                written.add(self.local(element.value.value))
+            if i + 1 < len(atoms) and isinstance(atoms[i + 1], cst.Name) and atoms[i + 1].value in written:
                 copy = self.temp()
-                self.assign(copy, atom)
-                atom = cst.Name(copy)
-            atoms.append(atom)
+                self.assign(copy, atoms[i + 1])
+                atoms[i + 1] = cst.Name(copy)
         for element, atom in zip(targets.elements, atoms):
             self.store(element.value, atom)
 
@@ -224,7 +240,7 @@ class _Normalizer:
             if index is None:
                 raise self.error(node.target, "range() yields one number; loop over a plain name")
         elif kind == "enumerate":
-            sequence = self.atom(it.args[0].value)
+            sequence = self.loop_invariant(self.atom(it.args[0].value), node.body)
             length = self.temp()
             self.assign(length, cf.call("len", [sequence]))
             bounds = [cst.Name(length)]
@@ -232,7 +248,7 @@ class _Normalizer:
             index = self.local(index_node.value)
             header += self._bind_item(item_node, sequence, index)
         elif kind == "zip":
-            sequences = [self.atom(arg.value) for arg in it.args]
+            sequences = [self.loop_invariant(self.atom(arg.value), node.body) for arg in it.args]
             length = self._common_length(sequences)
             bounds = [length]
             index = self.scope.claim("zip_index")
@@ -242,7 +258,7 @@ class _Normalizer:
             for element, sequence in zip(node.target.elements, sequences):
                 header += self._bind_item(element.value, sequence, index)
         else:                     # rows of an array
-            sequence = self.atom(it)
+            sequence = self.loop_invariant(self.atom(it), node.body)
             length = self.temp()
             self.assign(length, cf.call("len", [sequence]))
             bounds = [cst.Name(length)]
@@ -254,6 +270,17 @@ class _Normalizer:
         self.loop_conditions.pop()
         loop = cst.For(target=cst.Name(index), iter=cf.call("range", bounds), body=cf.block(body))
         self.emit(loop)
+
+    def loop_invariant(self, sequence, body):
+        """Python iterates the object the loop started with; if the body
+        rebinds that name, iterate over a copy of the reference instead."""
+        if isinstance(sequence, cst.Name):
+            assigned = {self.rename.get(n, n) for n in resolve.local_names(body)}
+            if sequence.value in assigned:
+                start = self.temp()
+                self.assign(start, sequence)
+                return cst.Name(start)
+        return sequence
 
     def _common_length(self, sequences):
         lengths = []
@@ -294,6 +321,9 @@ class _Normalizer:
         self.comment = comment
         for stmt in recompute:
             self.emit(stmt)
+        origin = self.origin(node)
+        if recompute and origin:   # say why the condition's statements appear again
+            recompute = [cf.with_comment(recompute[0], "# again: " + origin[2:]), *recompute[1:]]
         self.loop_conditions.append(recompute)
         body = self.block(node.body.body) + list(recompute)
         self.loop_conditions.pop()
