@@ -214,3 +214,79 @@ def swap_in_loop(n):
     for _ in range(n):
         a, b = b, a + b
     return a
+
+
+# ------------------------------------------------------------------- frontend
+def make_nested(offset):
+    """A nested def that calls a sibling helper through a closure cell."""
+    import numpy as jnp   # an alias only the closure can see
+
+    def sibling(v):
+        return jnp.cos(v) + offset
+
+    def nested(x):
+        return sibling(x) * 2.0
+    return nested
+
+
+nested_with_sibling = make_nested(0.5)
+
+two_lambdas = (lambda x: x + 1, lambda x: x - 1)  # two on one line: ambiguous
+
+multiline_lambda = tr.jit(
+    lambda x: np.sin(x) * 2.0,
+    target="python")
+
+lambda_with_default = lambda x, k=3.0: x * k  # noqa: E731
+
+
+@tr.jit
+def decorated(x):
+    return np.tanh(x) + 1.0
+
+
+@tr.jit(target="python", static_argnums=(1,))
+def decorated_with_options(x, n):
+    return x * n
+
+
+def with_default(x, scale=2.0):
+    return x * scale
+
+
+def make_decorated_inside():
+    @tr.jit(target="python")
+    def inner(x):
+        return x - SCALE
+    return inner
+
+
+decorated_inside = make_decorated_inside()
+
+
+class Holder:
+    @staticmethod
+    def static_method(x):
+        return x * 4.0
+
+    def method(self, x):
+        return x
+
+
+def logged(fn):
+    """A user decorator that keeps __wrapped__ (functools.wraps)."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args):
+        return fn(*args)
+    return wrapper
+
+
+@logged
+def wrapped_by_user_decorator(x):
+    return x * 3.0
+
+
+def calls_decorated(x):
+    return decorated(x) * 2.0

@@ -545,10 +545,12 @@ class _Normalizer:
         return cf.apply_primitive(prim, positional, keywords)
 
     def inline(self, node: cst.Call, fn, discard):
-        core = getattr(fn, "__transformer_core__", None)
-        if core is not None:
-            raise self.error(node, "calling a transformed function inside another transformed function "
-                                   "is not supported yet", "call the plain function instead")
+        base = getattr(fn, "__transformer_fn__", None)
+        if base is not None:
+            if getattr(fn, "steps", ()):
+                raise self.error(node, f"calling {fn!r} inside a transformed function is not supported yet",
+                                 "call the plain function, or transform the caller instead")
+            fn = base   # jit inside jit: the helper is inlined and compiled with its caller
         if fn.__code__ in self.stack:
             cycle = " -> ".join(c.co_name for c in self.stack + (fn.__code__,))
             raise self.error(node, f"recursion ({cycle}) cannot be transformed", "write it as a loop")

@@ -63,8 +63,7 @@ def classify(value, dotted: str = "") -> Resolved:
     prim = primitives.lookup(value) if not isinstance(value, (bool, int, float, str)) else None
     if prim is not None:
         return Resolved("primitive", value, prim, dotted)
-    core = getattr(value, "__transformer_core__", None)
-    if core is not None:
+    if hasattr(value, "__transformer_fn__"):   # another transformed function (e.g. @tr.jit helper)
         return Resolved("user", value, None, dotted)
     if isinstance(value, types.FunctionType):
         return Resolved("user", value, None, dotted)

@@ -72,8 +72,13 @@ def unwrap(fn):
     if isinstance(fn, types.MethodType):
         raise TransformError(f"{fn.__qualname__} is a bound method; transform the plain function "
                              f"and pass the object's arrays as arguments")
-    while not isinstance(fn, types.FunctionType) and hasattr(fn, "__wrapped__"):
-        fn = fn.__wrapped__
+    while not isinstance(fn, types.FunctionType):
+        if hasattr(fn, "__transformer_fn__"):    # a transformed function: read the user's function
+            fn = fn.__transformer_fn__
+        elif hasattr(fn, "__wrapped__"):         # a functools.wraps decorator
+            fn = fn.__wrapped__
+        else:
+            break
     if not isinstance(fn, types.FunctionType):
         raise TransformError(f"cannot transform {fn!r}: it is not a Python function")
     return fn
@@ -84,10 +89,8 @@ def load(fn) -> UserFunction:
     code = fn.__code__
     filename = code.co_filename
     if filename.startswith("<") or not linecache.getlines(filename) and not os.path.exists(filename):
-        raise NoSourceError(
-            f"{fn.__qualname__} has no source file ({filename}): functions typed into a REPL or "
-            f"built by exec() cannot be read",
-            hint="define it in a .py file and import it")
+        raise NoSourceError(f"{fn.__qualname__} has no source to read: {_no_source_situation(filename)}",
+                            hint="define it in a .py file and import it")
     try:
         lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError) as err:
@@ -118,6 +121,16 @@ def load(fn) -> UserFunction:
     return UserFunction(fn=fn, name=fn.__name__ if not is_lambda else "lambda_fn", filename=filename,
                         node=node, positions=positions, globals=fn.__globals__,
                         closure=_closure_values(fn), lambda_=is_lambda)
+
+
+def _no_source_situation(filename: str) -> str:
+    if filename in ("<stdin>", "<console>"):
+        return f"it was typed into an interactive session ({filename})"
+    if filename == "<string>":
+        return "it was built by exec() or compile() from a string (<string>)"
+    if filename.startswith("<"):
+        return f"it was built from {filename}, not read from a file"
+    return f"its file {filename} no longer exists"
 
 
 def _carry_position(positions, old, new):

@@ -1,0 +1,165 @@
+"""The frontend: finding source, and what each name in it means."""
+import importlib
+import linecache
+import math
+import sys
+
+import numpy as np
+import pytest
+
+import frontend_cases as fc
+import transformer as tr
+from transformer import NoSourceError, TransformError, resolve, source
+from transformer.normalize import normalize
+
+X = np.array([0.25, -0.5, 1.5])
+
+
+def run_python(fn, *args, **kwargs):
+    return tr.jit(fn, target="python")(*args, **kwargs)
+
+
+# ------------------------------------------------------------- finding source
+def test_module_function_positions_are_in_the_users_file():
+    uf = source.load(fc.arithmetic_nesting)
+    assert uf.filename == fc.__file__
+    assert uf.location(uf.node).line == fc.arithmetic_nesting.__code__.co_firstlineno
+    body_line = uf.location(uf.node.body.body[0]).line
+    assert body_line == fc.arithmetic_nesting.__code__.co_firstlineno + 1
+
+
+def test_nested_function_reaches_sibling_and_alias_through_closure():
+    code = normalize(fc.nested_with_sibling).code()
+    assert "np.cos(x)" in code            # jnp (a closure-only alias) became the cos primitive
+    assert "sibling" not in code.split("\n", 1)[1].replace("# return sibling", "")  # inlined
+    np.testing.assert_allclose(run_python(fc.nested_with_sibling, X), fc.nested_with_sibling(X))
+
+
+def test_closure_cells_are_bound_as_constants():
+    core = normalize(fc.closure)
+    assert core.constants == {"power": 3, "shift": 1.5}
+
+
+def test_lambda_on_its_own_line():
+    np.testing.assert_allclose(run_python(fc.lambda_square, X), fc.lambda_square(X))
+
+
+def test_lambda_spanning_lines_inside_a_call():
+    assert "np.sin(x)" in normalize(fc.multiline_lambda).code()
+    np.testing.assert_allclose(fc.multiline_lambda(X), np.sin(X) * 2.0)
+
+
+def test_lambda_default_argument_is_applied():
+    assert run_python(fc.lambda_with_default, 2.0) == 6.0
+    assert run_python(fc.lambda_with_default, 2.0, k=0.5) == 1.0
+
+
+def test_two_lambdas_on_one_line_is_a_clear_error():
+    line = fc.two_lambdas[0].__code__.co_firstlineno
+    with pytest.raises(TransformError, match=r"found 2 lambdas on this line") as info:
+        normalize(fc.two_lambdas[1])
+    assert f"frontend_cases.py:{line}" in str(info.value)
+    assert "own line" in str(info.value)
+
+
+def test_decorated_at_import_time():
+    assert normalize(fc.decorated).code().startswith("def decorated(x):")
+    assert fc.decorated_with_options(2.0, 3) == 6.0
+    assert fc.decorated_inside(1.0) == 1.0 - fc.SCALE
+
+
+def test_user_decorator_with_functools_wraps_is_seen_through():
+    assert "x * 3.0" in normalize(fc.wrapped_by_user_decorator).code()
+    assert run_python(fc.wrapped_by_user_decorator, 2.0) == 6.0
+
+
+def test_static_method_reads_indented_source():
+    assert run_python(fc.Holder.static_method, 2.0) == 8.0
+
+
+def test_bound_method_is_refused():
+    with pytest.raises(TransformError, match="bound method"):
+        normalize(fc.Holder().method)
+
+
+def test_calling_a_jitted_helper_inlines_its_function():
+    code = normalize(fc.calls_decorated).code()
+    assert "np.tanh(x)" in code
+    np.testing.assert_allclose(run_python(fc.calls_decorated, X), fc.calls_decorated(X))
+
+
+# ------------------------------------------------------------------ no source
+def test_exec_defined_function_has_no_source():
+    namespace = {"np": np}
+    exec("def made_by_exec(x):\n    return np.sin(x)\n", namespace)
+    with pytest.raises(NoSourceError, match=r"exec\(\)") as info:
+        tr.jit(namespace["made_by_exec"], target="python")(1.0)
+    assert "define it in a .py file" in str(info.value)
+
+
+def test_repl_defined_function_has_no_source():
+    namespace = {}
+    exec(compile("def typed_in(x):\n    return x + 1\n", "<stdin>", "exec"), namespace)
+    with pytest.raises(NoSourceError, match="interactive session"):
+        normalize(namespace["typed_in"])
+
+
+def test_deleted_source_file(tmp_path, monkeypatch):
+    module_file = tmp_path / "vanishing_module.py"
+    module_file.write_text("def f(x):\n    return x * 2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("vanishing_module")
+    module_file.unlink()
+    linecache.clearcache()
+    try:
+        with pytest.raises(NoSourceError, match="no longer exists"):
+            normalize(module.f)
+    finally:
+        sys.modules.pop("vanishing_module", None)
+
+
+# ------------------------------------------------------------- name resolution
+def _resolve(fn, expression):
+    import libcst as cst
+    uf = source.load(fn)
+    return resolve.resolve(cst.parse_expression(expression), uf.lookup, resolve.local_names(uf.node))
+
+
+@pytest.mark.parametrize("spelling", ["np.sin", "numpy.sin", "sin", "xp.sin", "math.sin", "math_sin"])
+def test_every_spelling_of_sin_is_one_primitive(spelling):
+    r = _resolve(fc.aliases, spelling)
+    assert r.kind == "primitive" and r.primitive.name == "sin"
+
+
+def test_builtins_globals_and_user_functions():
+    assert _resolve(fc.aliases, "abs").primitive.name == "abs"
+    assert _resolve(fc.aliases, "range").kind == "loop"
+    assert _resolve(fc.aliases, "x").kind == "local"
+    assert _resolve(fc.aliases, "SCALE").kind == "constant"
+    assert _resolve(fc.aliases, "_scaled").kind == "user"
+    assert _resolve(fc.aliases, "decorated").kind == "user"
+    assert _resolve(fc.aliases, "tr.nn.softmax").kind == "user"
+    assert _resolve(fc.aliases, "no_such_name").kind == "unknown"
+    sibling = _resolve(fc.nested_with_sibling, "sibling")          # a closure cell holding a function
+    assert sibling.kind == "user"
+    assert _resolve(sibling.value, "jnp.cos").primitive.name == "cos"   # an alias in a closure cell
+    assert _resolve(sibling.value, "offset").value == 0.5
+
+
+def test_all_aliases_give_the_same_code_and_value():
+    code = normalize(fc.aliases).code()
+    assert code.count("= np.sin(x)") == 4
+    np.testing.assert_allclose(run_python(fc.aliases, X), 4 * np.sin(X))
+    assert run_python(fc.math_functions, 0.7) == pytest.approx(2 * math.sin(0.7) + math.sqrt(0.7) + math.pi)
+
+
+def test_module_constants_are_read_at_transform_time(monkeypatch):
+    before = tr.jit(fc.module_constants, target="python")
+    x = np.array([1.0, 2.0, 3.0])
+    old = before(x)
+    monkeypatch.setattr(fc, "SCALE", 10.0)
+    assert normalize(fc.module_constants).constants["SCALE"] == 10.0
+    assert np.allclose(before(x), old)               # already transformed: keeps the value it read
+    fresh = tr.jit(fc.module_constants, target="python")
+    np.testing.assert_allclose(fresh(x), fc.module_constants(x))   # a new transform reads the new one
+    assert not np.allclose(fresh(x), old)
