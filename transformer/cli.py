@@ -194,9 +194,12 @@ def diff_text(transformed, generated: str) -> str:
     base = getattr(transformed, "__transformer_fn__", transformed)
     before = user_source(base).splitlines(keepends=True)
     after = generated.splitlines(keepends=True)
+    start = 0  # the module's header comments and imports would only be noise in a diff
+    while start < len(after) and (after[start].startswith(("#", "import ", "from ")) or not after[start].strip()):
+        start += 1
     name = os.path.basename(base.__code__.co_filename)
-    return "".join(difflib.unified_diff(before, after, fromfile=f"{name} ({base.__name__})",
-                                        tofile="generated"))
+    return "".join(difflib.unified_diff(before, after[start:], fromfile=f"{name} ({base.__name__})",
+                                        tofile="generated (header and imports left out)"))
 
 
 def use_color(args) -> bool:
