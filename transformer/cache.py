@@ -84,17 +84,20 @@ def _visit(fn, digest, seen):
             closure[name] = cell.cell_contents
         except ValueError:
             pass
-    for name in sorted(_all_names(code)):
+    names = _all_names(code)
+    for name in sorted(names):
         if name in closure:
             value = closure[name]
         elif name in fn.__globals__:
             value = fn.__globals__[name]
         else:
             continue
-        _visit_value(name, value, digest, seen)
+        _visit_value(name, value, digest, seen, names)
 
 
-def _visit_value(name, value, digest, seen):
+def _visit_value(name, value, digest, seen, attributes=()):
+    """Hash what the generated code will read from ``value`` (``attributes``:
+    the attribute names the code mentions, for objects such as a config class)."""
     inner = getattr(value, "__transformer_fn__", None)
     if inner is not None:
         digest.update(repr(getattr(value, "__transformer_chain__", "")).encode())
@@ -102,13 +105,24 @@ def _visit_value(name, value, digest, seen):
     elif isinstance(value, types.FunctionType) and primitives.lookup(value) is None:
         if not value.__module__ or not value.__module__.startswith(("numpy", "math")):
             _visit(value, digest, seen)
-    elif isinstance(value, types.ModuleType) and not value.__name__.startswith(("numpy", "math", "transformer")):
-        # module constants read as mod.NAME: hash the module's simple values
-        for key, item in sorted(vars(value).items()):
-            if not key.startswith("__") and resolve.is_constant_value(item):
-                _hash_value(f"{name}.{key}", item, digest)
+    elif isinstance(value, types.ModuleType):
+        if not value.__name__.startswith(("numpy", "math", "transformer")):
+            _visit_attributes(name, value, digest, seen, attributes)   # a user module: mod.NAME
     elif resolve.is_constant_value(value):
         _hash_value(name, value, digest)
+    elif not callable(value) or isinstance(value, type):
+        _visit_attributes(name, value, digest, seen, attributes)   # a config object or class
+
+
+def _visit_attributes(name, value, digest, seen, attributes):
+    """Hash the attributes the code names that ``value`` has (a user module, class or object)."""
+    if id(value) in seen:
+        return
+    seen.add(id(value))
+    for attr in sorted(attributes):
+        item = getattr(value, attr, None)
+        if item is not None:
+            _visit_value(f"{name}.{attr}", item, digest, seen, attributes)
 
 
 def _hash_value(name, value, digest):

@@ -1,0 +1,35 @@
+"""User functions for the jit and cache tests, decorated at import time."""
+import numpy as np
+
+import transformer as tr
+
+
+@tr.jit
+def decorated_cpu(x, y):
+    z = np.sin(x) * y
+    return z + 1.0
+
+
+@tr.jit(target="python")
+def decorated_python(x):
+    return np.cos(x) * 2.0
+
+
+def power_sum(x, n):
+    total = 0.0
+    for i in range(n):
+        total += np.sum(x ** i)
+    return total
+
+
+def keywords(x, scale=2.0, shift=0.0):
+    return x * scale + shift
+
+
+def adds_text(x):
+    y = x * 2.0
+    return y + "text"  # numba cannot add a string to a number
+
+
+def elementwise(x):
+    return np.exp(-x) * 3.0

@@ -1,0 +1,197 @@
+"""Generated modules: real files in a private cache directory, named by a hash,
+written atomically, checked on read, and reused by a second process without
+any libcst work."""
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import frontend_cases as fc
+import jit_cases
+import transformer as tr
+from transformer import cache, emit, staging
+
+TESTS_DIR = Path(__file__).parent
+X = np.linspace(0.0, 1.0, 5)
+
+
+def _module_files(directory: Path, stem: str) -> list[Path]:
+    return sorted(p for p in directory.glob(f"{stem}-*.py"))
+
+
+def test_generated_module_is_a_real_file_named_by_hash(cache_dir):
+    f = tr.jit(jit_cases.elementwise, target="python")
+    np.testing.assert_allclose(f(X), jit_cases.elementwise(X))
+    path, _ = staging.module_path(jit_cases.elementwise, (), "python", None)
+    assert path.parent == cache_dir
+    assert re.fullmatch(r"elementwise-[0-9a-f]{24}\.py", path.name)
+    text = path.read_text()
+    assert "# return np.exp(-x) * 3.0   [jit_cases.py:" in text
+    assert emit.is_intact(path)
+    generated = f.compiled(X)
+    assert Path(generated.__code__.co_filename) == path     # tracebacks and pdb point at the file
+
+
+def test_default_cache_dir_is_per_user_and_private(tmp_path, monkeypatch):
+    monkeypatch.delenv("TRANSFORMER_CACHE_DIR")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    path = cache.cache_dir()
+    assert path == tmp_path / ".cache" / "transformer"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o700
+
+
+def test_configured_cache_dir_is_created_private(tmp_path, monkeypatch):
+    target = tmp_path / "somewhere" / "cache"
+    monkeypatch.setenv("TRANSFORMER_CACHE_DIR", str(target))
+    assert cache.cache_dir() == target
+    assert stat.S_IMODE(target.stat().st_mode) == 0o700
+
+
+# ----------------------------------------------------------------- cache keys
+def test_key_is_stable_and_names_the_chain():
+    key = cache.fingerprint(fc.helper_defaults_keywords, "normalize")
+    assert key == cache.fingerprint(fc.helper_defaults_keywords, "normalize")
+    assert key != cache.fingerprint(fc.helper_defaults_keywords, "grad(argnums=(0,))")
+
+
+def test_key_follows_constants_helpers_and_closures(monkeypatch):
+    key = cache.fingerprint(fc.module_constants, "normalize")
+    monkeypatch.setattr(fc, "SCALE", 7.0)
+    assert cache.fingerprint(fc.module_constants, "normalize") != key
+    monkeypatch.setattr(fc, "WEIGHTS", fc.WEIGHTS * 2)
+    key_arrays = cache.fingerprint(fc.module_constants, "normalize")
+    monkeypatch.setattr(fc, "WEIGHTS", fc.WEIGHTS + 1)
+    assert cache.fingerprint(fc.module_constants, "normalize") != key_arrays
+    # a helper's defaults are part of what the caller's module is made from
+    key = cache.fingerprint(fc.helper_defaults_keywords, "normalize")
+    monkeypatch.setattr(fc._scaled, "__defaults__", (5.0, 0.0))
+    assert cache.fingerprint(fc.helper_defaults_keywords, "normalize") != key
+    assert cache.fingerprint(fc.make_closure(2), "n") != cache.fingerprint(fc.make_closure(3), "n")
+
+
+def test_key_follows_attributes_of_config_objects():
+    # a function that reads config.SCALE, compiled as if it lived in frontend_cases.py
+    code = compile("def f(x):\n    return x * config.SCALE\n", fc.__file__, "exec")
+    fn_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    keys = []
+    for scale in (1.0, 2.0):
+        config = types.SimpleNamespace(SCALE=scale)
+        keys.append(cache.fingerprint(types.FunctionType(fn_code, {"config": config}), "n"))
+    assert keys[0] != keys[1]
+
+
+# ---------------------------------------------------- integrity and atomicity
+def test_truncated_module_is_detected_and_regenerated(cache_dir):
+    fn = jit_cases.keywords
+    tr.jit(fn, target="python")(X)
+    path, _ = staging.module_path(fn, (), "python", None)
+    good = path.read_text()
+    path.write_text(good[: len(good) // 2])
+    assert not emit.is_intact(path)
+    np.testing.assert_allclose(tr.jit(fn, target="python")(X), fn(X))
+    assert path.read_text() == good
+
+
+def test_edited_module_is_detected_and_regenerated(cache_dir):
+    fn = jit_cases.elementwise
+    tr.jit(fn, target="python")(X)
+    path, _ = staging.module_path(fn, (), "python", None)
+    good = path.read_text()
+    path.write_text(good.replace("* 3.0", "* 4.0"))
+    assert not emit.is_intact(path)
+    np.testing.assert_allclose(tr.jit(fn, target="python")(X), fn(X))
+    assert path.read_text() == good
+
+
+def test_corrupted_array_constants_are_detected_and_regenerated(cache_dir):
+    fn = fc.module_constants
+    x = np.array([1.0, 2.0, 3.0])
+    tr.jit(fn, target="python")(x)
+    path, _ = staging.module_path(fn, (), "python", None)
+    npz = path.with_suffix(".npz")
+    assert npz.exists() and emit.is_intact(path)
+    npz.write_bytes(npz.read_bytes()[:40])
+    assert not emit.is_intact(path)
+    np.testing.assert_allclose(tr.jit(fn, target="python")(x), fn(x))
+    assert emit.is_intact(path)
+
+
+def test_atomic_write_leaves_old_file_or_new_file(tmp_path, monkeypatch):
+    path = tmp_path / "module.py"
+    emit.write(path, "old = 1\n")
+    assert path.read_text() == "old = 1\n"
+
+    def failing_replace(src, dst):
+        raise OSError("disk full")
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(OSError, match="disk full"):
+        emit.write(path, "new = 2\n")
+    assert path.read_text() == "old = 1\n"                 # never half-written
+    assert [p.name for p in tmp_path.iterdir()] == ["module.py"]   # no temporary left behind
+    monkeypatch.undo()
+    emit.write(path, "new = 2\n")
+    assert path.read_text() == "new = 2\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["module.py"]
+
+
+# ------------------------------------------------------- a second process
+_PROCESS = r'''
+import json, time
+start = time.perf_counter()
+import libcst
+
+counts = {"parse": 0, "nodes": 0, "normalize": 0}
+
+def counting(kind, original):
+    def wrapper(*args, **kwargs):
+        counts[kind] += 1
+        return original(*args, **kwargs)
+    return wrapper
+
+# every libcst parse, every libcst node built, every call of the normalizer
+for name in ("parse_module", "parse_expression", "parse_statement"):
+    setattr(libcst, name, counting("parse", getattr(libcst, name)))
+libcst.CSTNode.__post_init__ = counting("nodes", libcst.CSTNode.__post_init__)
+import transformer.staging
+transformer.staging.normalize = counting("normalize", transformer.staging.normalize)
+
+import numpy as np
+import jit_cases
+x = np.linspace(0.0, 1.0, 5)
+cpu = jit_cases.decorated_cpu(x, 2.0)
+python = jit_cases.decorated_python(x)
+stats = jit_cases.decorated_cpu.compiled(x, 2.0).dispatcher.stats
+print(json.dumps({"counts": counts, "seconds": time.perf_counter() - start,
+                  "numba_cache_hits": sum(stats.cache_hits.values()),
+                  "cpu": cpu.tolist(), "python": python.tolist()}))
+'''
+
+
+def _run_process(cache: Path) -> dict:
+    env = dict(os.environ, TRANSFORMER_CACHE_DIR=str(cache),
+               PYTHONPATH=os.pathsep.join([str(TESTS_DIR), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-c", _PROCESS], env=env, capture_output=True, text=True,
+                          timeout=300, cwd=str(TESTS_DIR))
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_second_process_does_no_libcst_work(tmp_path):
+    cold = _run_process(tmp_path / "cache")
+    warm = _run_process(tmp_path / "cache")
+    # the counters see the work a cold cache needs ...
+    assert cold["counts"]["parse"] > 0 and cold["counts"]["nodes"] > 0 and cold["counts"]["normalize"] == 2
+    # ... and a warm cache needs none of it
+    assert warm["counts"] == {"parse": 0, "nodes": 0, "normalize": 0}
+    assert warm["numba_cache_hits"] >= 1          # numba's own on-disk cache works on the real file
+    assert warm["cpu"] == cold["cpu"] and warm["python"] == cold["python"]
+    np.testing.assert_allclose(warm["cpu"], np.sin(X) * 2.0 + 1.0)
+    print(f"cold process {cold['seconds']:.2f} s, warm process {warm['seconds']:.2f} s")
