@@ -135,7 +135,8 @@ def test_a_refused_function_is_one_line_naming_file_and_line(capsys, model):
     assert "cli_model.py:12:5: try/except is not supported" in err
 
 
-def test_check_reports_each_function_and_refusals_with_file_line(capsys, model):
+def test_check_reports_each_function_and_refusals_with_file_line(capsys, model, monkeypatch):
+    monkeypatch.setattr("transformer.transforms.TRANSFORMS", {})
     code, out, err = run(capsys, "check", model)
     assert code == 1                                    # one function is refused
     loop_part, try_part = out.split("uses_try  [cli_model.py:11]")
@@ -145,7 +146,24 @@ def test_check_reports_each_function_and_refusals_with_file_line(capsys, model):
     assert "refused   " in try_part and "cli_model.py:12:5: try/except" in try_part
 
 
-def test_check_of_one_supported_function_exits_0(capsys, model):
+def test_check_tries_every_registered_transform(capsys, model, monkeypatch):
+    from transformer.errors import TransformError
+
+    def refusing(core):
+        raise TransformError("no rule for this", hint="rewrite it")
+
+    def crashing(core):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("transformer.transforms.TRANSFORMS", {"refusing": refusing, "crashing": crashing})
+    code, out, err = run(capsys, "check", f"{model}:loop_sum")
+    assert code == 1
+    assert "refused   refusing: no rule for this; rewrite it" in out
+    assert "error     crashing: RuntimeError: boom (a transformer bug" in out
+
+
+def test_check_of_one_supported_function_exits_0(capsys, model, monkeypatch):
+    monkeypatch.setattr("transformer.transforms.TRANSFORMS", {})   # the verdict of jit alone
     code, out, err = run(capsys, "check", f"{model}:loop_sum")
     assert code == 0, out + err
     assert "uses_try" not in out

@@ -257,6 +257,10 @@ def command_check(args) -> int:
             except TransformError as err:
                 any_refused = True
                 print(f"  refused   {label}: {err}")
+            except Exception as err:  # a bug in transformer, not in the user's code: report it, go on
+                any_refused = True
+                print(f"  error     {label}: {type(err).__name__}: {_first_line(err)} "
+                      f"(a transformer bug; please report it)")
             else:
                 print(f"  ok        {label}")
     missing = [name for name in TRANSFORM_NAMES if not hasattr(transformer, name)]
