@@ -49,3 +49,13 @@ def table(transform: str) -> dict[str, Callable]:
         if err.name != module:
             raise
     return RULES[transform]
+
+
+# Primitives whose derivative is zero everywhere it exists (floor, comparisons,
+# argmax, shape queries...): every differentiation transform treats their
+# results as constants.
+ZERO_DERIVATIVE: set[str] = set()
+
+
+def zero_derivative(*names: str) -> None:
+    ZERO_DERIVATIVE.update(names)

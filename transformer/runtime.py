@@ -1,9 +1,9 @@
 """Helpers that generated code calls at run time.
 
 Each is plain NumPy, so the python backend runs it as it is; the CPU backend
-gives each one a numba implementation in ``backends/numba_lowering.py``.  Each
-one is also a registered primitive, so transforms of generated code have
-rules for it.
+gives each one a numba implementation in ``backends/numba_runtime.py``.  Each
+one is also a registered primitive (spelled ``rt.<name>``), so transforms of
+generated code have rules for it.
 """
 from __future__ import annotations
 
@@ -12,4 +12,176 @@ import numpy as np
 
 def astype(x, dtype):
     """``x.astype(dtype)`` for arrays and scalars alike."""
-    return np.asarray(x).astype(dtype)
+    return np.asarray(x).astype(dtype) if isinstance(x, np.ndarray) else dtype(x)
+
+
+# ------------------------------------------------------------ cotangent basics
+def _float_dtype(x):
+    dtype = np.result_type(x)
+    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
+
+
+def zeros_like(x):
+    """A zero cotangent for ``x``: an array of its shape, or a scalar 0.0."""
+    if isinstance(x, np.ndarray):
+        return np.zeros(x.shape, dtype=_float_dtype(x))
+    if isinstance(x, np.generic):
+        return _float_dtype(x).type(0)
+    return 0.0
+
+
+def scalar_seed(out):
+    """The cotangent 1 that starts grad's backward sweep; grad needs a scalar output."""
+    if np.ndim(out) != 0:
+        raise TypeError(f"grad requires a scalar output, but the function returned shape {np.shape(out)}; "
+                        f"use vjp or jacrev for non-scalar outputs")
+    return _float_dtype(out).type(1) if isinstance(out, (np.ndarray, np.generic)) else 1.0
+
+
+def copy(x):
+    """An independent copy of a value (views of arrays would change under later writes)."""
+    return np.array(x) if isinstance(x, np.ndarray) else x
+
+
+def unbroadcast(g, x):
+    """Sum ``g`` over the axes broadcasting added, so it has the shape of ``x``."""
+    shape = np.shape(x)
+    if np.shape(g) == shape:
+        return g
+    if not shape:
+        total = np.sum(g)
+        return total.item() if not isinstance(x, np.generic) else total
+    g = np.sum(g, axis=tuple(range(np.ndim(g) - len(shape)))) if np.ndim(g) > len(shape) else g
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and np.shape(g)[i] != 1)
+    if axes:
+        g = np.sum(g, axis=axes, keepdims=True)
+    return np.broadcast_to(g, shape).copy() if np.shape(g) != shape else g
+
+
+def expand_to(g, x, axis=None, keepdims=False):
+    """Undo a reduction's shape: broadcast the reduced ``g`` back over ``x``."""
+    shape = np.shape(x)
+    if axis is not None and not keepdims:
+        g = np.expand_dims(g, axis)
+    return np.broadcast_to(g, shape).astype(_float_dtype(g), copy=True)
+
+
+# ------------------------------------------------------------------ the tape
+def stack():
+    """An empty tape for one variable: values pushed in the forward sweep."""
+    return []
+
+
+def push(tape, value):
+    tape.append(value)
+    return tape
+
+
+def pop(tape):
+    return tape.pop()
+
+
+def top(tape):
+    return tape[-1]
+
+
+# ------------------------------------------------------ adjoints of products
+def dot_vjp_x(g, x, y):
+    """The cotangent of x in ``z = np.dot(x, y)`` (1-D and 2-D operands, or scalars)."""
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(np.sum(g * y) if np.ndim(x) == 0 else g * y, x)
+    if np.ndim(y) == 1:
+        return np.outer(g, y) if np.ndim(x) == 2 else g * y
+    return np.dot(g, np.transpose(y))
+
+
+def dot_vjp_y(g, x, y):
+    """The cotangent of y in ``z = np.dot(x, y)``."""
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(np.sum(g * x) if np.ndim(y) == 0 else g * x, y)
+    if np.ndim(x) == 1:
+        return np.outer(x, g) if np.ndim(y) == 2 else g * x
+    return np.dot(np.transpose(x), g)
+
+
+def extremum_vjp(g, x, z, axis=None, keepdims=False):
+    """max/min: the cotangent goes to the positions that attain the extremum, split among ties."""
+    hits = (x == expand_to(z, x, axis, keepdims)).astype(_float_dtype(x))
+    count = np.sum(hits, axis=axis, keepdims=True)
+    return expand_to(g, x, axis, keepdims) * hits / count
+
+
+def prod_vjp(g, x, axis=None, keepdims=False):
+    """prod: each element's cotangent is the product of all the others (exact with zeros)."""
+    moved = np.moveaxis(np.reshape(x, -1) if axis is None else x, -1 if axis is None else axis, -1)
+    ones = np.ones(moved.shape[:-1] + (1,), dtype=_float_dtype(x))
+    before = np.cumprod(np.concatenate([ones, moved[..., :-1]], axis=-1), axis=-1)
+    after = np.flip(np.cumprod(np.flip(np.concatenate([moved[..., 1:], ones], axis=-1), axis=-1), axis=-1), axis=-1)
+    others = np.moveaxis(before * after, -1, -1 if axis is None else axis)
+    return expand_to(g, x, axis, keepdims) * np.reshape(others, np.shape(x))
+
+
+def cumsum_vjp(g, x, axis=None):
+    if axis is None:
+        return np.reshape(np.flip(np.cumsum(np.flip(np.reshape(g, -1)))), np.shape(x))
+    return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis)
+
+
+def cumprod_vjp(g, x, z, axis=None):
+    """cumprod: x_bar[i] = sum over j >= i of g[j] * prod(x[k] for k <= j, k != i)."""
+    flat = axis is None
+    xs = np.reshape(x, -1) if flat else np.moveaxis(x, axis, -1)
+    gs = np.reshape(g, -1) if flat else np.moveaxis(g, axis, -1)
+    out = np.zeros(xs.shape, dtype=_float_dtype(x))
+    n = xs.shape[-1]
+    for i in range(n):
+        others = xs.copy()
+        others[..., i] = 1.0
+        running = np.cumprod(others, axis=-1)
+        out[..., i] = np.sum(gs[..., i:] * running[..., i:], axis=-1)
+    return np.reshape(out, np.shape(x)) if flat else np.moveaxis(out, -1, axis)
+
+
+def norm_vjp(g, x, z, axis=None, keepdims=False):
+    """The 2-norm (Frobenius for matrices with axis=None): x_bar = g * x / z."""
+    return expand_to(g / z, x, axis, keepdims) * x
+
+
+def transpose_vjp(g, axes=None):
+    if axes is None:
+        return np.transpose(g)
+    return np.transpose(g, np.argsort(axes))
+
+
+def trace_vjp(g, x):
+    return g * np.eye(np.shape(x)[0], np.shape(x)[1], dtype=_float_dtype(x))
+
+
+def split_like(g, arrays, axis=0):
+    """The pieces of ``g`` that came from each array in ``np.concatenate(arrays, axis)``."""
+    pieces = []
+    start = 0
+    for a in arrays:
+        size = np.shape(a)[axis]
+        pieces.append(np.take(g, np.arange(start, start + size), axis=axis))
+        start += size
+    return tuple(pieces)
+
+
+def unstack_like(g, arrays, axis=0):
+    """The pieces of ``g`` that came from each array in ``np.stack(arrays, axis)``."""
+    return tuple(np.take(g, i, axis=axis) for i in range(len(arrays)))
+
+
+def solve_vjp_b(g, a, z):
+    return np.linalg.solve(np.transpose(a), g)
+
+
+def solve_vjp_a(g, a, z):
+    b_bar = np.linalg.solve(np.transpose(a), g)
+    return -np.outer(b_bar, z) if np.ndim(z) == 1 else -np.dot(b_bar, np.transpose(z))
+
+
+def cast_like(g, x):
+    """A cotangent cast back to the floating dtype of ``x``."""
+    return astype(g, _float_dtype(x).type) if isinstance(x, (np.ndarray, np.generic)) else float(g)

@@ -1,0 +1,394 @@
+"""Adjoint rules: how a primitive's output cotangent flows back to its inputs.
+
+Each rule is a plain Python function.  Its parameters are placeholders the
+vjp transform binds to names in the generated code:
+
+* ``z_bar`` — the cotangent of the result, ``z`` — the result itself;
+* the primitive's own parameters (``x``, ``y``, ``axis``, ``keepdims``...).
+
+It returns the contribution to each parameter named in ``wrt`` (a tuple when
+there are several), already reduced to that parameter's shape.  The body is
+inlined into the generated backward sweep, so it is written for a reader:
+``x_bar += z_bar * np.cos(x)`` comes from ``return z_bar * np.cos(x)``.
+"""
+import numpy as np
+
+from transformer import runtime as rt
+from transformer.rules import rule, unsupported, zero_derivative
+
+# ------------------------------------------------------------ no derivative
+zero_derivative(
+    "sign", "floor", "ceil", "rint", "trunc", "round", "isnan", "isinf", "isfinite",
+    "logical_not", "invert", "logical_and", "logical_or", "logical_xor",
+    "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
+    "floor_divide", "any", "all", "argmax", "argmin",
+    "shape", "ndim", "size", "len", "int", "bool",
+    "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "arange", "linspace", "eye",
+    "stop_gradient",
+    "rt.zeros_like", "rt.scalar_seed", "rt.stack",
+)
+
+
+# ------------------------------------------------------------------ unary
+@rule("adjoint", "negative", wrt=("x",))
+def negative(z_bar, z, x):
+    return -z_bar
+
+
+@rule("adjoint", "positive", "float", "copy", "asarray", "rt.copy", wrt=("x",))
+def identity(z_bar, z, x):
+    return z_bar
+
+
+@rule("adjoint", "sin", wrt=("x",))
+def sin(z_bar, z, x):
+    return z_bar * np.cos(x)
+
+
+@rule("adjoint", "cos", wrt=("x",))
+def cos(z_bar, z, x):
+    return -z_bar * np.sin(x)
+
+
+@rule("adjoint", "tan", wrt=("x",))
+def tan(z_bar, z, x):
+    return z_bar * (1.0 + z * z)
+
+
+@rule("adjoint", "arcsin", wrt=("x",))
+def arcsin(z_bar, z, x):
+    return z_bar / np.sqrt(1.0 - x * x)
+
+
+@rule("adjoint", "arccos", wrt=("x",))
+def arccos(z_bar, z, x):
+    return -z_bar / np.sqrt(1.0 - x * x)
+
+
+@rule("adjoint", "arctan", wrt=("x",))
+def arctan(z_bar, z, x):
+    return z_bar / (1.0 + x * x)
+
+
+@rule("adjoint", "sinh", wrt=("x",))
+def sinh(z_bar, z, x):
+    return z_bar * np.cosh(x)
+
+
+@rule("adjoint", "cosh", wrt=("x",))
+def cosh(z_bar, z, x):
+    return z_bar * np.sinh(x)
+
+
+@rule("adjoint", "tanh", wrt=("x",))
+def tanh(z_bar, z, x):
+    return z_bar * (1.0 - z * z)
+
+
+@rule("adjoint", "arcsinh", wrt=("x",))
+def arcsinh(z_bar, z, x):
+    return z_bar / np.sqrt(x * x + 1.0)
+
+
+@rule("adjoint", "arccosh", wrt=("x",))
+def arccosh(z_bar, z, x):
+    return z_bar / np.sqrt(x * x - 1.0)
+
+
+@rule("adjoint", "arctanh", wrt=("x",))
+def arctanh(z_bar, z, x):
+    return z_bar / (1.0 - x * x)
+
+
+@rule("adjoint", "exp", wrt=("x",))
+def exp(z_bar, z, x):
+    return z_bar * z
+
+
+@rule("adjoint", "expm1", wrt=("x",))
+def expm1(z_bar, z, x):
+    return z_bar * (z + 1.0)
+
+
+@rule("adjoint", "exp2", wrt=("x",))
+def exp2(z_bar, z, x):
+    return z_bar * z * 0.6931471805599453
+
+
+@rule("adjoint", "log", wrt=("x",))
+def log(z_bar, z, x):
+    return z_bar / x
+
+
+@rule("adjoint", "log1p", wrt=("x",))
+def log1p(z_bar, z, x):
+    return z_bar / (1.0 + x)
+
+
+@rule("adjoint", "log2", wrt=("x",))
+def log2(z_bar, z, x):
+    return z_bar / (x * 0.6931471805599453)
+
+
+@rule("adjoint", "log10", wrt=("x",))
+def log10(z_bar, z, x):
+    return z_bar / (x * 2.302585092994046)
+
+
+@rule("adjoint", "sqrt", wrt=("x",))
+def sqrt(z_bar, z, x):
+    return z_bar * 0.5 / z
+
+
+@rule("adjoint", "cbrt", wrt=("x",))
+def cbrt(z_bar, z, x):
+    return z_bar / (3.0 * z * z)
+
+
+@rule("adjoint", "square", wrt=("x",))
+def square(z_bar, z, x):
+    return z_bar * 2.0 * x
+
+
+@rule("adjoint", "reciprocal", wrt=("x",))
+def reciprocal(z_bar, z, x):
+    return -z_bar * z * z
+
+
+@rule("adjoint", "abs", "fabs", wrt=("x",))
+def abs_(z_bar, z, x):
+    return z_bar * np.sign(x)
+
+
+@rule("adjoint", "deg2rad", wrt=("x",))
+def deg2rad(z_bar, z, x):
+    return z_bar * 0.017453292519943295
+
+
+@rule("adjoint", "rad2deg", wrt=("x",))
+def rad2deg(z_bar, z, x):
+    return z_bar * 57.29577951308232
+
+
+# ----------------------------------------------------------------- binary
+@rule("adjoint", "add", wrt=("x", "y"))
+def add(z_bar, z, x, y):
+    return rt.unbroadcast(z_bar, x), rt.unbroadcast(z_bar, y)
+
+
+@rule("adjoint", "subtract", wrt=("x", "y"))
+def subtract(z_bar, z, x, y):
+    return rt.unbroadcast(z_bar, x), rt.unbroadcast(-z_bar, y)
+
+
+@rule("adjoint", "multiply", wrt=("x", "y"))
+def multiply(z_bar, z, x, y):
+    return rt.unbroadcast(z_bar * y, x), rt.unbroadcast(z_bar * x, y)
+
+
+@rule("adjoint", "divide", wrt=("x", "y"))
+def divide(z_bar, z, x, y):
+    return rt.unbroadcast(z_bar / y, x), rt.unbroadcast(-z_bar * z / y, y)
+
+
+@rule("adjoint", "power", wrt=("x", "y"))
+def power(z_bar, z, x, y):
+    return rt.unbroadcast(z_bar * y * x ** (y - 1), x), rt.unbroadcast(z_bar * z * np.log(x), y)
+
+
+@rule("adjoint", "mod", wrt=("x", "y"))
+def mod(z_bar, z, x, y):
+    return rt.unbroadcast(z_bar, x), rt.unbroadcast(-z_bar * np.floor(x / y), y)
+
+
+@rule("adjoint", "maximum", "fmax", wrt=("x", "y"))
+def maximum(z_bar, z, x, y):
+    # ties split the cotangent evenly, as JAX does
+    share = (x > y) + 0.5 * (x == y)
+    return rt.unbroadcast(z_bar * share, x), rt.unbroadcast(z_bar * (1.0 - share), y)
+
+
+@rule("adjoint", "minimum", "fmin", wrt=("x", "y"))
+def minimum(z_bar, z, x, y):
+    share = (x < y) + 0.5 * (x == y)
+    return rt.unbroadcast(z_bar * share, x), rt.unbroadcast(z_bar * (1.0 - share), y)
+
+
+@rule("adjoint", "arctan2", wrt=("x", "y"))
+def arctan2(z_bar, z, x, y):
+    # z = arctan(x / y) with np.arctan2(x, y): x is the ordinate
+    scale = z_bar / (x * x + y * y)
+    return rt.unbroadcast(scale * y, x), rt.unbroadcast(-scale * x, y)
+
+
+@rule("adjoint", "hypot", wrt=("x", "y"))
+def hypot(z_bar, z, x, y):
+    return rt.unbroadcast(z_bar * x / z, x), rt.unbroadcast(z_bar * y / z, y)
+
+
+@rule("adjoint", "logaddexp", wrt=("x", "y"))
+def logaddexp(z_bar, z, x, y):
+    return rt.unbroadcast(z_bar * np.exp(x - z), x), rt.unbroadcast(z_bar * np.exp(y - z), y)
+
+
+@rule("adjoint", "copysign", wrt=("x",))
+def copysign(z_bar, z, x, y):
+    return rt.unbroadcast(z_bar * np.sign(x) * np.copysign(1.0, y), x)
+
+
+@rule("adjoint", "where", wrt=("x", "y"))
+def where(z_bar, z, condition, x, y):
+    return rt.unbroadcast(np.where(condition, z_bar, 0.0), x), rt.unbroadcast(np.where(condition, 0.0, z_bar), y)
+
+
+@rule("adjoint", "clip", wrt=("x", "lo", "hi"))
+def clip(z_bar, z, x, lo, hi):
+    inside = (x >= lo) * (x <= hi)
+    return (rt.unbroadcast(z_bar * inside, x), rt.unbroadcast(z_bar * (x < lo), lo),
+            rt.unbroadcast(z_bar * (x > hi), hi))
+
+
+# ------------------------------------------------------------- reductions
+@rule("adjoint", "sum", wrt=("x",))
+def sum_(z_bar, z, x, axis=None, keepdims=False):
+    return rt.expand_to(z_bar, x, axis, keepdims)
+
+
+@rule("adjoint", "mean", wrt=("x",))
+def mean(z_bar, z, x, axis=None, keepdims=False):
+    return rt.expand_to(z_bar, x, axis, keepdims) * (np.size(z) / np.size(x))
+
+
+@rule("adjoint", "max", "min", wrt=("x",))
+def extremum(z_bar, z, x, axis=None, keepdims=False):
+    return rt.extremum_vjp(z_bar, x, z, axis, keepdims)
+
+
+@rule("adjoint", "prod", wrt=("x",))
+def prod(z_bar, z, x, axis=None, keepdims=False):
+    return rt.prod_vjp(z_bar, x, axis, keepdims)
+
+
+@rule("adjoint", "var", wrt=("x",))
+def var(z_bar, z, x, axis=None, keepdims=False, ddof=0):
+    centered = x - np.mean(x, axis=axis, keepdims=True)
+    count = np.size(x) / np.size(z) - ddof
+    return rt.expand_to(z_bar, x, axis, keepdims) * 2.0 * centered / count
+
+
+@rule("adjoint", "std", wrt=("x",))
+def std(z_bar, z, x, axis=None, keepdims=False, ddof=0):
+    centered = x - np.mean(x, axis=axis, keepdims=True)
+    count = np.size(x) / np.size(z) - ddof
+    return rt.expand_to(z_bar / z, x, axis, keepdims) * centered / count
+
+
+@rule("adjoint", "cumsum", wrt=("x",))
+def cumsum(z_bar, z, x, axis=None):
+    return rt.cumsum_vjp(z_bar, x, axis)
+
+
+@rule("adjoint", "cumprod", wrt=("x",))
+def cumprod(z_bar, z, x, axis=None):
+    return rt.cumprod_vjp(z_bar, x, z, axis)
+
+
+@rule("adjoint", "norm", wrt=("x",))
+def norm(z_bar, z, x, ord=None, axis=None, keepdims=False):
+    return rt.norm_vjp(z_bar, x, z, axis, keepdims)
+
+
+# ------------------------------------------------------------------ linalg
+@rule("adjoint", "dot", "matmul", "inner", wrt=("x", "y"))
+def dot(z_bar, z, x, y):
+    return rt.dot_vjp_x(z_bar, x, y), rt.dot_vjp_y(z_bar, x, y)
+
+
+@rule("adjoint", "outer", wrt=("x", "y"))
+def outer(z_bar, z, x, y):
+    return np.reshape(np.dot(z_bar, np.ravel(y)), np.shape(x)), np.reshape(np.dot(np.ravel(x), z_bar), np.shape(y))
+
+
+@rule("adjoint", "vdot", wrt=("x", "y"))
+def vdot(z_bar, z, x, y):
+    return z_bar * y, z_bar * x
+
+
+@rule("adjoint", "trace", wrt=("x",))
+def trace(z_bar, z, x):
+    return rt.trace_vjp(z_bar, x)
+
+
+@rule("adjoint", "inv", wrt=("x",))
+def inv(z_bar, z, x):
+    zt = np.transpose(z)
+    return -np.dot(np.dot(zt, z_bar), zt)
+
+
+@rule("adjoint", "det", wrt=("x",))
+def det(z_bar, z, x):
+    return z_bar * z * np.transpose(np.linalg.inv(x))
+
+
+@rule("adjoint", "solve", wrt=("a", "b"))
+def solve(z_bar, z, a, b):
+    return rt.solve_vjp_a(z_bar, a, z), rt.solve_vjp_b(z_bar, a, z)
+
+
+# ------------------------------------------------------------------- shape
+@rule("adjoint", "reshape", wrt=("x",))
+def reshape(z_bar, z, x, shape):
+    return np.reshape(z_bar, np.shape(x))
+
+
+@rule("adjoint", "ravel", "squeeze", "expand_dims", wrt=("x",))
+def reshape_back(z_bar, z, x, axis=None):
+    return np.reshape(z_bar, np.shape(x))
+
+
+@rule("adjoint", "transpose", wrt=("x",))
+def transpose(z_bar, z, x, axes=None):
+    return rt.transpose_vjp(z_bar, axes)
+
+
+@rule("adjoint", "swapaxes", wrt=("x",))
+def swapaxes(z_bar, z, x, axis1, axis2):
+    return np.swapaxes(z_bar, axis1, axis2)
+
+
+@rule("adjoint", "broadcast_to", wrt=("x",))
+def broadcast_to(z_bar, z, x, shape):
+    return rt.unbroadcast(z_bar, x)
+
+
+@rule("adjoint", "flip", wrt=("x",))
+def flip(z_bar, z, x, axis=None):
+    return np.flip(z_bar, axis)
+
+
+@rule("adjoint", "concatenate", wrt=("arrays",))
+def concatenate(z_bar, z, arrays, axis=0):
+    return rt.split_like(z_bar, arrays, axis)
+
+
+@rule("adjoint", "stack", wrt=("arrays",))
+def stack(z_bar, z, arrays, axis=0):
+    return rt.unstack_like(z_bar, arrays, axis)
+
+
+@rule("adjoint", "astype", wrt=("x",))
+def astype(z_bar, z, x, dtype):
+    return rt.cast_like(z_bar, x)
+
+
+@rule("adjoint", "full", wrt=("fill_value",))
+def full(z_bar, z, shape, fill_value, dtype=None):
+    return rt.unbroadcast(z_bar, fill_value)
+
+
+@rule("adjoint", "full_like", wrt=("fill_value",))
+def full_like(z_bar, z, x, fill_value, dtype=None):
+    return rt.unbroadcast(z_bar, fill_value)
+
+
+unsupported("adjoint", ["matmul_batched"], "not a primitive")

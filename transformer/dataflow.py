@@ -1,0 +1,249 @@
+"""Facts about core-form code that transforms need: who reads and writes
+what, where assignments sit, and dead-code removal.
+
+Everything here reads core form only (see ``core_form.py``), so it works on
+the output of any transform as well as on normalized user code.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from . import core_form as cf
+
+
+def atom_names(node) -> list[str]:
+    """Variable names inside an atom (a name, or a tuple of atoms)."""
+    if isinstance(node, cst.Name):
+        return [] if node.value in ("True", "False", "None") else [node.value]
+    if isinstance(node, cst.Tuple):
+        return [n for el in node.elements for n in atom_names(el.value)]
+    return []
+
+
+def index_names(subscript: cst.Subscript) -> list[str]:
+    names = []
+    for element in subscript.slice:
+        item = element.slice
+        if isinstance(item, cst.Index):
+            names += atom_names(item.value)
+        else:
+            for part in (item.lower, item.upper, item.step):
+                if part is not None:
+                    names += atom_names(part)
+    return names
+
+
+def operands(value) -> list:
+    """The positional operand atoms of a right-hand side, in primitive-parameter order."""
+    if isinstance(value, cst.BinaryOperation):
+        return [value.left, value.right]
+    if isinstance(value, cst.Comparison):
+        return [value.left, value.comparisons[0].comparator]
+    if isinstance(value, cst.UnaryOperation) and not cf.is_atom(value):
+        return [value.expression]
+    if isinstance(value, cst.Call):
+        return [a.value for a in value.args if a.keyword is None]
+    if isinstance(value, cst.Subscript):
+        return [value.value]
+    return [value]
+
+
+def keywords(value) -> dict:
+    if isinstance(value, cst.Call):
+        return {a.keyword.value: a.value for a in value.args if a.keyword is not None}
+    return {}
+
+
+def value_reads(value) -> list[str]:
+    names = []
+    for op in operands(value):
+        names += atom_names(op)
+    for kw in keywords(value).values():
+        names += atom_names(kw)
+    if isinstance(value, cst.Subscript):
+        names += index_names(value)
+    return names
+
+
+@dataclass
+class Assignment:
+    """One simple statement, seen by a transform."""
+    line: cst.SimpleStatementLine
+    small: cst.BaseSmallStatement
+    loop_depth: int
+    kind: str                      # "assign" | "setitem" | "return" | "other"
+    target: str | None = None      # the variable written (the array for setitem)
+    value: cst.BaseExpression | None = None
+
+
+def classify(line: cst.SimpleStatementLine, loop_depth: int = 0) -> Assignment:
+    small = line.body[0]
+    if isinstance(small, cst.Assign):
+        target = small.targets[0].target
+        if isinstance(target, cst.Name):
+            return Assignment(line, small, loop_depth, "assign", target.value, small.value)
+        if isinstance(target, cst.Subscript):
+            return Assignment(line, small, loop_depth, "setitem", target.value.value, small.value)
+    if isinstance(small, cst.Return):
+        return Assignment(line, small, loop_depth, "return", None, small.value)
+    return Assignment(line, small, loop_depth, "other")
+
+
+def reads(a: Assignment) -> list[str]:
+    if a.kind == "assign":
+        return value_reads(a.value)
+    if a.kind == "setitem":
+        target = a.small.targets[0].target
+        return atom_names(a.value) + index_names(target) + [a.target]
+    if a.kind == "return" and a.value is not None:
+        return atom_names(a.value)
+    return []
+
+
+def walk(stmts, loop_depth: int = 0):
+    """Every simple statement under ``stmts``, in program order."""
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield classify(stmt, loop_depth)
+        elif isinstance(stmt, cst.If):
+            yield from walk(stmt.body.body, loop_depth)
+            if stmt.orelse is not None:
+                yield from walk(stmt.orelse.body.body, loop_depth)
+        elif isinstance(stmt, (cst.For, cst.While)):
+            yield from walk(stmt.body.body, loop_depth + 1)
+
+
+def control_reads(stmts) -> set[str]:
+    """Names read by if/while conditions and loop bounds anywhere under ``stmts``."""
+    names: set[str] = set()
+    for stmt in stmts:
+        if isinstance(stmt, cst.If):
+            names.update(atom_names(stmt.test))
+            names |= control_reads(stmt.body.body)
+            if stmt.orelse is not None:
+                names |= control_reads(stmt.orelse.body.body)
+        elif isinstance(stmt, cst.While):
+            names.update(atom_names(stmt.test))
+            names |= control_reads(stmt.body.body)
+        elif isinstance(stmt, cst.For):
+            for arg in stmt.iter.args:
+                names.update(atom_names(arg.value))
+            names |= control_reads(stmt.body.body)
+    return names
+
+
+@dataclass
+class WriteCounts:
+    """How often each variable is written, and whether inside a loop."""
+    count: dict = field(default_factory=dict)
+    in_loop: set = field(default_factory=set)
+
+    def unstable(self, name: str) -> bool:
+        """Written more than once at run time (so an old value can be lost)."""
+        return self.count.get(name, 0) > 1 or name in self.in_loop
+
+
+def write_counts(func: cst.FunctionDef) -> WriteCounts:
+    counts = WriteCounts()
+    for p in func.params.params:
+        counts.count[p.name.value] = 1
+    _count_block(func.body.body, 0, counts)
+    return counts
+
+
+def _count_block(stmts, depth, counts):
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            a = classify(stmt)
+            if a.kind in ("assign", "setitem"):
+                counts.count[a.target] = counts.count.get(a.target, 0) + 1
+                if depth:
+                    counts.in_loop.add(a.target)
+        elif isinstance(stmt, cst.If):
+            _count_block(stmt.body.body, depth, counts)
+            if stmt.orelse is not None:
+                _count_block(stmt.orelse.body.body, depth, counts)
+        elif isinstance(stmt, cst.For):
+            name = stmt.target.value
+            counts.count[name] = counts.count.get(name, 0) + 1
+            counts.in_loop.add(name)
+            _count_block(stmt.body.body, depth + 1, counts)
+        elif isinstance(stmt, cst.While):
+            _count_block(stmt.body.body, depth + 1, counts)
+
+
+# ------------------------------------------------------------ dead code removal
+_EFFECTFUL_SPELLINGS = {"rt.push", "rt.pop"}
+
+
+def _is_effectful(value) -> bool:
+    return isinstance(value, cst.Call) and cst.Module([]).code_for_node(value.func) in _EFFECTFUL_SPELLINGS
+
+
+def remove_dead_code(func: cst.FunctionDef) -> cst.FunctionDef:
+    """Drop assignments whose values nothing needs, until none is left.
+
+    Roots: the returned atoms, control-flow conditions, and effects (writes
+    into arrays that are live, stack pushes and pops).
+    """
+    while True:
+        live = _live_names(func)
+        new_body, changed = _sweep(func.body.body, live)
+        func = func.with_changes(body=cf.block(new_body))
+        if not changed:
+            return func
+
+
+def _live_names(func) -> set[str]:
+    live = control_reads(func.body.body)
+    statements = list(walk(func.body.body))
+    for a in statements:
+        if a.kind == "return" or (a.kind == "assign" and _is_effectful(a.value)):
+            live.update(reads(a))
+    changed = True
+    while changed:
+        changed = False
+        for a in statements:
+            if a.kind in ("assign", "setitem") and a.target in live:
+                new = set(reads(a)) - live
+                if new:
+                    live |= new
+                    changed = True
+    return live
+
+
+def _sweep(stmts, live) -> tuple[list, bool]:
+    out, changed = [], False
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            a = classify(stmt)
+            if a.kind in ("assign", "setitem") and a.target not in live and not \
+                    (a.kind == "assign" and _is_effectful(a.value)):
+                changed = True
+                continue
+            out.append(stmt)
+        elif isinstance(stmt, cst.If):
+            body, c1 = _sweep(stmt.body.body, live)
+            orelse, c2 = _sweep(stmt.orelse.body.body, live) if stmt.orelse is not None else ([], False)
+            changed = changed or c1 or c2
+            if not _has_statements(body) and not _has_statements(orelse):
+                changed = True
+                continue
+            out.append(stmt.with_changes(body=cf.block(body),
+                                         orelse=cst.Else(cf.block(orelse)) if _has_statements(orelse) else None))
+        elif isinstance(stmt, (cst.For, cst.While)):
+            body, c1 = _sweep(stmt.body.body, live)
+            changed = changed or c1
+            if not _has_statements(body):
+                changed = True
+                continue
+            out.append(stmt.with_changes(body=cf.block(body)))
+        else:
+            out.append(stmt)
+    return out, changed
+
+
+def _has_statements(stmts) -> bool:
+    return any(not (isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Pass)) for s in stmts)

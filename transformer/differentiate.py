@@ -1,0 +1,94 @@
+"""Reverse-mode user API: ``grad``, ``value_and_grad`` and ``vjp`` (JAX meanings).
+
+The derivative itself is generated source (``transforms/vjp.py``); this
+module only checks arguments where Python values meet generated code.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .staging import Step
+from .transformed import Boundary, Transformed
+from .transforms import vjp as _vjp_transform  # noqa: F401  (registers the transforms)
+
+
+def _check_argnums(fn, argnums):
+    import inspect
+    n = len(inspect.signature(getattr(fn, "__transformer_fn__", fn)).parameters)
+    for i in (argnums if isinstance(argnums, tuple) else (argnums,)):
+        if not isinstance(i, int):
+            raise TypeError(f"argnums must be an int or a tuple of ints, got {i!r}")
+        if not -n <= i < n:
+            raise ValueError(f"argnums {i} is out of range: the function takes {n} arguments")
+
+
+def _normalized(argnums, n):
+    return tuple(i % n for i in argnums) if isinstance(argnums, tuple) else argnums % n
+
+
+class _DifferentiableArguments(Boundary):
+    """grad's check that the arguments it differentiates are floating point."""
+
+    def __init__(self, argnums):
+        self.argnums = argnums if isinstance(argnums, tuple) else (argnums,)
+
+    def before(self, args):
+        for i in self.argnums:
+            if i >= len(args):
+                raise TypeError(f"argnums {i} is out of range: called with {len(args)} arguments")
+            dtype = np.result_type(args[i]) if not isinstance(args[i], (tuple, list, dict)) else None
+            if dtype is not None and not np.issubdtype(dtype, np.inexact):
+                raise TypeError(f"grad requires real- or complex-valued inputs (input dtype that is a "
+                                f"sub-dtype of np.inexact), but argument {i} has dtype {dtype}; "
+                                f"pass floats, e.g. np.asarray(x, dtype=float)")
+        return args
+
+
+def _reverse(name, fn, argnums, has_aux):
+    _check_argnums(fn, argnums)
+    transformed = Transformed.of(fn)
+    n = len(transformed.signature.parameters)
+    argnums = _normalized(argnums, n)
+    return transformed.then(Step(name, (("argnums", argnums), ("has_aux", has_aux))),
+                            _DifferentiableArguments(argnums))
+
+
+def grad(fn=None, argnums=0, has_aux=False):
+    """The gradient of a scalar-valued ``fn`` with respect to argument(s) ``argnums``."""
+    if fn is None:
+        return functools.partial(grad, argnums=argnums, has_aux=has_aux)
+    return _reverse("grad", fn, argnums, has_aux)
+
+
+def value_and_grad(fn=None, argnums=0, has_aux=False):
+    """``fn``'s value and its gradient, from one generated function."""
+    if fn is None:
+        return functools.partial(value_and_grad, argnums=argnums, has_aux=has_aux)
+    return _reverse("value_and_grad", fn, argnums, has_aux)
+
+
+def vjp(fn, *primals, has_aux=False):
+    """``(out, vjp_fn)``: ``vjp_fn(out_bar)`` returns a cotangent per primal."""
+    transformed = Transformed.of(fn)
+    out = transformed(*primals)
+    aux = None
+    if has_aux:
+        out, aux = out
+    backward = transformed.then(Step("vjp", (("has_aux", has_aux),)))
+    out_structure = _shape_of(out)
+
+    def vjp_fn(out_bar):
+        given = _shape_of(out_bar)
+        if given != out_structure:
+            raise ValueError(f"vjp_fn expects a cotangent shaped like the output {out_structure}, got {given}")
+        return backward(*primals, out_bar)
+
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def _shape_of(value):
+    if isinstance(value, tuple):
+        return tuple(_shape_of(v) for v in value)
+    return np.shape(value)

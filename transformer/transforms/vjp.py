@@ -1,0 +1,622 @@
+"""Reverse mode: the source transform behind grad, value_and_grad and vjp.
+
+The generated function has two sweeps, in the order Tangent writes them:
+
+* the **forward sweep** is the user's code, plus the bookkeeping the backward
+  sweep needs: the number of times each loop ran, and — for variables that are
+  overwritten while the backward sweep still needs an old value — a push of
+  each new value onto that variable's stack (the tape);
+* the **backward sweep** walks the statements in reverse.  Each primitive's
+  rule (``templates/adjoints.py``) turns the cotangent of its result into
+  contributions to the cotangents of its operands, ``x_bar``.  ``if`` becomes
+  the same ``if`` on the recorded condition, loops run their iterations
+  backwards, and in-place writes put back the values they overwrote.
+
+Only values that depend on the differentiated inputs *and* reach the output
+get cotangents (activity analysis), only overwritten values that a rule reads
+are taped, and whatever the gradient does not need is removed at the end.
+"""
+from __future__ import annotations
+
+import copy
+
+import libcst as cst
+
+from .. import core_form as cf
+from .. import dataflow, naming, rules
+from ..core_form import CoreFunction
+from ..dataflow import Assignment, atom_names
+from ..errors import TransformError
+from ..exits import structure_exits
+from ..normalize import apply_template
+from . import register
+
+_GETITEM = "getitem"
+
+
+def _rule(prim_name: str):
+    table = rules.table("adjoint")
+    if prim_name in rules.ZERO_DERIVATIVE:
+        return None
+    template = table.get(prim_name)
+    if template is None:
+        reason = rules.UNSUPPORTED["adjoint"].get(prim_name, "it has no adjoint rule")
+        raise TransformError(f"cannot differentiate {prim_name}: {reason}")
+    return template
+
+
+def _wrt(template) -> tuple[str, ...]:
+    return template.rule_options.get("wrt", ())
+
+
+def _template_reads(template) -> set[str]:
+    """The parameters a rule's body reads (so their values must be available)."""
+    cached = getattr(template, "_reads", None)
+    if cached is None:
+        from ..source import load
+        finder = _NameFinder()
+        load(template).node.body.visit(finder)
+        cached = template._reads = finder.names
+    return cached
+
+
+class _NameFinder(cst.CSTVisitor):
+    def __init__(self):
+        self.names: set[str] = set()
+
+    def visit_Name(self, node):
+        self.names.add(node.value)
+
+
+def _primitive_params(value) -> dict:
+    """Parameter name -> atom for the primitive applied by ``value``."""
+    prim = cf.primitive_of(value)
+    bound = dict(zip(prim.params, dataflow.operands(value)))
+    if isinstance(value, cst.Subscript):
+        bound["index"] = value.slice
+    bound.update(dataflow.keywords(value))
+    return bound
+
+
+class _Analysis:
+    """Which values are active, which need taping, where cotangents start."""
+
+    def __init__(self, func: cst.FunctionDef, wrt: list[str], outputs: list[str]):
+        self.func = func
+        self.statements = list(dataflow.walk(func.body.body))
+        self.counts = dataflow.write_counts(func)
+        self.loop_indices = _loop_indices(func.body.body)
+        self.active = self._activity(set(wrt), set(outputs))
+        self.needed = self._needed()
+
+    def diff_operands(self, a: Assignment) -> list[tuple[str, str]]:
+        """(parameter, variable) pairs of operands derivatives flow into."""
+        if a.kind == "setitem":
+            return [("value", n) for n in atom_names(a.value)]
+        if a.kind != "assign":
+            return []
+        if cf.is_atom(a.value):
+            return [("value", n) for n in atom_names(a.value)]
+        prim = cf.primitive_of(a.value)
+        if prim.name == _GETITEM:
+            return [("x", n) for n in atom_names(a.value.value)]
+        template = _rule(prim.name)
+        if template is None:
+            return []
+        params = _primitive_params(a.value)
+        return [(p, n) for p in _wrt(template) if p in params for n in atom_names(params[p])]
+
+    def _activity(self, wrt: set, outputs: set) -> set:
+        varied = set(wrt)
+        changed = True
+        while changed:
+            changed = False
+            for a in self.statements:
+                if a.target and a.target not in varied and \
+                        any(n in varied for _, n in self.diff_operands(a)):
+                    varied.add(a.target)
+                    changed = True
+        useful = outputs & varied
+        changed = True
+        while changed:
+            changed = False
+            for a in self.statements:
+                if a.target in useful:
+                    for _, n in self.diff_operands(a):
+                        if n in varied and n not in useful:
+                            useful.add(n)
+                            changed = True
+        return useful
+
+    def is_active(self, a: Assignment) -> bool:
+        return a.target in self.active and any(n in self.active for _, n in self.diff_operands(a)) \
+            or (a.kind == "setitem" and a.target in self.active)
+
+    def _needed(self) -> set:
+        """Variables whose values the backward sweep reads."""
+        needed = dataflow.control_reads(self.func.body.body)
+        for a in self.statements:
+            if not self.is_active(a):
+                continue
+            if a.kind == "setitem":
+                needed.update(dataflow.index_names(a.small.targets[0].target))
+                needed.update(atom_names(a.value))   # unbroadcast reads v's shape
+                needed.add(a.target)
+                continue
+            if cf.is_atom(a.value):
+                continue
+            prim = cf.primitive_of(a.value)
+            params = _primitive_params(a.value)
+            if prim.name == _GETITEM:
+                needed.update(dataflow.index_names(a.value))
+                needed.update(atom_names(a.value.value))
+                continue
+            reads = _template_reads(_rule(prim.name))
+            if "z" in reads:
+                needed.add(a.target)
+            for pname, atom in params.items():
+                if pname in reads and pname != "index":
+                    needed.update(atom_names(atom))
+        for name in self.active:
+            needed.add(name)       # zeros_like(x) reads each active value's shape
+        return needed
+
+    def taped(self, name: str) -> bool:
+        return name in self.needed and self.counts.unstable(name) and name not in self.loop_indices
+
+
+def _loop_indices(stmts) -> set[str]:
+    names = set()
+    for stmt in stmts:
+        if isinstance(stmt, cst.For):
+            names.add(stmt.target.value)
+        for block in _child_blocks(stmt):
+            names |= _loop_indices(block)
+    return names
+
+
+def _child_blocks(stmt) -> list:
+    if isinstance(stmt, cst.If):
+        return [stmt.body.body] + ([stmt.orelse.body.body] if stmt.orelse is not None else [])
+    if isinstance(stmt, (cst.For, cst.While)):
+        return [stmt.body.body]
+    return []
+
+
+def _is_exit_break(stmt) -> bool:
+    """``if flag: break`` at the end of a loop body (left by ``structure_exits``)."""
+    return isinstance(stmt, cst.If) and stmt.orelse is None and len(stmt.body.body) == 1 and \
+        isinstance(stmt.body.body[0], cst.SimpleStatementLine) and isinstance(stmt.body.body[0].body[0], cst.Break)
+
+
+class _Reverse:
+    def __init__(self, core: CoreFunction, analysis: _Analysis):
+        self.core = core
+        self.scope = core.scope
+        self.a = analysis
+        self.stacks: dict[str, str] = {}          # variable -> its stack's name
+        self.loop_info: dict[int, dict] = {}      # id(loop) -> names recorded by the forward sweep
+        self.loops = {id(loop): loop for loop in _loops(analysis.func.body.body)}
+        self.homes = self._homes()
+
+    # ------------------------------------------------------------- helpers
+    def bar(self, name: str) -> str:
+        return naming.cotangent(name)
+
+    def stack(self, name: str) -> str:
+        if name not in self.stacks:
+            self.stacks[name] = self.scope.claim(f"{name}_stack")
+        return self.stacks[name]
+
+    def origin(self, stmt, label: str) -> str | None:
+        for line in reversed(getattr(stmt, "leading_lines", ())):
+            if line.comment is not None:
+                text = line.comment.value.lstrip("#").strip()
+                if cf.ORIGIN_COMMENT.search(text):
+                    return f"# {label}: {text}"
+        return None
+
+    def _homes(self) -> dict:
+        """For each active variable, the block (by path) where its cotangent starts at zero."""
+        sites: dict[str, list] = {}
+        for a, path in _paths(self.a.func.body.body):
+            if a.target in self.a.active:
+                sites.setdefault(a.target, []).append(path)
+            for _, n in self.a.diff_operands(a):
+                if n in self.a.active:
+                    sites.setdefault(n, []).append(path)
+        homes = {}
+        params = {p.name.value for p in self.a.func.params.params}
+        for name, paths in sites.items():
+            if name in params:
+                homes[name] = ()
+                continue
+            prefix = paths[0]
+            for path in paths[1:]:
+                n = 0
+                while n < min(len(prefix), len(path)) and prefix[n] == path[n]:
+                    n += 1
+                prefix = prefix[:n]
+            homes[name] = self._hoist_carried(name, prefix)
+        return homes
+
+    def _hoist_carried(self, name: str, path: tuple) -> tuple:
+        """A cotangent carried from one iteration to the next starts outside that loop."""
+        for depth, (stmt_id, _) in enumerate(path):
+            loop = self.loops.get(stmt_id)
+            if loop is not None and _carried(name, loop):
+                return path[:depth]
+        return path
+
+    def read(self, name: str) -> list:
+        """Statements that make ``name`` hold its forward-sweep value here."""
+        if self.a.taped(name):
+            return [cf.assign(name, cf.call("rt.top", [cst.Name(self.stack(name))]))]
+        return []
+
+    # ------------------------------------------------------------ forward
+    def forward(self, stmts, depth=0) -> list:
+        out = []
+        for stmt in stmts:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                a = dataflow.classify(stmt)
+                if a.kind == "setitem" and self.a.is_active(a) and a.target in self.a.needed:
+                    target = a.small.targets[0].target
+                    old = self.scope.temp()
+                    out.append(cf.assign(old, cst.Subscript(target.value, target.slice)))
+                    saved = self.scope.temp()
+                    out.append(cf.assign(saved, cf.call("rt.copy", [cst.Name(old)])))
+                    key = f"{a.target}_overwritten"
+                    out.append(cf.assign(self.stack(key), cf.call("rt.push", [cst.Name(self.stack(key)), cst.Name(saved)])))
+                out.append(stmt)
+                if a.kind == "assign" and self.a.taped(a.target):
+                    stack = self.stack(a.target)
+                    out.append(cf.assign(stack, cf.call("rt.push", [cst.Name(stack), cst.Name(a.target)])))
+            elif isinstance(stmt, cst.If):
+                orelse = stmt.orelse
+                out.append(stmt.with_changes(
+                    body=cf.block(self.forward(stmt.body.body, depth)),
+                    orelse=cst.Else(cf.block(self.forward(orelse.body.body, depth))) if orelse is not None else None))
+            elif isinstance(stmt, (cst.For, cst.While)):
+                out += self.forward_loop(stmt, depth)
+            else:
+                out.append(stmt)
+        return out
+
+    def forward_loop(self, loop, depth) -> list:
+        info: dict = {}
+        self.loop_info[id(loop)] = info
+        before, after = [], []
+        body = self.forward(loop.body.body, depth + 1)
+        has_break = bool(loop.body.body) and _is_exit_break(loop.body.body[-1])
+        if isinstance(loop, cst.For):
+            args = [arg.value for arg in loop.iter.args]
+            start, stop, step = (cf.literal(0), args[0], cf.literal(1)) if len(args) == 1 else \
+                (args[0], args[1], args[2] if len(args) == 3 else cf.literal(1))
+            index = loop.target.value
+            info.update(index=index)
+            recorded = {}
+            for role, atom in (("start", start), ("stop", stop), ("step", step)):
+                if isinstance(atom, cst.Name) and self.a.counts.unstable(atom.value):
+                    copy_name = self.scope.claim(f"{index}_{role}")
+                    before.append(cf.assign(copy_name, atom))
+                    atom = cst.Name(copy_name)
+                    recorded[role] = copy_name
+                info[role] = atom
+            counted = has_break or not (isinstance(step, cst.Integer) and step.value == "1")
+        else:
+            counted = True
+            recorded = {}
+        if counted:
+            trips = self.scope.claim(f"{info.get('index', 'while')}_trips")
+            info["trips"] = trips
+            before.append(cf.assign(trips, cf.literal(0)))
+            body = [cf.assign(trips, cst.BinaryOperation(cst.Name(trips), cst.Add(), cf.literal(1)))] + body
+            recorded["trips"] = trips
+        if depth > 0:          # the loop runs again: keep each run's bookkeeping on a stack
+            info["stacked"] = list(recorded.values())
+            for name in recorded.values():
+                stack = self.stack(name)
+                after.append(cf.assign(stack, cf.call("rt.push", [cst.Name(stack), cst.Name(name)])))
+        return before + [loop.with_changes(body=cf.block(body))] + after
+
+    # ----------------------------------------------------------- backward
+    def backward(self, stmts, path=()) -> list:
+        out = []
+        for name in sorted(n for n, home in self.homes.items() if home == path):
+            out.append(cf.assign(self.bar(name), cf.call("rt.zeros_like", [cst.Name(name)])))
+        for position, stmt in reversed(list(enumerate(stmts))):
+            if isinstance(stmt, cst.SimpleStatementLine):
+                out += self.backward_simple(dataflow.classify(stmt))
+            elif isinstance(stmt, cst.If):
+                if _is_exit_break(stmt):
+                    continue
+                test = stmt.test
+                pre = []
+                for name in atom_names(test):
+                    pre += self.read(name)
+                body = self.backward(stmt.body.body, path + ((id(stmt), 0),))
+                orelse = self.backward(stmt.orelse.body.body, path + ((id(stmt), 1),)) \
+                    if stmt.orelse is not None else []
+                if _has_code(body) or _has_code(orelse):
+                    out += pre + [cst.If(test=test, body=cf.block(body),
+                                         orelse=cst.Else(cf.block(orelse)) if _has_code(orelse) else None)]
+            elif isinstance(stmt, (cst.For, cst.While)):
+                out += self.backward_loop(stmt, path + ((id(stmt), 0),))
+        return out
+
+    def backward_loop(self, loop, path) -> list:
+        info = self.loop_info[id(loop)]
+        body = self.backward(loop.body.body, path)
+        out = []
+        for name in reversed(info.get("stacked", [])):
+            out.append(cf.assign(name, cf.call("rt.pop", [cst.Name(self.stack(name))])))
+        if not _has_code(body):
+            return out
+        if isinstance(loop, cst.While):
+            counter = self.scope.claim("iteration")
+            out.append(cst.For(target=cst.Name(counter), iter=cf.call("range", [cst.Name(info["trips"])]),
+                               body=cf.block(body)))
+            return out
+        start, stop, step = info["start"], info["stop"], info["step"]
+        index = info["index"]
+        if "trips" in info:
+            # last = start + (trips - 1) * step
+            t1, t2, last, end, neg = (self.scope.temp() for _ in range(5))
+            out += [cf.assign(t1, cst.BinaryOperation(cst.Name(info["trips"]), cst.Subtract(), cf.literal(1))),
+                    cf.assign(t2, cst.BinaryOperation(cst.Name(t1), cst.Multiply(), step)),
+                    cf.assign(last, cst.BinaryOperation(start, cst.Add(), cst.Name(t2))),
+                    cf.assign(end, cst.BinaryOperation(start, cst.Subtract(), step)),
+                    cf.assign(neg, cst.UnaryOperation(cst.Minus(), step))]
+            bounds = [cst.Name(last), cst.Name(end), cst.Name(neg)]
+        else:   # step 1, no break: range(start, stop) backwards is range(stop - 1, start - 1, -1)
+            first, end = self.scope.temp(), self.scope.temp()
+            out += [cf.assign(first, cst.BinaryOperation(stop, cst.Subtract(), cf.literal(1))),
+                    cf.assign(end, cst.BinaryOperation(start, cst.Subtract(), cf.literal(1)))]
+            bounds = [cst.Name(first), cst.Name(end), cf.literal(-1)]
+        out.append(cst.For(target=cst.Name(index), iter=cf.call("range", bounds), body=cf.block(body)))
+        return out
+
+    def backward_simple(self, a: Assignment) -> list:
+        if a.kind not in ("assign", "setitem"):
+            return []
+        active = self.a.is_active(a)
+        if a.kind == "setitem":
+            return self.backward_setitem(a) if active else []
+        out = []
+        result_atom = cst.Name(a.target)
+        if self.a.taped(a.target):
+            popped = a.target if a.target not in dataflow.value_reads(a.value) else self.scope.temp()
+            out.append(cf.assign(popped, cf.call("rt.pop", [cst.Name(self.stack(a.target))])))
+            result_atom = cst.Name(popped)
+        if not active:
+            return out
+        z_bar = self.bar(a.target)
+        comment = self.origin(a.line, "vjp of")
+        for name in set(dataflow.value_reads(a.value)):
+            if name != a.target or result_atom.value != a.target:
+                out += self.read(name)
+        contributions = self.contributions(a, result_atom, out)
+        if self.a.counts.unstable(a.target):
+            safe = []
+            for name, atom in contributions:
+                if isinstance(atom, cst.Name) and atom.value == z_bar:
+                    held = self.scope.temp()
+                    out.append(cf.assign(held, atom))
+                    atom = cst.Name(held)
+                safe.append((name, atom))
+            contributions = safe
+            out.append(cf.assign(z_bar, cf.call("rt.zeros_like", [cst.Name(z_bar)])))
+        for name, atom in contributions:
+            out += self.accumulate(name, atom)
+        if comment and out:
+            out[0] = cf.with_comment(out[0], comment)
+        return out
+
+    def contributions(self, a: Assignment, result_atom, out: list) -> list:
+        """(variable, contribution atom) pairs for the active operands of ``a``."""
+        z_bar = cst.Name(self.bar(a.target))
+        if cf.is_atom(a.value):
+            if isinstance(a.value, cst.Tuple):
+                raise TransformError("differentiating through a tuple-valued variable is not supported yet")
+            return [(n, z_bar) for n in atom_names(a.value) if n in self.a.active]
+        prim = cf.primitive_of(a.value)
+        if prim.name == _GETITEM:
+            return self.scatter(a.value, z_bar, out)
+        template = _rule(prim.name)
+        bound = {"z_bar": z_bar, "z": result_atom}
+        bound.update({k: v for k, v in _primitive_params(a.value).items()})
+        wanted = [(p, n) for p, n in self.a.diff_operands(a) if n in self.a.active]
+        if not wanted:
+            return []
+        statements, result = apply_template(self.core, template, bound)
+        out += statements
+        wrt = list(_wrt(template))
+        atoms = [el.value for el in result.elements] if isinstance(result, cst.Tuple) and len(wrt) > 1 else [result]
+        by_param = dict(zip(wrt, atoms))
+        return [(n, by_param[p]) for p, n in wanted]
+
+    def scatter(self, value: cst.Subscript, z_bar, out: list) -> list:
+        """``z = x[idx]``: add z_bar into x_bar[idx] in place."""
+        x = value.value.value
+        if x not in self.a.active:
+            return []
+        for name in dataflow.index_names(value):
+            out += self.read(name)
+        x_bar = cst.Name(self.bar(x))
+        part, total = self.scope.temp(), self.scope.temp()
+        out += [cf.assign(part, cst.Subscript(x_bar, value.slice)),
+                cf.assign(total, cst.BinaryOperation(cst.Name(part), cst.Add(), z_bar)),
+                cf.assign(cst.Subscript(x_bar, value.slice), cst.Name(total))]
+        return []
+
+    def accumulate(self, name: str, atom) -> list:
+        bar = self.bar(name)
+        return [cf.assign(bar, cst.BinaryOperation(cst.Name(bar), cst.Add(), atom))]
+
+    def backward_setitem(self, a: Assignment) -> list:
+        target = a.small.targets[0].target
+        out = []
+        for name in dataflow.index_names(target):
+            out += self.read(name)
+        if a.target in self.a.needed:
+            key = f"{a.target}_overwritten"
+            old = self.scope.temp()
+            out += [cf.assign(old, cf.call("rt.pop", [cst.Name(self.stack(key))])),
+                    cf.assign(cst.Subscript(target.value, target.slice), cst.Name(old))]
+        y_bar = cst.Name(self.bar(a.target))
+        part = self.scope.temp()
+        out.append(cf.assign(part, cst.Subscript(y_bar, target.slice)))
+        for name in atom_names(a.value):
+            if name in self.a.active:
+                out += self.read(name)
+                contribution = self.scope.temp()
+                out.append(cf.assign(contribution, cf.call("rt.unbroadcast", [cst.Name(part), cst.Name(name)])))
+                out += self.accumulate(name, cst.Name(contribution))
+        out.append(cf.assign(cst.Subscript(y_bar, target.slice), cf.literal(0.0)))
+        comment = self.origin(a.line, "vjp of")
+        if comment:
+            out[0] = cf.with_comment(out[0], comment)
+        return out
+
+
+def _paths(stmts, path=()):
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield dataflow.classify(stmt), path
+        else:
+            for branch, block in enumerate(_child_blocks(stmt)):
+                yield from _paths(block, path + ((id(stmt), branch),))
+
+
+def _loops(stmts):
+    for stmt in stmts:
+        if isinstance(stmt, (cst.For, cst.While)):
+            yield stmt
+        for block in _child_blocks(stmt):
+            yield from _loops(block)
+
+
+def _mentions(stmt, name: str) -> bool:
+    finder = _NameFinder()
+    stmt.visit(finder)
+    return name in finder.names
+
+
+def _carried(name: str, loop) -> bool:
+    """True unless the loop body surely assigns ``name`` before any read of it."""
+    for stmt in loop.body.body:
+        if not _mentions(stmt, name):
+            continue
+        if isinstance(stmt, cst.SimpleStatementLine):
+            a = dataflow.classify(stmt)
+            return not (a.kind == "assign" and a.target == name and name not in dataflow.value_reads(a.value))
+        return True
+    return True
+
+
+def _has_code(stmts) -> bool:
+    return any(not (isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Pass)) for s in stmts)
+
+
+# ------------------------------------------------------------------ transform
+def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -> CoreFunction:
+    """grad / value_and_grad / vjp of ``core`` (see the module docstring).
+
+    ``argnums`` as an int gives one gradient; as a tuple, a tuple of them.
+    """
+    single = not isinstance(argnums, tuple)
+    argnums = (argnums,) if single else argnums
+    core = CoreFunction(node=core.node, scope=copy.deepcopy(core.scope), sources=dict(core.sources),
+                        constants=dict(core.constants))
+    core = structure_exits(core)
+    func = core.node
+    params = [p.name.value for p in func.params.params]
+    for i in argnums:
+        if not -len(params) <= i < len(params):
+            raise ValueError(f"argnums {i} is out of range for {func.name.value}() with {len(params)} parameters")
+    wrt = [params[i] for i in argnums]
+    body = list(func.body.body)
+    last = body[-1] if body else None
+    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return)
+            and last.body[0].value is not None):
+        raise TransformError(f"{func.name.value}() returns nothing to differentiate")
+    returned = last.body[0].value
+    forward_stmts = body[:-1]
+    aux = None
+    if has_aux:
+        if not (isinstance(returned, cst.Tuple) and len(returned.elements) == 2):
+            raise TransformError(f"has_aux=True needs {func.name.value}() to return a pair (output, aux)")
+        returned, aux = returned.elements[0].value, returned.elements[1].value
+    outputs = [el.value for el in returned.elements] if isinstance(returned, cst.Tuple) else [returned]
+    if returns != "vjp" and len(outputs) != 1:
+        raise TypeError(f"grad requires a scalar output, but {func.name.value}() returns a tuple")
+    output_names = [n for atom in outputs for n in atom_names(atom)]
+    analysis = _Analysis(func.with_changes(body=cf.block(forward_stmts)), wrt if returns != "vjp" else params,
+                         output_names)
+    reverse = _Reverse(core, analysis)
+    forward = reverse.forward(forward_stmts)
+    seed_param = core.scope.claim("out_bar") if returns == "vjp" else None
+    seeds = []
+    for i, atom in enumerate(outputs):
+        if not (isinstance(atom, cst.Name) and atom.value in analysis.active):
+            continue
+        if seed_param is None:
+            seed = cf.call("rt.scalar_seed", [atom])
+        elif len(outputs) == 1:
+            seed = cst.Name(seed_param)
+        else:
+            seed = cst.Subscript(cst.Name(seed_param), [cst.SubscriptElement(cst.Index(cf.literal(i)))])
+        seeds.append((atom.value, seed))
+    backward = reverse.backward(forward_stmts)
+    # The seeds go right after the top-level zero initialisations.
+    n_init = sum(1 for name, home in reverse.homes.items() if home == ())
+    seed_stmts = []
+    for name, seed in seeds:
+        held = core.scope.temp()
+        seed_stmts += [cf.assign(held, seed), *reverse.accumulate(name, cst.Name(held))]
+    if seed_stmts:
+        seed_stmts[0] = cf.with_comment(seed_stmts[0], "# backward sweep: cotangents flow from the output to the inputs")
+    backward = backward[:n_init] + seed_stmts + backward[n_init:]
+    grads_of = wrt if returns != "vjp" else params
+    grad_atoms = []
+    for name in grads_of:
+        if name in analysis.active:
+            grad_atoms.append(cst.Name(reverse.bar(name)))
+        else:
+            zero = core.scope.claim(reverse.bar(name))
+            backward.append(cf.assign(zero, cf.call("rt.zeros_like", [cst.Name(name)])))
+            grad_atoms.append(cst.Name(zero))
+    grads = grad_atoms[0] if (returns != "vjp" and single) else cf.tuple_of(grad_atoms)
+    if returns == "grad":
+        result = cf.tuple_of([grads, aux]) if has_aux else grads
+    elif returns == "value_and_grad":
+        value = cf.tuple_of([returned, aux]) if has_aux else returned
+        result = cf.tuple_of([value, grads])
+    else:
+        result = grads
+    inits = [cf.assign(stack, cf.call("rt.stack")) for stack in reverse.stacks.values()]
+    if forward:
+        forward[0] = cf.with_comment(forward[0], "# forward sweep: the original computation, recording what the backward sweep needs")
+    new_body = inits + forward + backward + [cf.statement(cst.Return(result))]
+    new_params = list(func.params.params)
+    if seed_param:
+        new_params.append(cst.Param(cst.Name(seed_param)))
+    func = func.with_changes(params=func.params.with_changes(params=new_params), body=cf.block(new_body))
+    core.node = dataflow.remove_dead_code(func)
+    return core
+
+
+@register("grad")
+def grad_transform(core, argnums=0, has_aux=False):
+    return reverse_mode(core, argnums, has_aux, "grad")
+
+
+@register("value_and_grad")
+def value_and_grad_transform(core, argnums=0, has_aux=False):
+    return reverse_mode(core, argnums, has_aux, "value_and_grad")
+
+
+@register("vjp")
+def vjp_transform(core, has_aux=False):
+    return reverse_mode(core, (), has_aux, "vjp")
