@@ -223,3 +223,18 @@ def operator_name(spelling: str, arity: int) -> str:
         if prim.spelling == spelling and len(prim.params) == arity:
             return prim.name
     raise KeyError(spelling)
+
+# ------------------------------------------------------------ runtime helpers
+import inspect as _inspect  # noqa: E402  (used only to read the helpers' signatures)
+
+# Generated code calls these (transformer/runtime.py); they are primitives
+# too, so transforms of generated code (grad of grad, jvp of grad) have rules.
+for _name in ["zeros_like", "scalar_seed", "copy", "unbroadcast", "expand_to", "stack", "push", "pop",
+              "top", "dot_vjp_x", "dot_vjp_y", "extremum_vjp", "prod_vjp", "cumsum_vjp", "cumprod_vjp",
+              "norm_vjp", "transpose_vjp", "trace_vjp", "split_like", "unstack_like", "solve_vjp_a",
+              "solve_vjp_b", "cast_like"]:
+    _impl = getattr(runtime, _name)
+    _sig = _inspect.signature(_impl)
+    _params = tuple(p.name for p in _sig.parameters.values() if p.default is _inspect.Parameter.empty)
+    _keywords = tuple(p.name for p in _sig.parameters.values() if p.default is not _inspect.Parameter.empty)
+    register(f"rt.{_name}", f"rt.{_name}", _impl, SPECIAL, _params, keywords=_keywords)
