@@ -30,6 +30,7 @@ MODULE_PREAMBLE = (
 )
 _HASH_LINE = re.compile(r"^# sha256: ([0-9a-f]{64})$", re.M)
 _SOURCES_LINE = re.compile(r"^# sources: (.*)$", re.M)
+_FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
 _ARRAYS_LINE = re.compile(r"^# arrays sha256: ([0-9a-f]{64})$", re.M)
 
 
@@ -155,3 +156,15 @@ def user_location(generated_file: str, line: int) -> Location | None:
         if match:
             return Location(sources.get(match["file"], match["file"]), int(match["line"]))
     return None
+
+
+def user_location_in(message: str, generated_file: str) -> Location | None:
+    """The user line behind the last ``File "...", line N`` of ``message``
+    that names ``generated_file`` (tools print it relative to the working
+    directory, so paths are compared resolved)."""
+    target = os.path.realpath(generated_file)
+    location = None
+    for file, line in _FILE_LINE.findall(message):
+        if os.path.realpath(file) == target:
+            location = user_location(generated_file, int(line)) or location
+    return location

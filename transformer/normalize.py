@@ -32,7 +32,11 @@ def normalize(fn) -> CoreFunction:
     rename = {p: scope.claim(p) for p in params}
     norm = _Normalizer(uf, core, rename, stack=(uf.fn.__code__,))
     body = norm.block(uf.node.body.body, top_level=True)
-    new_params = [p.with_changes(name=cst.Name(rename[p.name.value]), default=None, equal=cst.MaybeSentinel.DEFAULT)
+    # defaults are applied by the caller's Python wrapper; commas are left to
+    # libcst so that a transform may drop a parameter (a static argument)
+    new_params = [p.with_changes(name=cst.Name(rename[p.name.value]), default=None,
+                                 equal=cst.MaybeSentinel.DEFAULT, comma=cst.MaybeSentinel.DEFAULT,
+                                 annotation=None)
                   for p in uf.node.params.params]
     core.node = cst.FunctionDef(name=cst.Name(uf.name), params=cst.Parameters(params=new_params),
                                 body=cf.block(body))
