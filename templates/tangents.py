@@ -1,0 +1,474 @@
+"""Tangent rules: how forward mode (``jvp``) differentiates each primitive.
+
+A rule is a plain Python function that returns the tangent of the result.
+Its parameters name what it needs, and the jvp transform binds them:
+
+* a primitive parameter (``x``, ``y``, ``condition``, ``shape``...) or
+  keyword (``axis``, ``keepdims``...) -> the operand the call was given
+  (a missing keyword gets the rule's default);
+* ``z`` -> the result of the call;
+* ``x_dot`` -> the tangent of operand ``x``.  Every rule is linear in its
+  tangents.  When an operand carries no tangent, its ``_dot`` is zero and the
+  transform folds it away: a product, a quotient's numerator, or a linear
+  call of a zero is zero, a sum drops it, and ``np.where`` /
+  ``np.linspace`` get a literal ``0.0``.  Write rules so this holds.
+
+Prefer ``z`` to recomputing the primitive (``exp``: ``z * x_dot``).
+
+Three kinds of entry besides ordinary rules:
+
+* ``nondifferentiable=True``: integer-valued or piecewise-constant results;
+  they never carry a tangent.
+* ``by_transform=True``: getitem and setitem, whose index is not an atom a
+  template could take; the transform writes ``z_dot = x_dot[index]`` and
+  ``y_dot[index] = v_dot`` itself.
+* ``rules.unsupported(...)``: a clear refusal with the reason.
+"""
+import numpy as np
+
+from transformer import runtime as rt
+from transformer.rules import rule, unsupported
+
+# ------------------------------------------------------------------ unary math
+
+
+@rule("tangent", "sin")
+def sin_tangent(x, x_dot):
+    return np.cos(x) * x_dot
+
+
+@rule("tangent", "cos")
+def cos_tangent(x, x_dot):
+    return -np.sin(x) * x_dot
+
+
+@rule("tangent", "tan")
+def tan_tangent(z, x_dot):
+    return (1.0 + z * z) * x_dot
+
+
+@rule("tangent", "arcsin")
+def arcsin_tangent(x, x_dot):
+    return x_dot / np.sqrt(1.0 - x * x)
+
+
+@rule("tangent", "arccos")
+def arccos_tangent(x, x_dot):
+    return -x_dot / np.sqrt(1.0 - x * x)
+
+
+@rule("tangent", "arctan")
+def arctan_tangent(x, x_dot):
+    return x_dot / (1.0 + x * x)
+
+
+@rule("tangent", "sinh")
+def sinh_tangent(x, x_dot):
+    return np.cosh(x) * x_dot
+
+
+@rule("tangent", "cosh")
+def cosh_tangent(x, x_dot):
+    return np.sinh(x) * x_dot
+
+
+@rule("tangent", "tanh")
+def tanh_tangent(z, x_dot):
+    return (1.0 - z * z) * x_dot
+
+
+@rule("tangent", "arcsinh")
+def arcsinh_tangent(x, x_dot):
+    return x_dot / np.sqrt(x * x + 1.0)
+
+
+@rule("tangent", "arccosh")
+def arccosh_tangent(x, x_dot):
+    return x_dot / np.sqrt(x * x - 1.0)
+
+
+@rule("tangent", "arctanh")
+def arctanh_tangent(x, x_dot):
+    return x_dot / (1.0 - x * x)
+
+
+@rule("tangent", "exp")
+def exp_tangent(z, x_dot):
+    return z * x_dot
+
+
+@rule("tangent", "expm1")
+def expm1_tangent(z, x_dot):
+    return (z + 1.0) * x_dot
+
+
+@rule("tangent", "exp2")
+def exp2_tangent(z, x_dot):
+    return z * 0.6931471805599453 * x_dot          # ln 2
+
+
+@rule("tangent", "log")
+def log_tangent(x, x_dot):
+    return x_dot / x
+
+
+@rule("tangent", "log1p")
+def log1p_tangent(x, x_dot):
+    return x_dot / (1.0 + x)
+
+
+@rule("tangent", "log2")
+def log2_tangent(x, x_dot):
+    return x_dot / (x * 0.6931471805599453)        # ln 2
+
+
+@rule("tangent", "log10")
+def log10_tangent(x, x_dot):
+    return x_dot / (x * 2.302585092994046)         # ln 10
+
+
+@rule("tangent", "sqrt")
+def sqrt_tangent(z, x_dot):
+    return x_dot / (2.0 * z)
+
+
+@rule("tangent", "cbrt")
+def cbrt_tangent(z, x_dot):
+    return x_dot / (3.0 * z * z)
+
+
+@rule("tangent", "square")
+def square_tangent(x, x_dot):
+    return 2.0 * x * x_dot
+
+
+@rule("tangent", "reciprocal")
+def reciprocal_tangent(z, x_dot):
+    return -(z * z) * x_dot
+
+
+@rule("tangent", "abs", "fabs")
+def abs_tangent(x, x_dot):
+    return np.sign(x) * x_dot
+
+
+@rule("tangent", "deg2rad")
+def deg2rad_tangent(x_dot):
+    return 0.017453292519943295 * x_dot            # pi / 180
+
+
+@rule("tangent", "rad2deg")
+def rad2deg_tangent(x_dot):
+    return 57.29577951308232 * x_dot               # 180 / pi
+
+
+@rule("tangent", "negative")
+def negative_tangent(x_dot):
+    return -x_dot
+
+
+@rule("tangent", "positive", "copy")
+def identity_tangent(x_dot):
+    return x_dot
+
+
+@rule("tangent", "sign", "floor", "ceil", "rint", "trunc", "round", "isnan", "isinf", "isfinite",
+      "logical_not", "invert", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
+      "logical_and", "logical_or", "logical_xor", "floor_divide", "any", "all", "argmax", "argmin",
+      "shape", "ndim", "size", "len", "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like",
+      "arange", "eye", "int", "bool", "stop_gradient", nondifferentiable=True)
+def no_tangent():
+    """Integer-valued, boolean or piecewise constant (or, for stop_gradient,
+    declared constant): the derivative is zero, so the result never carries a tangent."""
+
+
+# ----------------------------------------------------------- binary arithmetic
+
+
+@rule("tangent", "add")
+def add_tangent(x_dot, y_dot):
+    return x_dot + y_dot
+
+
+@rule("tangent", "subtract")
+def subtract_tangent(x_dot, y_dot):
+    return x_dot - y_dot
+
+
+@rule("tangent", "multiply")
+def multiply_tangent(x, y, x_dot, y_dot):
+    return x_dot * y + x * y_dot
+
+
+@rule("tangent", "divide")
+def divide_tangent(y, z, x_dot, y_dot):
+    return x_dot / y - z * y_dot / y
+
+
+@rule("tangent", "mod")
+def mod_tangent(x, y, x_dot, y_dot):
+    # x % y == x - y * floor(x / y), and floor is piecewise constant
+    return x_dot - np.floor_divide(x, y) * y_dot
+
+
+@rule("tangent", "power")
+def power_tangent(x, y, z, x_dot, y_dot):
+    # y * x ** (y - 1) is written without dividing by x, so x == 0 is fine
+    return y * x ** (y - 1) * x_dot + z * np.log(x) * y_dot
+
+
+@rule("tangent", "maximum", "fmax")
+def maximum_tangent(x, y, x_dot, y_dot):
+    # ties go to x, like the subgradient a max-loop picks
+    return x_dot * (x >= y) + y_dot * (x < y)
+
+
+@rule("tangent", "minimum", "fmin")
+def minimum_tangent(x, y, x_dot, y_dot):
+    return x_dot * (x <= y) + y_dot * (x > y)
+
+
+@rule("tangent", "arctan2")
+def arctan2_tangent(x, y, x_dot, y_dot):
+    # np.arctan2(x, y) is the angle of the point (y, x)
+    return (y * x_dot - x * y_dot) / (x * x + y * y)
+
+
+@rule("tangent", "hypot")
+def hypot_tangent(x, y, z, x_dot, y_dot):
+    return (x * x_dot + y * y_dot) / z
+
+
+@rule("tangent", "logaddexp")
+def logaddexp_tangent(x, y, z, x_dot, y_dot):
+    return x_dot * np.exp(x - z) + y_dot * np.exp(y - z)
+
+
+@rule("tangent", "copysign")
+def copysign_tangent(x, z, x_dot):
+    return np.sign(x) * np.sign(z) * x_dot
+
+
+@rule("tangent", "where")
+def where_tangent(condition, x_dot, y_dot):
+    return np.where(condition, x_dot, y_dot)
+
+
+@rule("tangent", "clip")
+def clip_tangent(x, lo, hi, x_dot, lo_dot, hi_dot):
+    inside = (x >= lo) * (x <= hi)
+    return x_dot * inside + lo_dot * (x < lo) + hi_dot * (x > hi)
+
+
+# ------------------------------------------------------------------ reductions
+
+
+@rule("tangent", "sum")
+def sum_tangent(x_dot, axis=None, keepdims=False):
+    return np.sum(x_dot, axis=axis, keepdims=keepdims)
+
+
+@rule("tangent", "mean")
+def mean_tangent(x_dot, axis=None, keepdims=False):
+    return np.mean(x_dot, axis=axis, keepdims=keepdims)
+
+
+@rule("tangent", "cumsum")
+def cumsum_tangent(x_dot, axis=None):
+    return np.cumsum(x_dot, axis=axis)
+
+
+@rule("tangent", "max", whole_array="extremum_tangent")
+def max_tangent(x, x_dot, axis=None, keepdims=False):
+    # the tangent at the largest entries, averaged over ties (as JAX does)
+    at_peak = x == np.max(x, axis=axis, keepdims=True)
+    count = np.sum(at_peak, axis=axis, keepdims=keepdims)
+    return np.sum(x_dot * at_peak, axis=axis, keepdims=keepdims) / count
+
+
+@rule("tangent", "min", whole_array="extremum_tangent")
+def min_tangent(x, x_dot, axis=None, keepdims=False):
+    at_peak = x == np.min(x, axis=axis, keepdims=True)
+    count = np.sum(at_peak, axis=axis, keepdims=keepdims)
+    return np.sum(x_dot * at_peak, axis=axis, keepdims=keepdims) / count
+
+
+def extremum_tangent(x, z, x_dot):
+    """``max``/``min`` of a whole array (no ``axis``): compare with the scalar ``z``."""
+    at_peak = x == z
+    return np.sum(x_dot * at_peak) / np.sum(at_peak)
+
+
+@rule("tangent", "var")
+def var_tangent(x, x_dot, axis=None, keepdims=False, ddof=0):
+    centered = x - np.mean(x, axis=axis, keepdims=True)
+    count = np.size(x) / np.size(np.sum(centered, axis=axis))
+    return 2.0 * np.sum(centered * x_dot, axis=axis, keepdims=keepdims) / (count - ddof)
+
+
+@rule("tangent", "std")
+def std_tangent(x, z, x_dot, axis=None, keepdims=False, ddof=0):
+    centered = x - np.mean(x, axis=axis, keepdims=True)
+    count = np.size(x) / np.size(np.sum(centered, axis=axis))
+    return np.sum(centered * x_dot, axis=axis, keepdims=keepdims) / ((count - ddof) * z)
+
+
+@rule("tangent", "norm")
+def norm_tangent(x, z, x_dot, axis=None, keepdims=False):
+    # the 2-norm (ord=None); the transform refuses other orders
+    return np.sum(x * x_dot, axis=axis, keepdims=keepdims) / z
+
+
+unsupported("tangent", ["prod", "cumprod"],
+            "the tangent of a product needs care where an entry is zero; write the product as a loop "
+            "of multiplications")
+
+
+# ---------------------------------------------------------------------- linalg
+
+
+@rule("tangent", "matmul")
+def matmul_tangent(x, y, x_dot, y_dot):
+    return x_dot @ y + x @ y_dot
+
+
+@rule("tangent", "dot")
+def dot_tangent(x, y, x_dot, y_dot):
+    return np.dot(x_dot, y) + np.dot(x, y_dot)
+
+
+@rule("tangent", "outer")
+def outer_tangent(x, y, x_dot, y_dot):
+    return np.outer(x_dot, y) + np.outer(x, y_dot)
+
+
+@rule("tangent", "inner")
+def inner_tangent(x, y, x_dot, y_dot):
+    return np.inner(x_dot, y) + np.inner(x, y_dot)
+
+
+@rule("tangent", "vdot")
+def vdot_tangent(x, y, x_dot, y_dot):
+    return np.vdot(x_dot, y) + np.vdot(x, y_dot)
+
+
+@rule("tangent", "trace")
+def trace_tangent(x_dot):
+    return np.trace(x_dot)
+
+
+@rule("tangent", "inv")
+def inv_tangent(z, x_dot):
+    return -(z @ x_dot @ z)
+
+
+@rule("tangent", "solve")
+def solve_tangent(a, z, a_dot, b_dot):
+    # a z = b  =>  a z_dot = b_dot - a_dot z
+    return np.linalg.solve(a, b_dot) - np.linalg.solve(a, a_dot @ z)
+
+
+@rule("tangent", "det")
+def det_tangent(x, z, x_dot):
+    return z * np.trace(np.linalg.solve(x, x_dot))
+
+
+# ------------------------------------------------- shapes: linear, so the same op
+
+
+@rule("tangent", "reshape")
+def reshape_tangent(x_dot, shape):
+    return np.reshape(x_dot, shape)
+
+
+@rule("tangent", "transpose")
+def transpose_tangent(x_dot, axes=None):
+    return np.transpose(x_dot, axes=axes)
+
+
+@rule("tangent", "swapaxes")
+def swapaxes_tangent(x_dot, axis1, axis2):
+    return np.swapaxes(x_dot, axis1, axis2)
+
+
+@rule("tangent", "expand_dims")
+def expand_dims_tangent(x_dot, axis):
+    return np.expand_dims(x_dot, axis)
+
+
+@rule("tangent", "squeeze")
+def squeeze_tangent(x_dot, axis=None):
+    return np.squeeze(x_dot, axis=axis)
+
+
+@rule("tangent", "ravel")
+def ravel_tangent(x_dot):
+    return np.ravel(x_dot)
+
+
+@rule("tangent", "broadcast_to")
+def broadcast_to_tangent(x_dot, shape):
+    return np.broadcast_to(x_dot, shape)
+
+
+@rule("tangent", "flip")
+def flip_tangent(x_dot, axis=None):
+    return np.flip(x_dot, axis=axis)
+
+
+@rule("tangent", "concatenate")
+def concatenate_tangent(arrays_dot, axis=0):
+    return np.concatenate(arrays_dot, axis=axis)
+
+
+@rule("tangent", "stack")
+def stack_tangent(arrays_dot, axis=0):
+    return np.stack(arrays_dot, axis=axis)
+
+
+@rule("tangent", "hstack")
+def hstack_tangent(arrays_dot):
+    return np.hstack(arrays_dot)
+
+
+@rule("tangent", "vstack")
+def vstack_tangent(arrays_dot):
+    return np.vstack(arrays_dot)
+
+
+@rule("tangent", "asarray")
+def asarray_tangent(x_dot, dtype=None):
+    return np.asarray(x_dot, dtype=dtype)
+
+
+@rule("tangent", "astype")
+def astype_tangent(x_dot, dtype):
+    return rt.astype(x_dot, dtype)
+
+
+@rule("tangent", "float")
+def float_tangent(x_dot):
+    return float(x_dot)
+
+
+# -------------------------------------------------------------------- creation
+
+
+@rule("tangent", "full", "full_like")
+def full_tangent(z, fill_value_dot):
+    return np.full_like(z, fill_value_dot)
+
+
+@rule("tangent", "linspace")
+def linspace_tangent(num, start_dot, stop_dot):
+    return np.linspace(start_dot, stop_dot, num)
+
+
+# -------------------------------------------------------------------- indexing
+
+
+@rule("tangent", "getitem", "setitem", by_transform=True)
+def index_tangent():
+    """``z = x[index]`` gets ``z_dot = x_dot[index]``; ``y[index] = v`` gets
+    ``y_dot[index] = v_dot``.  The index is not an atom, so the transform
+    writes these statements itself."""

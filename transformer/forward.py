@@ -1,0 +1,121 @@
+"""Forward-mode user API: ``jvp`` and ``jacfwd`` (JAX meanings).
+
+The derivative is generated source (``transforms/jvp.py``): ``jvp_f(x, y,
+x_dot, y_dot) -> (out, out_dot)``.  This module checks the arguments where
+Python values meet generated code, and decides from them which parameters
+carry tangents (floating-point ones; an integer argument's tangent is
+ignored) and how many dimensions each has (which keeps zero tangents plain).
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .staging import Step
+from .transformed import Transformed
+from .transforms import jvp as _jvp_transform  # noqa: F401  (registers the transform)
+
+
+def jvp(fn, primals, tangents):
+    """``(fn(*primals), d/dt fn(primals + t * tangents) at t = 0)``."""
+    primals, tangents = _check_pairs(fn, primals, tangents)
+    active = tuple(i for i, p in enumerate(primals) if _is_float(p))
+    forward = _forward(fn, active, tuple(np.ndim(p) for p in primals))
+    return forward(*primals, *tangents)
+
+
+def jacfwd(fn, argnums=0):
+    """A function computing the Jacobian of ``fn`` by forward mode.
+
+    The Jacobian of an output of shape ``S`` with respect to an argument of
+    shape ``A`` has shape ``S + A``; for a tuple ``argnums`` the result is a
+    tuple of those.  Columns come one jvp call each, a basis tangent at a time.
+    """
+    several = isinstance(argnums, tuple)
+    wanted = argnums if several else (argnums,)
+
+    @functools.wraps(fn)
+    def jacobian(*args):
+        n = len(args)
+        positions = []
+        for i in wanted:
+            if not isinstance(i, int) or not -n <= i < n:
+                raise ValueError(f"argnums {i!r} is out of range for {n} arguments")
+            if not _is_float(args[i]):
+                raise TypeError(f"jacfwd requires real-valued inputs, but argument {i % n} has dtype "
+                                f"{np.result_type(args[i])}; pass floats, e.g. np.asarray(x, dtype=float)")
+            positions.append(i % n)
+        args, _ = _check_pairs(fn, tuple(args), tuple(_zeros(a) for a in args))
+        forward = _forward(fn, tuple(sorted(set(positions))), tuple(np.ndim(a) for a in args))
+        jacobians = tuple(_jacobian(forward, args, i) for i in positions)
+        return jacobians if several else jacobians[0]
+
+    return jacobian
+
+
+@functools.lru_cache(maxsize=256)
+def _forward(fn, active: tuple, ndims: tuple) -> Transformed:
+    # one Transformed per (function, active set, ranks), so its build is reused across calls
+    return Transformed.of(fn).then(Step("jvp", (("active", active), ("ndims", ndims))))
+
+
+def _jacobian(forward, args, i):
+    x = args[i]
+    tangents = [_zeros(a) for a in args]
+    columns = []
+    out = None
+    for k in range(int(np.size(x))):
+        basis = np.zeros(np.size(x))
+        basis[k] = 1.0
+        tangents[i] = basis.reshape(np.shape(x)) if np.ndim(x) else 1.0
+        out, column = forward(*args, *tangents)
+        columns.append(column)
+    if isinstance(out, tuple):
+        return tuple(_assemble([c[j] for c in columns], o, x) for j, o in enumerate(out))
+    return _assemble(columns, out, x)
+
+
+def _assemble(columns, out, x):
+    """Columns d out / d x[k] (one per element k of x) -> an array of shape out.shape + x.shape."""
+    stacked = np.stack([np.asarray(c, dtype=np.float64) for c in columns], axis=-1)
+    return stacked.reshape(np.shape(out) + np.shape(x))
+
+
+def _check_pairs(fn, primals, tangents):
+    for what, value in (("primals", primals), ("tangents", tangents)):
+        if not isinstance(value, (tuple, list)):
+            raise TypeError(f"jvp {what} must be a tuple (one entry per argument), got {type(value).__name__}")
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp got {len(primals)} primals but {len(tangents)} tangents; pass one tangent per "
+                         f"primal (any value for an integer argument)")
+    n = len(Transformed.of(fn).signature.parameters)
+    if len(primals) != n:
+        raise TypeError(f"jvp of a function of {n} arguments got {len(primals)} primals")
+    checked = []
+    for i, (p, t) in enumerate(zip(primals, tangents)):
+        if isinstance(p, (tuple, list, dict)):
+            raise TypeError(f"argument {i} is a {type(p).__name__}: jvp takes arrays and numbers "
+                            f"(pytree arguments are not supported yet)")
+        if not _is_float(p):
+            checked.append(0.0)          # an integer argument: its tangent is ignored
+            continue
+        if t is None or not np.issubdtype(np.result_type(t), np.number):
+            raise TypeError(f"the tangent for argument {i} must be a number or array, got {type(t).__name__}")
+        if np.shape(t) != np.shape(p):
+            raise ValueError(f"the tangent for argument {i} has shape {np.shape(t)}, but the primal has shape "
+                             f"{np.shape(p)}; a tangent must have its primal's shape")
+        dtype = np.result_type(p)
+        checked.append(np.asarray(t, dtype=dtype) if np.ndim(p) else dtype.type(t) if isinstance(p, np.generic)
+                       else float(t))
+    return tuple(primals), tuple(checked)
+
+
+def _is_float(value) -> bool:
+    if isinstance(value, (tuple, list, dict)):
+        return False
+    return np.issubdtype(np.result_type(value), np.inexact)
+
+
+def _zeros(value):
+    return np.zeros(np.shape(value)) if np.ndim(value) else 0.0

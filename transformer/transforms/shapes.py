@@ -1,0 +1,258 @@
+"""What a transform can know about shapes without running the code.
+
+Each variable gets a *shape token* ``(ndim, same)``.  ``ndim`` is an int, or
+``"array"`` (at least one dimension, how many unknown), ``"shape"`` (the
+tuple ``np.shape`` returns) or None (unknown).  ``same`` names a shape class:
+two values with the same non-None ``same`` have equal shapes (``x`` and
+``np.sin(x) + 1.0`` do).  Forward mode uses tokens to write a zero tangent as
+plain ``0.0`` or ``np.zeros_like(x)``, and to skip widening a tangent that
+already has its result's shape.  Tokens are joined over every assignment to
+a variable, so a variable whose shape changes (``x = x[1:]`` in a loop) is
+known only as well as all its assignments agree.
+
+The module also holds the small readers of core form the jvp transform uses.
+"""
+from __future__ import annotations
+
+import libcst as cst
+import numpy as np
+
+from .. import core_form as cf
+from .. import primitives
+
+SCALAR = (0, "()")
+UNKNOWN = (None, None)
+
+
+def atom_names(node) -> set[str]:
+    """The variable names an atom (or any core-form expression) reads."""
+    finder = _NameFinder()
+    node.visit(finder)
+    return finder.names
+
+
+class _NameFinder(cst.CSTVisitor):
+    def __init__(self):
+        self.names: set[str] = set()
+
+    def visit_Attribute(self, node):
+        return False                     # np.pi, np.float64
+
+    def visit_Arg(self, node):
+        node.value.visit(self)
+        return False                     # not the keyword's name
+
+    def visit_Name(self, node):
+        if node.value not in ("True", "False", "None"):
+            self.names.add(node.value)
+
+
+def operands(value: cst.BaseExpression) -> tuple[dict, dict]:
+    """(parameter -> atom, keyword -> atom) of a primitive application."""
+    prim = cf.primitive_of(value)
+    if isinstance(value, (cst.BinaryOperation,)):
+        return {"x": value.left, "y": value.right}, {}
+    if isinstance(value, cst.Comparison):
+        return {"x": value.left, "y": value.comparisons[0].comparator}, {}
+    if isinstance(value, cst.UnaryOperation):
+        return {"x": value.expression}, {}
+    if isinstance(value, cst.Subscript):
+        return {"x": value.value}, {}
+    positional = [a.value for a in value.args if a.keyword is None]
+    keywords = {a.keyword.value: a.value for a in value.args if a.keyword is not None}
+    bound = dict(zip(prim.params, positional))
+    bound.update({k: v for k, v in keywords.items() if k in prim.params})
+    return bound, {k: v for k, v in keywords.items() if k not in prim.params}
+
+
+def walk(stmts):
+    """Every simple statement, however deeply nested."""
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield stmt
+        else:
+            yield from walk(stmt.body.body)
+            if getattr(stmt, "orelse", None) is not None:
+                yield from walk(stmt.orelse.body.body)
+
+
+def assignments(stmts):
+    for stmt in walk(stmts):
+        small = stmt.body[0]
+        if isinstance(small, cst.Assign):
+            yield small.targets[0].target, small.value
+
+
+
+def loop_indices(stmts) -> set[str]:
+    """The names ``for`` loops count with (always integers)."""
+    names = set()
+    for stmt in stmts:
+        if isinstance(stmt, cst.For):
+            names.add(stmt.target.value)
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            names |= loop_indices(stmt.body.body)
+            if getattr(stmt, "orelse", None) is not None:
+                names |= loop_indices(stmt.orelse.body.body)
+    return names
+
+
+def join(a, b):
+    if a is None:
+        return b
+    if a == b:
+        return a
+    arrays = all(isinstance(t[0], int) and t[0] > 0 or t[0] == "array" for t in (a, b))
+    return ("array", None) if arrays else UNKNOWN
+
+
+def is_array(token) -> bool:
+    return token[0] == "array" or isinstance(token[0], int) and token[0] > 0
+
+
+def combine(*tokens):
+    """The token of an elementwise result of broadcasting operands."""
+    rest = [t for t in tokens if t != SCALAR]
+    if not rest:
+        return SCALAR
+    first = rest[0]
+    if all(t == first for t in rest) and first[1] is not None:
+        return first
+    ndims = [t[0] for t in rest]
+    if all(isinstance(n, int) for n in ndims):
+        return (max(ndims), None)
+    return ("array", None) if any(is_array(t) for t in rest) else UNKNOWN
+
+
+def _ndim_token(ndim):
+    if ndim is None or ndim == "array":
+        return (ndim, None)
+    return SCALAR if ndim == 0 else (ndim, None)
+
+
+def _shift(token, by):
+    """The token of a value with ``by`` more dimensions (a new shape)."""
+    if isinstance(token[0], int):
+        return _ndim_token(max(token[0] + by, 0))
+    return UNKNOWN if by < 0 else ("array", None)
+
+
+class Shapes:
+    def __init__(self, core: cf.CoreFunction, ndims=None):
+        """``ndims``: per parameter, its number of dimensions if known (0 for a scalar)."""
+        self.constants = core.constants
+        self.tokens: dict[str, tuple] = {}
+        for i, p in enumerate(core.params):
+            ndim = ndims[i] if ndims and len(ndims) == len(core.params) else None
+            self.tokens[p] = SCALAR if ndim == 0 else (ndim, p)
+        for name in loop_indices(core.node.body.body):
+            self.tokens[name] = SCALAR
+        writes = list(assignments(core.node.body.body))
+        changed = True
+        while changed:
+            changed = False
+            for target, value in writes:
+                if isinstance(target, cst.Subscript):
+                    continue
+                name = target.value
+                new = join(self.tokens.get(name), self.of_value(value))
+                if new != self.tokens.get(name):
+                    self.tokens[name] = new
+                    changed = True
+
+    def of_name(self, name: str):
+        if name in self.tokens:
+            return self.tokens[name]
+        value = self.constants.get(name)
+        if isinstance(value, np.ndarray):
+            return SCALAR if value.ndim == 0 else (value.ndim, name)
+        if isinstance(value, (int, float, np.number)):
+            return SCALAR
+        return UNKNOWN
+
+    def of_value(self, value):
+        """The token of a core-form right-hand side."""
+        if isinstance(value, cst.Name):
+            if value.value in ("True", "False"):
+                return SCALAR
+            return self.of_name(value.value)
+        if isinstance(value, cst.Tuple):
+            return UNKNOWN
+        if cf.is_atom(value):
+            return SCALAR                 # a number or a named constant such as np.pi
+        prim = cf.primitive_of(value)
+        if prim is None:
+            return UNKNOWN
+        if prim.name == "getitem":
+            return self.of_getitem(value)
+        args, keywords = operands(value)
+        inputs = [self.of_value(a) for a in args.values()]
+        x = inputs[0] if inputs else UNKNOWN
+        name = prim.name
+        if prim.kind in (primitives.UNARY, primitives.BINARY, primitives.COMPARE) or name in ("where", "clip"):
+            return combine(*inputs)
+        if name in _SCALAR_RESULTS:
+            return SCALAR
+        if name == "shape":
+            return ("shape", None)
+        if name in _SAME_AS_INPUT:
+            return x
+        if name in ("zeros_like", "ones_like", "empty_like", "full_like"):
+            return SCALAR if x == SCALAR else (x[0], x[1])
+        if prim.kind == primitives.REDUCE and not name.startswith("cum"):
+            if "axis" not in keywords:
+                return SCALAR
+            if isinstance(keywords.get("keepdims"), cst.Name) and keywords["keepdims"].value == "True":
+                return (x[0], None)
+            axis = keywords["axis"]
+            return _shift(x, -(len(axis.elements) if isinstance(axis, cst.Tuple) else 1))
+        if name in ("matmul", "dot"):
+            a, b = inputs
+            if isinstance(a[0], int) and isinstance(b[0], int) and 1 <= a[0] <= 2 and 1 <= b[0] <= 2:
+                return _ndim_token(a[0] + b[0] - 2)
+            return UNKNOWN
+        if name in ("zeros", "ones", "empty", "full"):
+            shape = args["shape"]
+            if isinstance(shape, cst.Tuple):
+                return _ndim_token(len(shape.elements))
+            return (1, None) if self.of_value(shape) == SCALAR else ("array", None)
+        if name in ("arange", "linspace", "ravel"):
+            return (1, None)
+        if name in ("eye", "outer"):
+            return (2, None)
+        if name == "reshape":
+            shape = args["shape"]
+            if isinstance(shape, cst.Tuple):
+                return _ndim_token(len(shape.elements))
+            return (1, None) if self.of_value(shape) == SCALAR else ("array", None)
+        if name in ("transpose", "swapaxes", "flip"):
+            return (x[0], None)
+        if name == "expand_dims":
+            return _shift(x, 1)
+        if prim.kind in (primitives.CREATE, primitives.SHAPE):
+            return ("array", None)
+        return UNKNOWN
+
+    def of_getitem(self, value: cst.Subscript):
+        x = self.of_value(value.value)
+        if x[0] == "shape":
+            whole = all(isinstance(el.slice, cst.Index) for el in value.slice)
+            return SCALAR if whole else ("shape", None)
+        if not isinstance(x[0], int):
+            return UNKNOWN
+        ndim = x[0]
+        for element in value.slice:
+            item = element.slice
+            if isinstance(item, cst.Slice):
+                continue
+            if isinstance(item.value, cst.Name) and item.value.value == "None":
+                ndim += 1
+            elif self.of_value(item.value) == SCALAR and not isinstance(item.value, cst.Ellipsis):
+                ndim -= 1
+            else:
+                return UNKNOWN            # a fancy index or an ellipsis
+        return _ndim_token(ndim) if ndim >= 0 else UNKNOWN
+
+
+_SCALAR_RESULTS = {"len", "ndim", "size", "float", "int", "bool", "trace", "det", "vdot"}
+_SAME_AS_INPUT = {"stop_gradient", "astype", "copy", "asarray", "inv"}
