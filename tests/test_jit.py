@@ -46,7 +46,8 @@ def test_one_module_specialised_per_argument_type(cache_dir):
     f = tr.jit(jit_cases.elementwise)
     for x in (X, X.astype(np.float32), 0.5):
         np.testing.assert_allclose(f(x), jit_cases.elementwise(x), rtol=1e-6)
-    assert len(sorted(cache_dir.glob("elementwise-*.py"))) == 1
+    cpu_modules = [p for p in cache_dir.glob("elementwise-*.py") if "for target cpu" in p.read_text()]
+    assert len(cpu_modules) == 1
     dispatcher = f.compiled(X).dispatcher
     assert len(dispatcher.signatures) == 3
     assert f(X).dtype == np.float64
