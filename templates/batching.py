@@ -1,0 +1,199 @@
+"""Batching rules: how each primitive runs on values that carry a batch axis.
+
+Layout: inside generated code a batched value keeps its batch axis LAST
+(per-example shape ``s`` becomes ``s + (B,)``).  With the batch axis last,
+NumPy's right-aligned broadcasting lines the batch axes of two batched
+operands up whatever their per-example ranks (a per-example scalar times a
+per-example vector just works), and a per-example mask of shape ``(B,)``
+broadcasts against any batched value, so ``np.where(mask, new, old)`` selects
+per example.  The transform moves the batch axis there on entry and to
+``out_axes`` on exit.
+
+Each rule is registered for a group of primitives with a ``strategy`` the
+transform (``transformer/transforms/vmap.py``) follows:
+
+* ``elementwise`` — apply the primitive as is; an unbatched array operand
+  first gets a trailing axis (``align``), so it broadcasts against the batch.
+* ``reduce`` — move the reduced axes to the front (or flatten them), then
+  reduce the leading axis with the template registered (loops where numba
+  has no ``axis=`` form).
+* ``axes`` — shape operations: same call, axis arguments shifted past the
+  batch axis (negative axes move by one).
+* ``query`` — shape questions answer for one example.
+* ``create`` — new arrays from unbatched shapes; a batched shape is refused.
+* ``loop`` — no good batched form (``dot`` with batched operands: numba has no
+  3-D kernel; indexing with batched indices): run the primitive once per
+  example in a loop.
+* ``collective`` — ``lax.psum`` and friends over this vmap's ``axis_name``.
+
+The templates below are plain Python; ``normalize.apply_template`` inlines
+them into generated code.
+"""
+import numpy as np
+
+from transformer import batching as _registers_collectives  # noqa: F401  (psum... are primitives)
+from transformer import primitives
+from transformer.rules import rule
+
+
+# ------------------------------------------------------------- elementwise
+_ELEMENTWISE = [name for name, prim in primitives.REGISTRY.items()
+                if prim.kind in (primitives.UNARY, primitives.BINARY, primitives.COMPARE, primitives.CAST)]
+
+
+@rule("batching", *_ELEMENTWISE, "where", "clip", "stop_gradient", "copy", "asarray",
+      strategy="elementwise")
+def align(x):
+    """An unbatched operand, given a trailing axis of length 1 to broadcast against the batch."""
+    return np.expand_dims(np.asarray(x), -1)
+
+
+def broadcast_batch(x, batch_size):
+    """An unbatched value copied for every example (a batched value of its own)."""
+    return np.copy(np.broadcast_to(np.expand_dims(np.asarray(x), -1), np.shape(x) + (batch_size,)))
+
+
+# -------------------------------------------------------------- reductions
+# Each reduces the LEADING axis of x; the transform first puts the reduced
+# per-example axes there.
+@rule("batching", "sum", strategy="reduce")
+def sum_leading(x):
+    return np.sum(x, axis=0)
+
+
+@rule("batching", "mean", strategy="reduce")
+def mean_leading(x):
+    return np.sum(x, axis=0) / np.shape(x)[0]
+
+
+@rule("batching", "var", strategy="reduce")
+def var_leading(x, ddof=0):
+    mean = np.sum(x, axis=0) / np.shape(x)[0]
+    deviation = x - mean
+    return np.sum(deviation * deviation, axis=0) / (np.shape(x)[0] - ddof)
+
+
+@rule("batching", "std", strategy="reduce")
+def std_leading(x, ddof=0):
+    mean = np.sum(x, axis=0) / np.shape(x)[0]
+    deviation = x - mean
+    return np.sqrt(np.sum(deviation * deviation, axis=0) / (np.shape(x)[0] - ddof))
+
+
+@rule("batching", "max", strategy="reduce")
+def max_leading(x):
+    out = np.copy(x[0])
+    for i in range(1, np.shape(x)[0]):
+        out = np.maximum(out, x[i])
+    return out
+
+
+@rule("batching", "min", strategy="reduce")
+def min_leading(x):
+    out = np.copy(x[0])
+    for i in range(1, np.shape(x)[0]):
+        out = np.minimum(out, x[i])
+    return out
+
+
+@rule("batching", "prod", strategy="reduce")
+def prod_leading(x):
+    out = np.copy(x[0])
+    for i in range(1, np.shape(x)[0]):
+        out = out * x[i]
+    return out
+
+
+@rule("batching", "any", strategy="reduce")
+def any_leading(x):
+    out = x[0] != 0
+    for i in range(1, np.shape(x)[0]):
+        out = np.logical_or(out, x[i] != 0)
+    return out
+
+
+@rule("batching", "all", strategy="reduce")
+def all_leading(x):
+    out = x[0] != 0
+    for i in range(1, np.shape(x)[0]):
+        out = np.logical_and(out, x[i] != 0)
+    return out
+
+
+@rule("batching", "argmax", strategy="reduce")
+def argmax_leading(x):
+    best = np.copy(x[0])
+    index = np.zeros(np.shape(best), dtype=np.int64)
+    for i in range(1, np.shape(x)[0]):
+        better = x[i] > best
+        best = np.where(better, x[i], best)
+        index = np.where(better, i, index)
+    return index
+
+
+@rule("batching", "argmin", strategy="reduce")
+def argmin_leading(x):
+    best = np.copy(x[0])
+    index = np.zeros(np.shape(best), dtype=np.int64)
+    for i in range(1, np.shape(x)[0]):
+        better = x[i] < best
+        best = np.where(better, x[i], best)
+        index = np.where(better, i, index)
+    return index
+
+
+@rule("batching", "cumsum", strategy="reduce", keeps_axis=True)
+def cumsum_leading(x):
+    out = np.copy(x)
+    for i in range(1, np.shape(x)[0]):
+        out[i] = out[i - 1] + x[i]
+    return out
+
+
+@rule("batching", "cumprod", strategy="reduce", keeps_axis=True)
+def cumprod_leading(x):
+    out = np.copy(x)
+    for i in range(1, np.shape(x)[0]):
+        out[i] = out[i - 1] * x[i]
+    return out
+
+
+@rule("batching", "norm", strategy="reduce")
+def norm_leading(x):
+    return np.sqrt(np.sum(x * x, axis=0))
+
+
+# -------------------------------------------------------------------- shape
+@rule("batching", "reshape", "transpose", "swapaxes", "expand_dims", "squeeze", "ravel",
+      "broadcast_to", "flip", "concatenate", "stack", "moveaxis", strategy="axes")
+def trailing_batch(x):
+    """Shape operations keep the batch axis last: ``x`` is already laid out that way."""
+    return x
+
+
+# ------------------------------------------------------------------ queries
+@rule("batching", "shape", "len", "ndim", "size", strategy="query")
+def example_shape(x):
+    return np.shape(x)[:-1]
+
+
+# ----------------------------------------------------------------- creation
+@rule("batching", "zeros", "ones", "empty", "full", "arange", "linspace", "eye",
+      "zeros_like", "ones_like", "empty_like", "full_like", strategy="create")
+def created(x):
+    return x
+
+
+# ------------------------------------------------------ one example at a time
+@rule("batching", "dot", "matmul", "outer", "inner", "vdot", "trace", "inv", "solve", "det",
+      "hstack", "vstack", "getitem", "setitem", strategy="loop")
+def example(x, b):
+    """Example ``b`` of a batched value."""
+    return x[..., b]
+
+
+# --------------------------------------------------------------- named axes
+@rule("batching", "psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", strategy="collective")
+def gathered(x):
+    """Every example's value stacked along a new leading axis (``all_gather``)."""
+    return np.moveaxis(x, -1, 0)

@@ -1,0 +1,120 @@
+"""``vmap``: the user API of automatic batching.
+
+``vmap(f, in_axes, out_axes, axis_name, axis_size)`` has JAX's meaning.  The
+batched code itself is written by the source transform in
+``transforms/vmap.py``; what lives here is the Python side: normalizing
+``in_axes``/``out_axes`` and checking the arguments (batch sizes agree, axes in
+range) before they reach the generated function.
+
+Also registered here, as primitives every transform can see: ``np.moveaxis``
+(the transform moves batch axes with it) and the named-axis collectives of
+``transformer.lax``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import lax, primitives
+from .staging import Step
+from .transformed import Boundary, Transformed
+
+if "moveaxis" not in primitives.REGISTRY:
+    primitives.register("moveaxis", "np.moveaxis", np.moveaxis, primitives.SHAPE, ("x", "source", "destination"))
+for _name in ("psum", "pmean", "pmax", "pmin", "all_gather"):
+    if _name not in primitives.REGISTRY:
+        primitives.register(_name, f"lax.{_name}", getattr(lax, _name), primitives.SPECIAL, ("x", "axis_name"))
+if "axis_index" not in primitives.REGISTRY:
+    primitives.register("axis_index", "lax.axis_index", lax.axis_index, primitives.SPECIAL, ("axis_name",))
+
+from .transforms import vmap as _registers_transform  # noqa: E402,F401  (the "vmap" step)
+
+
+def vmap(fn=None, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
+    """Map ``fn`` over a batch axis of its arguments (JAX's ``vmap``)."""
+    if fn is None:
+        return lambda f: vmap(f, in_axes, out_axes, axis_name, axis_size)
+    base = Transformed.of(fn)
+    n_params = len(base.signature.parameters)
+    axes = _normalize_in_axes(in_axes, n_params)
+    if all(a is None for a in axes) and axis_size is None:
+        raise ValueError("vmap must have at least one non-None value in in_axes, or an axis_size")
+    if axis_size is not None and (not isinstance(axis_size, int) or axis_size < 0):
+        raise ValueError(f"axis_size must be a non-negative int, got {axis_size!r}")
+    outs = _normalize_out_axes(out_axes)
+    step = Step("vmap", (("axis_name", axis_name), ("axis_size", axis_size), ("in_axes", axes),
+                         ("out_axes", outs)))
+    inner = tuple(b.nested_in(axes) if isinstance(b, VmapBoundary) else b for b in base.boundaries)
+    base = Transformed(base.__transformer_fn__, base.steps, base.target, base.static_argnums, inner)
+    return base.then(step, VmapBoundary(axes, axis_size))
+
+
+def _normalize_in_axes(in_axes, n_params) -> tuple:
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    if in_axes is None or isinstance(in_axes, int) and not isinstance(in_axes, bool):
+        return (in_axes,) * n_params
+    if not isinstance(in_axes, tuple):
+        raise ValueError(f"in_axes must be an int, None or a tuple with one entry per argument, got {in_axes!r}")
+    if len(in_axes) != n_params:
+        raise ValueError(f"in_axes has {len(in_axes)} entries but the function takes {n_params} arguments")
+    for axis in in_axes:
+        if not (axis is None or isinstance(axis, int) and not isinstance(axis, bool)):
+            raise ValueError(f"in_axes entries must be ints or None (pytree prefixes need flat arguments "
+                             f"until transformer.structure lands), got {axis!r}")
+    return in_axes
+
+
+def _normalize_out_axes(out_axes):
+    if isinstance(out_axes, list):
+        out_axes = tuple(out_axes)
+    items = out_axes if isinstance(out_axes, tuple) else (out_axes,)
+    for axis in items:
+        if not (axis is None or isinstance(axis, int) and not isinstance(axis, bool)):
+            raise ValueError(f"out_axes entries must be ints or None, got {axis!r}")
+    return out_axes
+
+
+class VmapBoundary(Boundary):
+    """Checks batch axes and sizes before the batched function runs.
+
+    ``outer`` lists the in_axes of vmaps wrapped around this one (outermost
+    first): those axes are not part of what this vmap maps over.
+    """
+
+    def __init__(self, in_axes, axis_size, outer=()):
+        self.in_axes = in_axes
+        self.axis_size = axis_size
+        self.outer = outer
+
+    def nested_in(self, outer_axes) -> "VmapBoundary":
+        return VmapBoundary(self.in_axes, self.axis_size, (outer_axes,) + self.outer)
+
+    def before(self, args):
+        if len(args) != len(self.in_axes):
+            raise ValueError(f"vmap got {len(args)} arguments but in_axes has {len(self.in_axes)} entries")
+        sizes = {}
+        for position, (arg, axis) in enumerate(zip(args, self.in_axes)):
+            if axis is None:
+                continue
+            if isinstance(arg, (tuple, list, dict)):
+                raise TypeError(f"vmap argument {position} is a {type(arg).__name__}; pytree arguments need "
+                                f"transformer.structure, which has not landed yet: pass arrays")
+            shape = self._example_shape(np.shape(arg), position)
+            if not -len(shape) <= axis < len(shape):
+                raise ValueError(f"vmap in_axes={axis} is out of range for argument {position} "
+                                 f"of rank {len(shape)} (shape {shape})")
+            sizes[position] = shape[axis]
+        if self.axis_size is not None:
+            sizes["axis_size"] = self.axis_size
+        if len(set(sizes.values())) > 1:
+            listed = ", ".join(f"argument {k} has {v}" if k != "axis_size" else f"axis_size is {v}"
+                               for k, v in sizes.items())
+            raise ValueError(f"vmap got inconsistent batch sizes: {listed}")
+        return args
+
+    def _example_shape(self, shape, position):
+        for outer_axes in self.outer:
+            axis = outer_axes[position]
+            if axis is not None:
+                shape = shape[:axis % len(shape)] + shape[axis % len(shape) + 1:]
+        return shape

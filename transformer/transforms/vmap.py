@@ -1,0 +1,795 @@
+"""The vmap transform: core form for one example -> core form for a batch.
+
+Batching is decided per variable at transform time (``_infer``): a variable
+is batched if any value it is given depends on a batched argument, or if it
+is assigned under a condition that differs between examples.  A batched
+value keeps its batch axis LAST (see ``templates/batching.py`` for why);
+parameters are moved there on entry and results to ``out_axes`` on exit.
+
+Control flow on an unbatched condition stays ordinary Python.  On a batched
+condition every example runs through the same code under a *mask*: ``if``
+runs both branches, ``while`` runs until no example is active, ``for`` with
+batched bounds counts per example; each assignment under a mask keeps the old
+value of the inactive examples (``np.where(mask, new, old)``).
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import libcst as cst
+
+from .. import core_form as cf
+from .. import primitives, rules
+from ..core_form import CoreFunction
+from ..errors import Location, TransformError
+from ..normalize import apply_template
+from . import register
+
+_COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index")
+_COMPARE = "compare"
+
+
+@register("vmap")
+def vmap_transform(core: CoreFunction, in_axes=(), out_axes=0, axis_name=None, axis_size=None) -> CoreFunction:
+    return _Batcher(core, tuple(in_axes), out_axes, axis_name, axis_size).run()
+
+
+def _is_batched(state) -> bool:
+    return any(_is_batched(s) for s in state) if isinstance(state, tuple) else bool(state)
+
+
+def _merge(old, new):
+    if old is None:
+        return new
+    if isinstance(old, tuple) and isinstance(new, tuple) and len(old) == len(new):
+        return tuple(_merge(a, b) for a, b in zip(old, new))
+    if isinstance(old, tuple) or isinstance(new, tuple):
+        return True if _is_batched(old) or _is_batched(new) else False
+    return old or new
+
+
+def _is_literal(atom) -> bool:
+    return cf.is_atom(atom) and not isinstance(atom, (cst.Name, cst.Tuple)) or \
+        isinstance(atom, cst.Name) and atom.value in ("True", "False", "None")
+
+
+def _int_literal(atom):
+    """The Python int an atom spells, or None."""
+    if isinstance(atom, cst.Integer):
+        return int(atom.value)
+    if isinstance(atom, cst.UnaryOperation) and isinstance(atom.expression, cst.Integer):
+        return -int(atom.expression.value)
+    return None
+
+
+def _shift(axis: int) -> int:
+    """A per-example axis as an axis of the batched value (batch axis last)."""
+    return axis if axis >= 0 else axis - 1
+
+
+def _operands(value):
+    """(positional operands, keyword operands) of a primitive application."""
+    if isinstance(value, cst.BinaryOperation):
+        return [value.left, value.right], []
+    if isinstance(value, cst.Comparison):
+        return [value.left, value.comparisons[0].comparator], []
+    if isinstance(value, cst.UnaryOperation):
+        return [value.expression], []
+    return ([a.value for a in value.args if a.keyword is None],
+            [(a.keyword.value, a.value) for a in value.args if a.keyword is not None])
+
+
+def _index_atoms(index) -> list:
+    atoms = []
+    for element in index:
+        item = element.slice
+        if isinstance(item, cst.Index):
+            atoms.append(item.value)
+        else:
+            atoms += [p for p in (item.lower, item.upper, item.step) if p is not None]
+    return atoms
+
+
+def _full_slice() -> cst.SubscriptElement:
+    return cst.SubscriptElement(cst.Slice(lower=None, upper=None))
+
+
+def _index(items) -> list:
+    items = list(items)
+    return [el.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                            if i + 1 < len(items) else cst.MaybeSentinel.DEFAULT) for i, el in enumerate(items)]
+
+
+class _Reads(cst.CSTVisitor):
+    """Counts the names a piece of code reads (assignment targets excluded)."""
+
+    def __init__(self):
+        self.counts = Counter()
+
+    def visit_AssignTarget(self, node):
+        if isinstance(node.target, cst.Name):
+            return False
+        return True
+
+    def visit_For(self, node):
+        node.iter.visit(self)
+        node.body.visit(self)
+        return False
+
+    def visit_Name(self, node):
+        self.counts[node.value] += 1
+
+
+def _reads(node) -> Counter:
+    visitor = _Reads()
+    node.visit(visitor)
+    return visitor.counts
+
+
+class _Batcher:
+    def __init__(self, core, in_axes, out_axes, axis_name, axis_size):
+        self.core = core
+        self.scope = core.scope
+        self.in_axes = in_axes
+        self.out_axes = out_axes
+        self.axis_name = axis_name
+        self.axis_size = axis_size
+        self.table = rules.table("batching")
+        self.state: dict = {}
+        self.out: list = []
+        self.mask: str | None = None
+        self.defined: set = set()
+        self.masked_loops: list = []     # (entry mask, names read outside, next-pass emitter, reads) per masked loop
+        self.branch_reads: list = []     # per enclosing batched branch: the names it reads
+        self.origin: Location | None = None
+        self.comment: str | None = None
+        self.all_reads = _reads(core.node.body)
+
+    # ----------------------------------------------------------------- run
+    def run(self) -> CoreFunction:
+        params = self.core.params
+        if len(params) != len(self.in_axes):
+            raise ValueError(f"in_axes has {len(self.in_axes)} entries but {self.core.name} takes "
+                             f"{len(params)} arguments")
+        for param, axis in zip(params, self.in_axes):
+            self.state[param] = axis is not None
+        self._infer_to_fixpoint()
+        self.batch_size = self.scope.claim("batch_size")
+        self.defined = set(params) | {self.batch_size}
+        entry = []
+        for param, axis in zip(params, self.in_axes):
+            if axis is not None:
+                moved = self.scope.temp()
+                entry.append(cf.assign(moved, cf.call("np.moveaxis", [cst.Name(param), cf.literal(axis),
+                                                                     cf.literal(-1)])))
+                entry.append(cf.assign(param, cf.call("np.copy", [cst.Name(moved)])))
+        first = next((p for p, a in zip(params, self.in_axes) if a is not None), None)
+        if first is None:
+            entry.append(cf.assign(self.batch_size, cf.literal(self.axis_size)))
+        else:
+            shape = self.scope.temp()
+            entry.append(cf.assign(shape, cf.call("np.shape", [cst.Name(first)])))
+            entry.append(cf.assign(self.batch_size, cst.Subscript(cst.Name(shape), _index(
+                [cst.SubscriptElement(cst.Index(cf.literal(-1)))]))))
+        entry[0] = cf.with_comment(entry[0], "# vmap: every batched argument keeps its batch axis last "
+                                             "(per-example values broadcast right-aligned)")
+        body = self.block(self.core.node.body.body)
+        self.core.node = self.core.node.with_changes(body=cf.block(entry + body))
+        cf.check(self.core.node)
+        return self.core
+
+    # ------------------------------------------------------------ analysis
+    def _infer_to_fixpoint(self):
+        while True:
+            before = dict(self.state)
+            self._infer(self.core.node.body.body, False)
+            if self.state == before:
+                return
+
+    def _mark(self, name, state):
+        self.state[name] = _merge(self.state.get(name), state)
+
+    def _atom_state(self, atom):
+        if isinstance(atom, cst.Name):
+            return self.state.get(atom.value, False)
+        if isinstance(atom, cst.Tuple):
+            return tuple(self._atom_state(el.value) for el in atom.elements)
+        return False
+
+    def _value_state(self, value):
+        if cf.is_atom(value):
+            return self._atom_state(value)
+        if isinstance(value, cst.Subscript):
+            base = self._atom_state(value.value)
+            position = _int_literal(value.slice[0].slice.value) if len(value.slice) == 1 and \
+                isinstance(value.slice[0].slice, cst.Index) else None
+            if isinstance(base, tuple) and position is not None and -len(base) <= position < len(base):
+                return base[position]
+            return _is_batched(base) or any(_is_batched(self._atom_state(a)) for a in _index_atoms(value.slice))
+        prim = cf.primitive_of(value)
+        args, keywords = _operands(value)
+        batched = any(_is_batched(self._atom_state(a)) for a in args + [v for _, v in keywords])
+        strategy = getattr(self.table.get(prim.name), "rule_options", {}).get("strategy")
+        if strategy == "query":
+            return False
+        if strategy == "collective" and self._own_axis(prim, args):
+            return prim.name == "axis_index"
+        return batched
+
+    def _infer(self, stmts, under_batched: bool):
+        for stmt in stmts:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                small = stmt.body[0]
+                if isinstance(small, cst.Assign):
+                    target, value = small.targets[0].target, small.value
+                    if isinstance(target, cst.Name):
+                        state = self._value_state(value)
+                        if under_batched and not isinstance(state, tuple):
+                            state = True
+                        self._mark(target.value, state)
+                    elif under_batched or _is_batched(self._atom_state(value)) or \
+                            any(_is_batched(self._atom_state(a)) for a in _index_atoms(target.slice)):
+                        self._mark(target.value.value, True)
+            elif isinstance(stmt, cst.If):
+                inner = under_batched or _is_batched(self._atom_state(stmt.test))
+                self._infer(stmt.body.body, inner)
+                if stmt.orelse is not None:
+                    self._infer(stmt.orelse.body.body, inner)
+            elif isinstance(stmt, cst.While):
+                self._infer(stmt.body.body, under_batched or _is_batched(self._atom_state(stmt.test)))
+            elif isinstance(stmt, cst.For):
+                bounds = [a.value for a in stmt.iter.args]
+                batched_bounds = any(_is_batched(self._atom_state(b)) for b in bounds)
+                if batched_bounds:
+                    self._mark(stmt.target.value, True)
+                else:
+                    self._mark(stmt.target.value, False)
+                self._infer(stmt.body.body, under_batched or batched_bounds)
+
+    def _own_axis(self, prim, args) -> bool:
+        name_atom = args[-1] if args else None
+        return self.axis_name is not None and isinstance(name_atom, cst.SimpleString) and \
+            name_atom.evaluated_value == self.axis_name
+
+    # ---------------------------------------------------------- generation
+    def error(self, message, hint=None) -> TransformError:
+        return TransformError(message, self.origin, hint)
+
+    def emit(self, stmt):
+        if self.comment:
+            for line in self.comment.split("\n"):
+                stmt = cf.with_comment(stmt, line)
+            self.comment = None
+        self.out.append(stmt)
+
+    def assign(self, target, value):
+        self.emit(cf.assign(target, value))
+
+    def temp_of(self, value) -> cst.BaseExpression:
+        """An atom holding ``value`` (a new temporary unless it already is one)."""
+        if cf.is_atom(value):
+            return value
+        name = self.scope.temp()
+        self.assign(name, value)
+        return cst.Name(name)
+
+    def template(self, fn, **bound):
+        stmts, result = apply_template(self.core, fn, bound)
+        for stmt in stmts:
+            self.emit(stmt)
+        return result
+
+    def block(self, stmts) -> list:
+        saved, self.out = self.out, []
+        for stmt in stmts:
+            self.statement(stmt)
+        body, self.out = self.out, saved
+        return body
+
+    def statement(self, stmt):
+        origin = cf.origin_of(stmt)
+        if origin is not None:
+            file, line = origin
+            self.origin = Location(self.core.sources.get(file, file), line)
+            text = stmt.leading_lines[-1].comment.value.lstrip("# ").strip()
+            self.comment = f"# vmap of: {text}" if not text.startswith("vmap") else f"# {text}"
+        if isinstance(stmt, cst.If):
+            self.if_statement(stmt)
+        elif isinstance(stmt, cst.While):
+            self.while_statement(stmt)
+        elif isinstance(stmt, cst.For):
+            self.for_statement(stmt)
+        else:
+            self.small_statement(stmt.body[0])
+
+    def small_statement(self, small):
+        if isinstance(small, cst.Pass):
+            return
+        if isinstance(small, (cst.Break, cst.Continue)):
+            if self.masked_loops and self.mask != self.masked_loops[-1][0]:
+                kind = "break" if isinstance(small, cst.Break) else "continue"
+                raise self.error(f"{kind} under a condition that differs between examples cannot be batched yet",
+                                 "compute a flag and make it part of the loop condition")
+            if isinstance(small, cst.Continue) and self.masked_loops:
+                self.masked_loops[-1][2]()      # the next pass's mask, before skipping to it
+            self.emit(cf.statement(small))
+            return
+        if isinstance(small, cst.Return):
+            self.return_statement(small)
+            return
+        target, value = small.targets[0].target, small.value
+        if isinstance(target, cst.Subscript):
+            self.setitem(target, value)
+            return
+        expr, batched = self.batched_value(value)
+        self.store(target.value, expr, batched)
+
+    # --------------------------------------------------------------- stores
+    def store(self, name: str, expr, batched):
+        target_state = self.state.get(name, False)
+        if isinstance(target_state, tuple):
+            if self.mask is not None:
+                raise self.error(f"the tuple {name!r} is assigned under a condition that differs between "
+                                 f"examples", "assign its elements to separate names")
+            self.assign(name, self.batched_tuple(expr, batched, target_state))
+            self.defined.add(name)
+            return
+        if not target_state:
+            self.assign(name, expr)
+            self.defined.add(name)
+            return
+        if self.mask is None or name not in self.defined:
+            if self.mask is not None and self.masked_loops:
+                entry_mask, read_outside, _, loop_reads = self.masked_loops[-1]
+                # Safe when no example can read a value another pass left behind: the name is
+                # not read after the loop, and if this is a branch, only read inside it.
+                branch_only = self.mask == entry_mask or \
+                    self.branch_reads and self.branch_reads[-1].get(name, 0) == loop_reads.get(name, 0)
+                if not branch_only or name in read_outside:
+                    raise self.error(f"{name!r} is first assigned inside a loop whose passes differ between "
+                                     f"examples", f"give {name} a value before the loop")
+            if not _is_batched(batched):
+                expr = self.broadcast(self.temp_of(expr))
+            self.assign(name, expr)
+        else:
+            atom = self.temp_of(expr)
+            if not _is_batched(batched) and not _is_literal(atom):
+                atom = self.template(_templates().align, x=atom)
+            self.assign(name, cf.call("np.where", [cst.Name(self.mask), atom, cst.Name(name)]))
+        self.defined.add(name)
+
+    def batched_tuple(self, expr, batched, target_state):
+        """A tuple value whose elements match the batching the target's elements need."""
+        if not isinstance(expr, cst.Tuple) or not isinstance(batched, tuple):
+            if _is_batched(batched) == _is_batched(target_state) or batched == target_state:
+                return expr
+            raise self.error("a tuple whose elements are batched differently on different paths cannot be batched")
+        elements = []
+        for element, have, want in zip(expr.elements, batched, target_state):
+            atom = element.value
+            if _is_batched(want) and not _is_batched(have):
+                atom = self.broadcast(atom)
+            elements.append(atom)
+        return cf.tuple_of(elements)
+
+    def broadcast(self, atom):
+        return self.template(_templates().broadcast_batch, x=atom, batch_size=cst.Name(self.batch_size))
+
+    def setitem(self, target: cst.Subscript, value):
+        array = target.value.value
+        index_batched = any(_is_batched(self._atom_state(a)) for a in _index_atoms(target.slice))
+        if not _is_batched(self.state.get(array, False)):
+            self.emit(cf.assign(target, value))
+            return
+        if index_batched:
+            self.setitem_loop(target, value)
+            return
+        index = _index(list(target.slice) + [_full_slice()])
+        new = value
+        if not _is_batched(self._atom_state(value)) and not _is_literal(value):
+            new = self.template(_templates().align, x=value)
+        if self.mask is not None:
+            old = self.scope.temp()
+            self.assign(old, cst.Subscript(cst.Name(array), index))
+            new = self.temp_of(cf.call("np.where", [cst.Name(self.mask), new, cst.Name(old)]))
+        self.emit(cf.assign(cst.Subscript(cst.Name(array), index), new))
+
+    def setitem_loop(self, target, value):
+        example = self.scope.claim("example")
+        saved, self.out = self.out, []
+        self.comment, comment = None, self.comment
+        row = self.example_of(target.value, cst.Name(example))
+        index = self.index_of_example(target.slice, cst.Name(example))
+        item = self.example_of(value, cst.Name(example))
+        write = cf.assign(cst.Subscript(row, index), item)
+        if self.mask is not None:
+            active = self.scope.temp()
+            self.assign(active, cst.Subscript(cst.Name(self.mask), _index([cst.SubscriptElement(
+                cst.Index(cst.Name(example)))])))
+            self.emit(cst.If(test=cst.Name(active), body=cf.block([write])))
+        else:
+            self.emit(write)
+        body, self.out = self.out, saved
+        self.comment = comment
+        self.emit(cf.with_comment(cst.For(target=cst.Name(example), iter=cf.call("range", [cst.Name(self.batch_size)]),
+                                          body=cf.block(body)),
+                                  "# strategy: a loop over the examples (the index differs per example)"))
+
+    # --------------------------------------------------------------- values
+    def batched_value(self, value):
+        """(core-form right-hand side, batching state) of ``value`` for the batch."""
+        if cf.is_atom(value):
+            return value, self._atom_state(value)
+        if isinstance(value, cst.Subscript):
+            return self.getitem(value)
+        prim = cf.primitive_of(value)
+        args, keywords = _operands(value)
+        states = [self._atom_state(a) for a in args]
+        any_batched = any(_is_batched(s) for s in states + [self._atom_state(v) for _, v in keywords])
+        rule = self.table.get(prim.name)
+        if rule is None:
+            reason = rules.UNSUPPORTED["batching"].get(prim.name, "no batching rule")
+            if any_batched:
+                raise self.error(f"{prim.spelling} cannot be batched: {reason}")
+            return value, False
+        strategy = rule.rule_options["strategy"]
+        if strategy == "collective" and self._own_axis(prim, args):
+            return self.collective(prim, args)
+        if not any_batched:
+            return value, False
+        if any(_is_batched(self._atom_state(v)) for _, v in keywords):
+            raise self.error(f"the {', '.join(k for k, _ in keywords)} argument of {prim.spelling} differs "
+                             f"between examples", "keep axis and shape arguments the same for every example")
+        method = getattr(self, f"rule_{strategy}")
+        return method(prim, rule, args, dict(keywords), states), True
+
+    def rule_elementwise(self, prim, rule, args, keywords, states):
+        if prim.name == "logical_not":     # Python's `not` of an array is an error; per example it is `== 0`
+            return cst.Comparison(args[0], [cst.ComparisonTarget(cst.Equal(), cf.literal(0))])
+        aligned = [a if _is_batched(s) or _is_literal(a) else self.template(rule, x=a) for a, s in zip(args, states)]
+        return cf.apply_primitive(prim, aligned, list(keywords.items()))
+
+    rule_collective = rule_elementwise      # a collective over another vmap's axis: applied per example
+
+    def rule_reduce(self, prim, rule, args, keywords, states):
+        x = args[0]
+        axis = keywords.get("axis", cst.Name("None"))
+        keepdims = keywords.get("keepdims", cst.Name("False"))
+        if prim.name == "norm" and not (isinstance(keywords.get("ord", cst.Name("None")), cst.Name)
+                                        and keywords.get("ord", cst.Name("None")).value == "None"):
+            return self.rule_loop(prim, rule, args, keywords, states)
+        extra = {"ddof": keywords["ddof"]} if "ddof" in keywords else {}
+        if isinstance(axis, cst.Name) and axis.value == "None":
+            if isinstance(keepdims, cst.Name) and keepdims.value == "True":
+                raise self.error(f"{prim.spelling}(..., keepdims=True) over all axes cannot be batched",
+                                 "name the axes")
+            flat = self.temp_of(cf.call("np.reshape", [x, cf.tuple_of([cf.literal(-1), cst.Name(self.batch_size)])]))
+            return self.template(rule, x=flat, **extra)
+        k = _int_literal(axis)
+        if k is None:
+            raise self.error(f"{prim.spelling} under vmap needs a literal int axis (or none)",
+                             "reduce one axis at a time")
+        k = _shift(k)
+        leading = self.temp_of(cf.call("np.moveaxis", [x, cf.literal(k), cf.literal(0)]))
+        result = self.template(rule, x=leading, **extra)
+        if rule.rule_options.get("keeps_axis"):
+            return cf.call("np.moveaxis", [result, cf.literal(0), cf.literal(k)])
+        if isinstance(keepdims, cst.Name) and keepdims.value == "True":
+            return cf.call("np.expand_dims", [result, cf.literal(k)])
+        return result
+
+    def rule_axes(self, prim, rule, args, keywords, states):
+        x, rest = args[0], args[1:]
+        name = prim.name
+        literal_axes = {key: _int_literal(value) for key, value in keywords.items() if key == "axis"}
+        if name in ("concatenate", "stack"):
+            arrays = x
+            if not isinstance(arrays, cst.Tuple):
+                raise self.error(f"{prim.spelling} under vmap needs its arrays as a literal tuple")
+            elements = [el.value if _is_batched(self._atom_state(el.value)) else self.broadcast(el.value)
+                        for el in arrays.elements]
+            axis = literal_axes.get("axis", 0)
+            if axis is None:
+                raise self.error(f"{prim.spelling} under vmap needs a literal int axis")
+            return cf.call(prim.spelling, [cf.tuple_of(elements)], [("axis", cf.literal(_shift(axis)))])
+        if not _is_batched(states[0]):
+            raise self.error(f"the shape argument of {prim.spelling} differs between examples")
+        if name in ("reshape", "broadcast_to"):
+            return cf.call(prim.spelling, [x, self.with_batch(rest[0])])
+        if name == "ravel":
+            return cf.call("np.reshape", [x, cf.tuple_of([cf.literal(-1), cst.Name(self.batch_size)])])
+        if name == "transpose":
+            axes = keywords.get("axes")
+            if axes is None or isinstance(axes, cst.Name) and axes.value == "None":
+                reversed_ = self.temp_of(cf.call("np.transpose", [x]))
+                return cf.call("np.moveaxis", [reversed_, cf.literal(0), cf.literal(-1)])
+            values = [_int_literal(el.value) for el in axes.elements] if isinstance(axes, cst.Tuple) else [None]
+            if None in values:
+                raise self.error("np.transpose under vmap needs literal axes")
+            n = len(values)
+            return cf.call("np.transpose", [x], [("axes", cf.literal(tuple(v % n for v in values) + (n,)))])
+        if name in ("swapaxes", "moveaxis", "expand_dims"):
+            values = [_int_literal(a) for a in rest]
+            if None in values:
+                raise self.error(f"{prim.spelling} under vmap needs literal int axes")
+            return cf.call(prim.spelling, [x] + [cf.literal(_shift(v)) for v in values])
+        if name in ("squeeze", "flip"):
+            if "axis" not in keywords or isinstance(keywords["axis"], cst.Name) and keywords["axis"].value == "None":
+                if name == "squeeze":
+                    raise self.error("np.squeeze without an axis cannot be batched (it would squeeze the batch)",
+                                     "name the axis: np.squeeze(x, axis=0)")
+                flipped = self.temp_of(cf.call("np.flip", [x]))
+                return cst.Subscript(flipped, _index([cst.SubscriptElement(cst.Index(cst.Ellipsis())),
+                                                      cst.SubscriptElement(cst.Slice(None, None, step=cf.literal(-1)))]))
+            axis = literal_axes["axis"]
+            if axis is None:
+                raise self.error(f"{prim.spelling} under vmap needs a literal int axis")
+            return cf.call(prim.spelling, [x], [("axis", cf.literal(_shift(axis)))])
+        raise self.error(f"{prim.spelling} has no batching rule")
+
+    def with_batch(self, shape):
+        """``shape + (batch_size,)`` as an atom."""
+        batch = cf.tuple_of([cst.Name(self.batch_size)])
+        if isinstance(shape, cst.Tuple):
+            return cf.tuple_of([el.value for el in shape.elements] + [cst.Name(self.batch_size)])
+        if _int_literal(shape) is not None:
+            return cf.tuple_of([shape, cst.Name(self.batch_size)])
+        return self.temp_of(cst.BinaryOperation(shape, cst.Add(), batch))
+
+    def rule_query(self, prim, rule, args, keywords, states):
+        x = args[0]
+        if prim.name == "len":
+            return cf.call("len", [x])       # the first per-example axis is the array's first axis
+        if prim.name == "shape":
+            return cst.Subscript(self.temp_of(cf.call("np.shape", [x])),
+                                 _index([cst.SubscriptElement(cst.Slice(None, cf.literal(-1)))]))
+        if prim.name == "ndim":
+            return cst.BinaryOperation(self.temp_of(cf.call("np.ndim", [x])), cst.Subtract(), cf.literal(1))
+        return cst.BinaryOperation(self.temp_of(cf.call("np.size", [x])), cst.FloorDivide(),
+                                   cst.Name(self.batch_size))
+
+    def rule_create(self, prim, rule, args, keywords, states):
+        if prim.name in ("zeros_like", "ones_like", "empty_like") or \
+                prim.name == "full_like" and not _is_batched(states[1]):
+            return cf.apply_primitive(prim, args, list(keywords.items()))
+        raise self.error(f"the arguments of {prim.spelling} differ between examples, so the array's shape "
+                         f"(or fill) would too", "create the array from per-example shapes of fixed size")
+
+    def rule_loop(self, prim, rule, args, keywords, states):
+        return self.loop(lambda example: cf.apply_primitive(
+            prim, [self.example_of(a, example) for a in args], list(keywords.items())),
+            f"{prim.spelling} on batched operands has no batched form numba compiles "
+            f"(no 3-D kernels); each example runs the plain call")
+
+    def getitem(self, value: cst.Subscript):
+        base = self._atom_state(value.value)
+        state = self._value_state(value)
+        if isinstance(base, tuple) or not _is_batched(state):
+            return value, state
+        if any(_is_batched(self._atom_state(a)) for a in _index_atoms(value.slice)):
+            return self.loop(lambda example: cst.Subscript(self.example_of(value.value, example),
+                                                           self.index_of_example(value.slice, example)),
+                             "indices that differ per example: each example indexes its own row"), True
+        return cst.Subscript(value.value, _index(list(value.slice) + [_full_slice()])), True
+
+    def example_of(self, atom, example):
+        """Example ``example`` of an atom (unchanged if it is unbatched)."""
+        if isinstance(atom, cst.Tuple):
+            return cf.tuple_of([self.example_of(el.value, example) for el in atom.elements])
+        if not _is_batched(self._atom_state(atom)):
+            return atom
+        return self.template(_templates().example, x=atom, b=example)
+
+    def index_of_example(self, index, example):
+        items = []
+        for element in index:
+            item = element.slice
+            if isinstance(item, cst.Index):
+                item = cst.Index(self.example_of(item.value, example))
+            else:
+                item = item.with_changes(**{part: self.example_of(getattr(item, part), example)
+                                            for part in ("lower", "upper", "step") if getattr(item, part) is not None})
+            items.append(cst.SubscriptElement(item))
+        return _index(items)
+
+    def loop(self, make_value, why):
+        """A batched value computed one example at a time; example 0 fixes its shape and dtype."""
+        first = self.temp_of(make_value(cf.literal(0)))
+        result = self.broadcast(first)
+        example = self.scope.claim("example")
+        saved, self.out = self.out, []
+        item = self.temp_of(make_value(cst.Name(example)))
+        self.emit(cf.assign(cst.Subscript(result, _index([cst.SubscriptElement(cst.Index(cst.Ellipsis())),
+                                                           cst.SubscriptElement(cst.Index(cst.Name(example)))])),
+                            item))
+        body, self.out = self.out, saved
+        self.emit(cf.with_comment(cst.For(target=cst.Name(example), iter=cf.call("range", [
+            cf.literal(1), cst.Name(self.batch_size)]), body=cf.block(body)), f"# strategy: a loop over the examples: {why}"))
+        return result
+
+    def collective(self, prim, args):
+        batch = cst.Name(self.batch_size)
+        if prim.name == "axis_index":
+            return cf.call("np.arange", [cf.literal(0), batch]), True
+        x = args[0]
+        batched = _is_batched(self._atom_state(x))
+        t = _templates()
+        if prim.name == "psum":
+            return (cf.call("np.sum", [x], [("axis", cf.literal(-1))]) if batched
+                    else cst.BinaryOperation(x, cst.Multiply(), batch)), False
+        if prim.name == "pmean":
+            if not batched:
+                return x, False
+            total = self.temp_of(cf.call("np.sum", [x], [("axis", cf.literal(-1))]))
+            return cst.BinaryOperation(total, cst.Divide(), batch), False
+        if prim.name in ("pmax", "pmin"):
+            if not batched:
+                return x, False
+            leading = self.template(t.gathered, x=x)
+            return self.template(t.max_leading if prim.name == "pmax" else t.min_leading, x=leading), False
+        return self.template(t.gathered, x=x if batched else self.broadcast(x)), False
+
+    # -------------------------------------------------------- control flow
+    def batched_condition(self, test) -> str:
+        """A boolean per-example mask for ``test``, within the current mask."""
+        condition = self.temp_of(cst.Comparison(test, [cst.ComparisonTarget(cst.NotEqual(), cf.literal(0))]))
+        if self.mask is None:
+            return condition.value
+        return self.temp_of(cf.call("np.logical_and", [cst.Name(self.mask), condition])).value
+
+    def if_statement(self, stmt: cst.If):
+        if not _is_batched(self._atom_state(stmt.test)):
+            comment, self.comment = self.comment, None
+            body = self.block(stmt.body.body)
+            orelse = cst.Else(cf.block(self.block(stmt.orelse.body.body))) if stmt.orelse is not None else None
+            self.comment = comment
+            self.emit(cst.If(test=stmt.test, body=cf.block(body), orelse=orelse))
+            return
+        if self.comment:
+            self.comment += "\n# strategy: the condition differs per example: run both branches, keep each example's own"
+        outer = self.mask
+        taken = self.batched_condition(stmt.test)
+        skipped = None
+        if stmt.orelse is not None:
+            negated = self.temp_of(cst.UnaryOperation(cst.BitInvert(), cst.Name(taken))).value
+            skipped = negated if outer is None else \
+                self.temp_of(cf.call("np.logical_and", [cst.Name(outer), cst.Name(negated)])).value
+        self.mask = taken
+        self.branch_reads.append(_reads(stmt.body))
+        self.out.extend(self.block(stmt.body.body))
+        if skipped is not None:
+            self.mask = skipped
+            self.branch_reads[-1] = _reads(stmt.orelse.body)
+            self.out.extend(self.block(stmt.orelse.body.body))
+        self.branch_reads.pop()
+        self.mask = outer
+
+    def while_statement(self, stmt: cst.While):
+        if not _is_batched(self._atom_state(stmt.test)):
+            comment, self.comment = self.comment, None
+            body = self.block(stmt.body.body)
+            self.comment = comment
+            self.emit(cst.While(test=stmt.test, body=cf.block(body)))
+            return
+        if self.comment:
+            self.comment += "\n# strategy: the condition differs per example: loop while any example is active"
+        outer = self.mask
+        active = self.scope.claim("active")
+        self.assign(active, cst.Name(self.batched_condition(stmt.test)))
+        going = self.scope.claim("any_active")
+        self.assign(going, cf.call("np.any", [cst.Name(active)]))
+
+        def next_pass():
+            condition = self.temp_of(cst.Comparison(stmt.test, [cst.ComparisonTarget(cst.NotEqual(), cf.literal(0))]))
+            self.assign(active, cf.call("np.logical_and", [cst.Name(active), condition]))
+            self.assign(going, cf.call("np.any", [cst.Name(active)]))
+
+        self.mask = active
+        self.masked_loops.append((active, self.read_outside(stmt), next_pass, _reads(stmt.body)))
+        saved, self.out = self.out, []
+        for inner in stmt.body.body:
+            self.statement(inner)
+        next_pass()
+        body, self.out = self.out, saved
+        self.masked_loops.pop()
+        self.mask = outer
+        self.emit(cst.While(test=cst.Name(going), body=cf.block(body)))
+
+    def for_statement(self, stmt: cst.For):
+        bounds = [a.value for a in stmt.iter.args]
+        index = stmt.target.value
+        if not any(_is_batched(self._atom_state(b)) for b in bounds):
+            comment, self.comment = self.comment, None
+            body = self.block(stmt.body.body)
+            self.comment = comment
+            self.defined.add(index)
+            self.emit(stmt.with_changes(body=cf.block(body)))
+            return
+        start, stop, step = ([cf.literal(0)] + bounds + [cf.literal(1)])[:3] if len(bounds) == 1 else \
+            (bounds + [cf.literal(1)])[:3]
+        if _is_batched(self._atom_state(step)):
+            raise self.error("a range step that differs between examples cannot be batched")
+        if self.comment:
+            self.comment += "\n# strategy: the bounds differ per example: count per example while any is active"
+        counter = self.scope.claim(f"{index}_next")
+        first = start if _is_batched(self._atom_state(start)) else self.broadcast(start)
+        self.assign(counter, cf.call("np.copy", [first]))
+        outer = self.mask
+        active = self.scope.claim("active")
+        going = self.scope.claim("any_active")
+
+        def in_range():
+            below = cf.call("np.where", [self.temp_of(cst.Comparison(step, [cst.ComparisonTarget(
+                cst.GreaterThan(), cf.literal(0))])), self.temp_of(cst.Comparison(cst.Name(counter), [
+                    cst.ComparisonTarget(cst.LessThan(), stop)])), self.temp_of(cst.Comparison(cst.Name(counter), [
+                        cst.ComparisonTarget(cst.GreaterThan(), stop)]))])
+            return self.temp_of(below)
+
+        within = in_range()
+        self.assign(active, within if outer is None else cf.call("np.logical_and", [cst.Name(outer), within]))
+        self.assign(going, cf.call("np.any", [cst.Name(active)]))
+
+        def next_pass():
+            self.assign(counter, cst.BinaryOperation(cst.Name(counter), cst.Add(), step))
+            self.assign(active, cf.call("np.logical_and", [cst.Name(active), in_range()]))
+            self.assign(going, cf.call("np.any", [cst.Name(active)]))
+
+        self.mask = active
+        self.masked_loops.append((active, self.read_outside(stmt), next_pass, _reads(stmt.body)))
+        saved, self.out = self.out, []
+        self.store(index, cst.Name(counter), True)
+        for inner in stmt.body.body:
+            self.statement(inner)
+        next_pass()
+        body, self.out = self.out, saved
+        self.masked_loops.pop()
+        self.mask = outer
+        self.emit(cst.While(test=cst.Name(going), body=cf.block(body)))
+
+    def read_outside(self, loop) -> set:
+        inside = _reads(loop)
+        return {name for name, count in self.all_reads.items() if count > inside.get(name, 0)}
+
+    # --------------------------------------------------------------- return
+    def return_statement(self, small: cst.Return):
+        if self.mask is not None:
+            raise self.error("return under a condition that differs between examples cannot be batched yet",
+                             "assign the result to a variable and return it once, at the end")
+        value = small.value if small.value is not None else cst.Name("None")
+        state = self._atom_state(value)
+        out_axes = self.out_axes
+        if isinstance(out_axes, tuple):
+            if isinstance(value, cst.Name) and isinstance(state, tuple):
+                value = cf.tuple_of([self.temp_of(cst.Subscript(value, _index([cst.SubscriptElement(
+                    cst.Index(cf.literal(i)))]))) for i in range(len(state))])
+            if not isinstance(value, cst.Tuple) or len(value.elements) != len(out_axes):
+                raise ValueError(f"out_axes {out_axes!r} does not match the function's output")
+            results = [self.output(el.value, axis) for el, axis in zip(value.elements, out_axes)]
+            self.emit(cf.statement(cst.Return(cf.tuple_of(results))))
+            return
+        if isinstance(value, cst.Tuple):
+            result = cf.tuple_of([self.output(el.value, out_axes) for el in value.elements])
+        elif isinstance(state, tuple):
+            parts = [self.temp_of(cst.Subscript(value, _index([cst.SubscriptElement(cst.Index(cf.literal(i)))])))
+                     for i in range(len(state))]
+            result = cf.tuple_of([self.output(p, out_axes) for p in parts])
+        else:
+            result = self.output(value, out_axes)
+        self.emit(cf.statement(cst.Return(result)))
+
+    def output(self, atom, axis):
+        batched = _is_batched(self._atom_state(atom))
+        if axis is None:
+            if batched:
+                raise ValueError("vmap has a batched output but out_axes is None for it")
+            return atom
+        if not batched:
+            atom = self.broadcast(atom)
+        if axis == -1:
+            return atom
+        return self.temp_of(cf.call("np.moveaxis", [atom, cf.literal(-1), cf.literal(axis)]))
+
+
+def _templates():
+    from ..templates import batching
+    return batching
