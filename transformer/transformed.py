@@ -85,8 +85,10 @@ class Transformed:
         return fn
 
     def __call__(self, *args, **kwargs):
-        if kwargs:
-            args = self.signature.bind(*args, **kwargs).args
+        if kwargs or len(args) < len(self.signature.parameters):
+            bound = self.signature.bind(*args, **kwargs)
+            bound.apply_defaults()   # generated functions take every parameter positionally
+            args = bound.args
         for boundary in reversed(self.boundaries):
             args = boundary.before(args)
         fn = self.compiled(*args)

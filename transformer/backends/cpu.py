@@ -12,13 +12,12 @@ import re
 import numba
 from numba.core import errors as numba_errors
 
-from ..emit import MODULE_PREAMBLE, user_location
+from ..emit import MODULE_PREAMBLE, user_location_in
 from ..errors import CompileError
 from . import numba_lowering
 
 NAME = "cpu"
 PREAMBLE = MODULE_PREAMBLE + "from transformer.backends import numba_lowering as nl\n"
-_FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
 
 
 def source(core):
@@ -40,12 +39,13 @@ def finish(function, path):
 
 
 def _user_error(err, generated_file: str) -> CompileError:
-    message = str(err)
-    location = None
-    for file, line in _FILE_LINE.findall(message):
-        if file == generated_file:
-            location = user_location(file, int(line))
-    summary = next((line.strip() for line in message.splitlines() if line.strip()), message)
-    summary = re.sub(r"\x1b\[[0-9;]*m", "", summary)
+    message = re.sub(r"\x1b\[[0-9;]*m", "", str(err))
+    location = user_location_in(message, generated_file)
+    # numba's first line names its pipeline stage; the next says what failed
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    reasons = [line for line in lines if not line.startswith("Failed in ")] or lines or [message]
+    summary = reasons[0]
+    if summary.endswith(":") and len(reasons) > 1 and reasons[1].startswith(">>>"):
+        summary = f"{summary} {reasons[1][3:].strip()}"
     return CompileError(f"numba cannot compile this line: {summary}", location,
                         f"see `transformer show` for the generated code ({generated_file})")
