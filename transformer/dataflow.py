@@ -176,73 +176,94 @@ def _count_block(stmts, depth, counts):
 
 # ------------------------------------------------------------ dead code removal
 _EFFECTFUL_SPELLINGS = {"rt.push", "rt.pop"}
+# Primitives whose result may share memory with an operand: an array that
+# came from one of these (or from a parameter) may be an alias, so writes into
+# it are never removed.
+_MAY_ALIAS = {"getitem", "reshape", "transpose", "ravel", "squeeze", "expand_dims", "swapaxes",
+              "broadcast_to", "asarray", "flip", "rt.unbroadcast", "rt.top", "rt.pop", "rt.copy"}
 
 
 def _is_effectful(value) -> bool:
     return isinstance(value, cst.Call) and cst.Module([]).code_for_node(value.func) in _EFFECTFUL_SPELLINGS
 
 
+def _fresh_arrays(func) -> set[str]:
+    """Variables every assignment of which builds a new array (so none aliases another)."""
+    fresh: dict[str, bool] = {p.name.value: False for p in func.params.params}
+    for a in walk(func.body.body):
+        if a.kind != "assign":
+            continue
+        if cf.is_atom(a.value):
+            ok = False
+        else:
+            prim = cf.primitive_of(a.value)
+            ok = prim is not None and prim.name not in _MAY_ALIAS
+        fresh[a.target] = fresh.get(a.target, True) and ok
+    return {name for name, ok in fresh.items() if ok}
+
+
 def remove_dead_code(func: cst.FunctionDef) -> cst.FunctionDef:
-    """Drop assignments whose values nothing needs, until none is left.
-
-    Roots: the returned atoms, control-flow conditions, and effects (writes
-    into arrays that are live, stack pushes and pops).
-    """
-    while True:
-        live = _live_names(func)
-        new_body, changed = _sweep(func.body.body, live)
-        func = func.with_changes(body=cf.block(new_body))
-        if not changed:
-            return func
+    """Drop statements whose results nothing later reads (a backward liveness pass)."""
+    fresh = _fresh_arrays(func)
+    body, _ = _sweep(list(func.body.body), set(), fresh)
+    return func.with_changes(body=cf.block(body))
 
 
-def _live_names(func) -> set[str]:
-    live = control_reads(func.body.body)
-    statements = list(walk(func.body.body))
-    for a in statements:
-        if a.kind == "return" or (a.kind == "assign" and _is_effectful(a.value)):
-            live.update(reads(a))
-    changed = True
-    while changed:
-        changed = False
-        for a in statements:
-            if a.kind in ("assign", "setitem") and a.target in live:
-                new = set(reads(a)) - live
-                if new:
-                    live |= new
-                    changed = True
-    return live
-
-
-def _sweep(stmts, live) -> tuple[list, bool]:
-    out, changed = [], False
-    for stmt in stmts:
+def _sweep(stmts, live_out: set, fresh: set) -> tuple[list, set]:
+    """Statements that matter given what is live after them, and what is live before them."""
+    live = set(live_out)
+    kept: list = []
+    for stmt in reversed(stmts):
         if isinstance(stmt, cst.SimpleStatementLine):
             a = classify(stmt)
-            if a.kind in ("assign", "setitem") and a.target not in live and not \
-                    (a.kind == "assign" and _is_effectful(a.value)):
-                changed = True
+            if a.kind == "assign" and a.target not in live and not _is_effectful(a.value):
                 continue
-            out.append(stmt)
+            if a.kind == "setitem" and a.target not in live and a.target in fresh:
+                continue
+            if a.kind == "assign":
+                live.discard(a.target)
+            if a.kind == "return":
+                live = set()
+            live |= set(reads(a))
+            kept.append(stmt)
         elif isinstance(stmt, cst.If):
-            body, c1 = _sweep(stmt.body.body, live)
-            orelse, c2 = _sweep(stmt.orelse.body.body, live) if stmt.orelse is not None else ([], False)
-            changed = changed or c1 or c2
+            body, live_body = _sweep(stmt.body.body, live, fresh)
+            orelse, live_else = _sweep(stmt.orelse.body.body, live, fresh) if stmt.orelse is not None \
+                else ([], set(live))
             if not _has_statements(body) and not _has_statements(orelse):
-                changed = True
                 continue
-            out.append(stmt.with_changes(body=cf.block(body),
-                                         orelse=cst.Else(cf.block(orelse)) if _has_statements(orelse) else None))
+            live = live_body | live_else | set(atom_names(stmt.test))
+            kept.append(stmt.with_changes(body=cf.block(body),
+                                          orelse=cst.Else(cf.block(orelse)) if _has_statements(orelse) else None))
         elif isinstance(stmt, (cst.For, cst.While)):
-            body, c1 = _sweep(stmt.body.body, live)
-            changed = changed or c1
-            if not _has_statements(body):
-                changed = True
-                continue
-            out.append(stmt.with_changes(body=cf.block(body)))
+            new, live = _sweep_loop(stmt, live, fresh)
+            if new is not None:
+                kept.append(new)
         else:
-            out.append(stmt)
-    return out, changed
+            kept.append(stmt)
+    kept.reverse()
+    return kept, live
+
+
+def _sweep_loop(loop, live_out: set, fresh: set):
+    if isinstance(loop, cst.For):
+        header_reads = {n for arg in loop.iter.args for n in atom_names(arg.value)}
+        index = {loop.target.value}
+    else:
+        header_reads = set(atom_names(loop.test))
+        index = set()
+    live = set(live_out) | header_reads
+    while True:   # iterate to a fixed point: what one pass needs, the pass before must keep
+        body, body_in = _sweep(loop.body.body, live, fresh)
+        new_live = live_out | header_reads | (body_in - index)
+        if new_live <= live:
+            break
+        live |= new_live
+    if not _has_statements(body) and isinstance(loop, cst.For):
+        return None, live_out | header_reads
+    if not _has_statements(body):
+        body = [cst.SimpleStatementLine([cst.Pass()])]
+    return loop.with_changes(body=cf.block(body)), new_live | live_out
 
 
 def _has_statements(stmts) -> bool:

@@ -201,7 +201,8 @@ class Fence(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Attribute):
             r = resolve.resolve(func, self.uf.lookup, self.locals)
-            if r.kind == "local":
+            # x.sum() on a local, or (a + b).sum() on any expression: a method of an array
+            if r.kind == "local" or resolve.dotted_name(func.value) is None:
                 if func.attr.value not in methods.METHODS:
                     self.refuse(func, f"the method .{func.attr.value}()",
                                 "call the NumPy function instead (np.f(x) rather than x.f())")

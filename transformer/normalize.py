@@ -497,7 +497,7 @@ class _Normalizer:
     def call(self, node: cst.Call, discard=False):
         func = node.func
         r = resolve.resolve(func, self.uf.lookup, self.locals)
-        if r.kind == "local" and isinstance(func, cst.Attribute):
+        if isinstance(func, cst.Attribute) and (r.kind == "local" or resolve.dotted_name(func.value) is None):
             return self.method_call(node)
         if r.kind == "primitive":
             prim = r.primitive

@@ -23,7 +23,7 @@ import copy
 import libcst as cst
 
 from .. import core_form as cf
-from .. import dataflow, naming, rules
+from .. import dataflow, naming, rules, simplify
 from ..core_form import CoreFunction
 from ..dataflow import Assignment, atom_names
 from ..errors import TransformError
@@ -32,6 +32,7 @@ from ..normalize import apply_template
 from . import register
 
 _GETITEM = "getitem"
+_EFFECTFUL = {"rt.push", "rt.pop", "rt.top", "rt.stack"}
 
 
 def _rule(prim_name: str):
@@ -50,11 +51,16 @@ def _wrt(template) -> tuple[str, ...]:
 
 
 def _template_reads(template) -> set[str]:
-    """The parameters a rule's body reads (so their values must be available)."""
+    """The parameters whose *values* a rule's body reads.
+
+    A parameter passed only where its shape matters (``rt.unbroadcast(g, x)``,
+    ``np.shape(x)``...) does not count: any value of the variable has the
+    right shape, so the forward sweep need not tape it.
+    """
     cached = getattr(template, "_reads", None)
     if cached is None:
         from ..source import load
-        finder = _NameFinder()
+        finder = _ValueReads()
         load(template).node.body.visit(finder)
         cached = template._reads = finder.names
     return cached
@@ -66,6 +72,23 @@ class _NameFinder(cst.CSTVisitor):
 
     def visit_Name(self, node):
         self.names.add(node.value)
+
+
+# call spelling -> positions of arguments read only for their shape
+_SHAPE_ONLY_ARGUMENTS = {"rt.unbroadcast": (1,), "rt.expand_to": (1,), "rt.zeros_like": (0,),
+                         "np.shape": (0,), "np.size": (0,), "np.ndim": (0,), "rt.cast_like": (1,),
+                         "rt.trace_vjp": (1,), "rt.split_like": (1,), "rt.unstack_like": (1,)}
+
+
+class _ValueReads(_NameFinder):
+    def visit_Call(self, node: cst.Call):
+        positions = _SHAPE_ONLY_ARGUMENTS.get(cst.Module([]).code_for_node(node.func))
+        if positions is None:
+            return True
+        for i, arg in enumerate(node.args):
+            if i not in positions:
+                arg.visit(self)
+        return False
 
 
 def _primitive_params(value) -> dict:
@@ -88,6 +111,8 @@ class _Analysis:
         self.loop_indices = _loop_indices(func.body.body)
         self.active = self._activity(set(wrt), set(outputs))
         self.needed = self._needed()
+        self.recompute = self._recomputable()
+        self.recomputed = {dataflow.classify(stmt).target for plan in self.recompute.values() for stmt in plan}
 
     def diff_operands(self, a: Assignment) -> list[tuple[str, str]]:
         """(parameter, variable) pairs of operands derivatives flow into."""
@@ -157,12 +182,44 @@ class _Analysis:
             for pname, atom in params.items():
                 if pname in reads and pname != "index":
                     needed.update(atom_names(atom))
-        for name in self.active:
-            needed.add(name)       # zeros_like(x) reads each active value's shape
         return needed
 
     def taped(self, name: str) -> bool:
-        return name in self.needed and self.counts.unstable(name) and name not in self.loop_indices
+        return name in self.needed and self.counts.unstable(name) and name not in self.loop_indices \
+            and name not in self.recomputed
+
+    # ------------------------------------------------------- recomputation
+    def _recomputable(self) -> dict:
+        """Per loop: top-level statements of its body whose values the backward
+        sweep can compute again, instead of taping them.
+
+        A statement qualifies when it assigns a variable written nowhere else,
+        read only inside this loop, from literals, loop indices, values that
+        never change, and earlier qualifying statements — like ``_t0 = x[i]``
+        in a loop over ``i``.  Tapenade stores only what is overwritten
+        before it is needed; this is that idea for loop bodies.
+        """
+        plans = {}
+        stable = {n for n, c in self.counts.count.items() if not self.counts.unstable(n)}
+        for loop in _loops(self.func.body.body):
+            inside_reads = _reads_under(loop.body.body)
+            all_reads = _reads_under(self.func.body.body)
+            known = set(stable) | self.loop_indices
+            plan = []
+            for stmt in loop.body.body:
+                if not isinstance(stmt, cst.SimpleStatementLine):
+                    continue
+                a = dataflow.classify(stmt)
+                if a.kind != "assign" or self.counts.count.get(a.target) != 1 or \
+                        all_reads.get(a.target, 0) != inside_reads.get(a.target, 0):
+                    continue
+                if not cf.is_atom(a.value) and cf.primitive_of(a.value).name in _EFFECTFUL:
+                    continue
+                if all(n in known for n in dataflow.value_reads(a.value)):
+                    plan.append(stmt)
+                    known.add(a.target)
+            plans[id(loop)] = plan
+        return plans
 
 
 def _loop_indices(stmts) -> set[str]:
@@ -208,14 +265,6 @@ class _Reverse:
             self.stacks[name] = self.scope.claim(f"{name}_stack")
         return self.stacks[name]
 
-    def origin(self, stmt, label: str) -> str | None:
-        for line in reversed(getattr(stmt, "leading_lines", ())):
-            if line.comment is not None:
-                text = line.comment.value.lstrip("#").strip()
-                if cf.ORIGIN_COMMENT.search(text):
-                    return f"# {label}: {text}"
-        return None
-
     def _homes(self) -> dict:
         """For each active variable, the block (by path) where its cotangent starts at zero."""
         sites: dict[str, list] = {}
@@ -247,6 +296,16 @@ class _Reverse:
             if loop is not None and _carried(name, loop):
                 return path[:depth]
         return path
+
+    def mutated_bars(self) -> set:
+        """Cotangents written in place (scatter into x_bar[idx]); they must never alias."""
+        names = set()
+        for a in self.a.statements:
+            if a.kind == "setitem":
+                names.add(self.bar(a.target))
+            elif a.kind == "assign" and isinstance(a.value, cst.Subscript):
+                names.update(self.bar(n) for n in atom_names(a.value.value))
+        return names
 
     def read(self, name: str) -> list:
         """Statements that make ``name`` hold its forward-sweep value here."""
@@ -325,29 +384,46 @@ class _Reverse:
         out = []
         for name in sorted(n for n, home in self.homes.items() if home == path):
             out.append(cf.assign(self.bar(name), cf.call("rt.zeros_like", [cst.Name(name)])))
+        groups = _origin_groups(stmts)
+        shown = None
         for position, stmt in reversed(list(enumerate(stmts))):
             if isinstance(stmt, cst.SimpleStatementLine):
-                out += self.backward_simple(dataflow.classify(stmt))
+                produced = self.backward_simple(dataflow.classify(stmt))
             elif isinstance(stmt, cst.If):
-                if _is_exit_break(stmt):
-                    continue
-                test = stmt.test
-                pre = []
-                for name in atom_names(test):
-                    pre += self.read(name)
-                body = self.backward(stmt.body.body, path + ((id(stmt), 0),))
-                orelse = self.backward(stmt.orelse.body.body, path + ((id(stmt), 1),)) \
-                    if stmt.orelse is not None else []
-                if _has_code(body) or _has_code(orelse):
-                    out += pre + [cst.If(test=test, body=cf.block(body),
-                                         orelse=cst.Else(cf.block(orelse)) if _has_code(orelse) else None)]
+                produced = [] if _is_exit_break(stmt) else self.backward_if(stmt, path)
             elif isinstance(stmt, (cst.For, cst.While)):
-                out += self.backward_loop(stmt, path + ((id(stmt), 0),))
+                produced = self.backward_loop(stmt, path + ((id(stmt), 0),))
+            else:
+                produced = []
+            if produced and groups[position] and groups[position] != shown:
+                shown = groups[position]
+                produced[0] = _prepend_comment(produced[0], f"# vjp of: {shown}")
+            out += produced
         return out
+
+    def backward_if(self, stmt: cst.If, path) -> list:
+        pre = []
+        for name in atom_names(stmt.test):
+            pre += self.read(name)
+        body = self.backward(stmt.body.body, path + ((id(stmt), 0),))
+        orelse = self.backward(stmt.orelse.body.body, path + ((id(stmt), 1),)) if stmt.orelse is not None else []
+        if not (_has_code(body) or _has_code(orelse)):
+            return []
+        if not _has_code(body):     # keep the if readable: negate rather than leave an empty branch
+            flipped = self.scope.temp()
+            return pre + [cf.assign(flipped, cst.UnaryOperation(cst.Not(), stmt.test)),
+                          cst.If(test=cst.Name(flipped), body=cf.block(orelse))]
+        return pre + [cst.If(test=stmt.test, body=cf.block(body),
+                             orelse=cst.Else(cf.block(orelse)) if _has_code(orelse) else None)]
 
     def backward_loop(self, loop, path) -> list:
         info = self.loop_info[id(loop)]
         body = self.backward(loop.body.body, path)
+        recompute = self.recomputation(loop, body)
+        if recompute and _has_code(body):
+            recompute[0] = cf.with_comment(recompute[0].with_changes(leading_lines=()),
+                                           "# recompute this iteration's values instead of taping them")
+            body = recompute + body
         out = []
         for name in reversed(info.get("stacked", [])):
             out.append(cf.assign(name, cf.call("rt.pop", [cst.Name(self.stack(name))])))
@@ -377,6 +453,21 @@ class _Reverse:
         out.append(cst.For(target=cst.Name(index), iter=cf.call("range", bounds), body=cf.block(body)))
         return out
 
+    def recomputation(self, loop, body) -> list:
+        """The loop's recomputable statements that the reversed body reads, in forward order."""
+        plan = self.a.recompute.get(id(loop), [])
+        finder = _ValueReads()
+        for stmt in body:
+            stmt.visit(finder)
+        used = finder.names
+        wanted = []
+        for stmt in reversed(plan):
+            a = dataflow.classify(stmt)
+            if a.target in used:
+                wanted.append(stmt)
+                used |= set(dataflow.value_reads(a.value))
+        return list(reversed(wanted))
+
     def backward_simple(self, a: Assignment) -> list:
         if a.kind not in ("assign", "setitem"):
             return []
@@ -392,7 +483,6 @@ class _Reverse:
         if not active:
             return out
         z_bar = self.bar(a.target)
-        comment = self.origin(a.line, "vjp of")
         for name in set(dataflow.value_reads(a.value)):
             if name != a.target or result_atom.value != a.target:
                 out += self.read(name)
@@ -409,8 +499,6 @@ class _Reverse:
             out.append(cf.assign(z_bar, cf.call("rt.zeros_like", [cst.Name(z_bar)])))
         for name, atom in contributions:
             out += self.accumulate(name, atom)
-        if comment and out:
-            out[0] = cf.with_comment(out[0], comment)
         return out
 
     def contributions(self, a: Assignment, result_atom, out: list) -> list:
@@ -434,7 +522,19 @@ class _Reverse:
         wrt = list(_wrt(template))
         atoms = [el.value for el in result.elements] if isinstance(result, cst.Tuple) and len(wrt) > 1 else [result]
         by_param = dict(zip(wrt, atoms))
-        return [(n, by_param[p]) for p, n in wanted]
+        pairs = []
+        for param in dict.fromkeys(p for p, _ in wanted):
+            operand = bound[param]
+            if isinstance(operand, cst.Tuple):   # np.concatenate((a, b)): one piece per element
+                for j, element in enumerate(operand.elements):
+                    if isinstance(element.value, cst.Name) and element.value.value in self.a.active:
+                        piece = self.scope.temp()
+                        out.append(cf.assign(piece, cst.Subscript(by_param[param], [
+                            cst.SubscriptElement(cst.Index(cf.literal(j)))])))
+                        pairs.append((element.value.value, cst.Name(piece)))
+            else:
+                pairs += [(n, by_param[param]) for p, n in wanted if p == param]
+        return pairs
 
     def scatter(self, value: cst.Subscript, z_bar, out: list) -> list:
         """``z = x[idx]``: add z_bar into x_bar[idx] in place."""
@@ -465,8 +565,10 @@ class _Reverse:
             out += [cf.assign(old, cf.call("rt.pop", [cst.Name(self.stack(key))])),
                     cf.assign(cst.Subscript(target.value, target.slice), cst.Name(old))]
         y_bar = cst.Name(self.bar(a.target))
-        part = self.scope.temp()
-        out.append(cf.assign(part, cst.Subscript(y_bar, target.slice)))
+        view, part = self.scope.temp(), self.scope.temp()
+        # copy: the slice of y_bar is zeroed below, and a view would see that
+        out += [cf.assign(view, cst.Subscript(y_bar, target.slice)),
+                cf.assign(part, cf.call("rt.copy", [cst.Name(view)]))]
         for name in atom_names(a.value):
             if name in self.a.active:
                 out += self.read(name)
@@ -474,10 +576,38 @@ class _Reverse:
                 out.append(cf.assign(contribution, cf.call("rt.unbroadcast", [cst.Name(part), cst.Name(name)])))
                 out += self.accumulate(name, cst.Name(contribution))
         out.append(cf.assign(cst.Subscript(y_bar, target.slice), cf.literal(0.0)))
-        comment = self.origin(a.line, "vjp of")
-        if comment:
-            out[0] = cf.with_comment(out[0], comment)
         return out
+
+
+class _Rename(cst.CSTTransformer):
+    def __init__(self, names: dict):
+        self.names = names
+
+    def leave_Name(self, original, updated):
+        return cst.Name(self.names[updated.value]) if updated.value in self.names else updated
+
+
+def _origin_text(stmt) -> str | None:
+    """The text of a statement's origin comment (``z = f(x)   [file.py:3]``), if any."""
+    for line in reversed(getattr(stmt, "leading_lines", ())):
+        if line.comment is not None:
+            text = line.comment.value.lstrip("#").strip()
+            if cf.ORIGIN_COMMENT.search(text):
+                return text.split(": ", 1)[1] if text.startswith(("vjp of: ", "jvp of: ")) else text
+    return None
+
+
+def _origin_groups(stmts) -> list:
+    """For each statement, the origin of the user line it belongs to."""
+    groups, current = [], None
+    for stmt in stmts:
+        current = _origin_text(stmt) or current
+        groups.append(current)
+    return groups
+
+
+def _prepend_comment(stmt, comment: str):
+    return stmt.with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(comment)), *stmt.leading_lines])
 
 
 def _paths(stmts, path=()):
@@ -495,6 +625,17 @@ def _loops(stmts):
             yield stmt
         for block in _child_blocks(stmt):
             yield from _loops(block)
+
+
+def _reads_under(stmts) -> dict:
+    """How many statements under ``stmts`` read each name."""
+    counts: dict = {}
+    for a in dataflow.walk(stmts):
+        for name in set(dataflow.reads(a)):
+            counts[name] = counts.get(name, 0) + 1
+    for name in dataflow.control_reads(stmts):
+        counts[name] = counts.get(name, 0) + 1
+    return counts
 
 
 def _mentions(stmt, name: str) -> bool:
@@ -556,6 +697,18 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
                          output_names)
     reverse = _Reverse(core, analysis)
     forward = reverse.forward(forward_stmts)
+    # Values the generated function returns are copied before the backward
+    # sweep, which puts back overwritten values into variables and arrays.
+    kept: dict[str, str] = {}
+    if returns == "value_and_grad" or has_aux:
+        kept_atoms = ([returned] if returns == "value_and_grad" else []) + ([aux] if has_aux else [])
+        for name in dict.fromkeys(n for atom in kept_atoms for n in atom_names(atom)):
+            kept[name] = core.scope.claim(f"{name}_value")
+            forward.append(cf.assign(kept[name], cf.call("rt.copy", [cst.Name(name)])))
+        returned_value = returned.visit(_Rename(kept))
+        aux = aux.visit(_Rename(kept)) if aux is not None else None
+    else:
+        returned_value = returned
     seed_param = core.scope.claim("out_bar") if returns == "vjp" else None
     seeds = []
     for i, atom in enumerate(outputs):
@@ -575,9 +728,9 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
     for name, seed in seeds:
         held = core.scope.temp()
         seed_stmts += [cf.assign(held, seed), *reverse.accumulate(name, cst.Name(held))]
-    if seed_stmts:
-        seed_stmts[0] = cf.with_comment(seed_stmts[0], "# backward sweep: cotangents flow from the output to the inputs")
     backward = backward[:n_init] + seed_stmts + backward[n_init:]
+    if backward:
+        backward[0] = _prepend_comment(backward[0], "# backward sweep: cotangents flow from the output back to the inputs")
     grads_of = wrt if returns != "vjp" else params
     grad_atoms = []
     for name in grads_of:
@@ -591,18 +744,21 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
     if returns == "grad":
         result = cf.tuple_of([grads, aux]) if has_aux else grads
     elif returns == "value_and_grad":
-        value = cf.tuple_of([returned, aux]) if has_aux else returned
+        value = cf.tuple_of([returned_value, aux]) if has_aux else returned_value
         result = cf.tuple_of([value, grads])
     else:
         result = grads
     inits = [cf.assign(stack, cf.call("rt.stack")) for stack in reverse.stacks.values()]
     if forward:
-        forward[0] = cf.with_comment(forward[0], "# forward sweep: the original computation, recording what the backward sweep needs")
+        forward[0] = _prepend_comment(forward[0], "# forward sweep: the original computation, recording what the backward sweep needs")
     new_body = inits + forward + backward + [cf.statement(cst.Return(result))]
     new_params = list(func.params.params)
     if seed_param:
         new_params.append(cst.Param(cst.Name(seed_param)))
     func = func.with_changes(params=func.params.with_changes(params=new_params), body=cf.block(new_body))
+    func = dataflow.remove_dead_code(func)
+    func = simplify.merge_first_contributions(func, reverse.mutated_bars())
+    func = simplify.fold_constants(func)
     core.node = dataflow.remove_dead_code(func)
     return core
 

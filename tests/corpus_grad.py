@@ -1,0 +1,506 @@
+"""User-style functions for reverse mode: each takes float64 arrays/scalars.
+
+CASES maps a name to (function, argument builder); the builder takes a
+numpy Generator and returns the arguments.  Every case is differentiated
+with respect to its first argument and checked against central differences.
+"""
+import math
+
+import numpy as np
+
+import transformer as tr
+
+
+def _vec(n):
+    return lambda rng: (rng.normal(size=n),)
+
+
+def _mat(m, n):
+    return lambda rng: (rng.normal(size=(m, n)),)
+
+
+# ---------------------------------------------------------------- elementwise
+def sin_sum(x):
+    return np.sum(np.sin(x))
+
+
+def poly(x):
+    return np.sum(3.0 * x ** 3 - 2.0 * x ** 2 + x - 5.0)
+
+
+def exp_log(x):
+    return np.sum(np.log(1.0 + np.exp(x)))
+
+
+def tanh_square(x):
+    y = np.tanh(x)
+    return np.sum(y * y)
+
+
+def math_scalar(x):
+    return math.sin(x) * math.exp(x) + math.sqrt(x * x + 1.0)
+
+
+def division(x):
+    return np.sum(1.0 / (1.0 + x * x))
+
+
+def abs_mix(x):
+    return np.sum(np.abs(x) * x)
+
+
+def power_var(x):
+    return np.sum(np.abs(x) ** 1.5)
+
+
+def arctan2_mix(x):
+    return np.sum(np.arctan2(x, 2.0 + x * x))
+
+
+def hyperbolic(x):
+    return np.sum(np.sinh(x) * 0.3 + np.cosh(x) * 0.2 + np.arcsinh(x))
+
+
+def trig_inverse(x):
+    y = 0.5 * np.tanh(x)
+    return np.sum(np.arcsin(y) + np.arccos(y) * y + np.arctan(x))
+
+
+def sqrt_cbrt(x):
+    return np.sum(np.sqrt(x * x + 1.0) + np.cbrt(x * x + 2.0))
+
+
+def logs(x):
+    y = x * x + 1.0
+    return np.sum(np.log2(y) + np.log10(y) + np.log1p(y) + np.expm1(0.1 * x))
+
+
+def maximum_minimum(x):
+    return np.sum(np.maximum(x, 0.1) * 2.0 + np.minimum(x, -0.2))
+
+
+def where_select(x):
+    return np.sum(np.where(x > 0, x * x, -x))
+
+
+def clip_range(x):
+    return np.sum(np.clip(x, -0.5, 0.5) * x)
+
+
+def square_reciprocal(x):
+    return np.sum(np.square(x) + np.reciprocal(2.0 + x * x))
+
+
+def hypot_logaddexp(x):
+    return np.sum(np.hypot(x, 1.5) + np.logaddexp(x, 0.5 * x))
+
+
+def mod_floor(x):
+    return np.sum(np.mod(x, 0.7) + np.floor(x) * x)
+
+
+def negation_chain(x):
+    return -np.sum(-(-x) * x)
+
+
+# -------------------------------------------------------- broadcasting, reductions
+def broadcast_bias(x):
+    b = np.array([1.0, -2.0, 0.5])
+    return np.sum((x + b) ** 2)
+
+
+def broadcast_column(x):
+    return np.sum(x * x[:, 0:1])
+
+
+def mean_axis0(x):
+    return np.sum(np.mean(x, axis=0) ** 2)
+
+
+def sum_axis1_keepdims(x):
+    s = np.sum(x, axis=1, keepdims=True)
+    return np.sum(x / s)
+
+
+def max_reduce(x):
+    return np.max(x * x) + np.sum(np.max(x, axis=0))
+
+
+def min_axis(x):
+    return np.sum(np.min(x, axis=1) * 2.0)
+
+
+def prod_reduce(x):
+    return np.prod(x)
+
+
+def var_std(x):
+    return np.var(x) + np.std(x, axis=0).sum()
+
+
+def cumsum_chain(x):
+    return np.sum(np.cumsum(x) ** 2)
+
+
+def norm_l2(x):
+    return np.linalg.norm(x) + x.sum()
+
+
+def softmax_ce(x):
+    p = tr.nn.softmax(x)
+    return -np.sum(np.log(p) * np.array([0.2, 0.3, 0.5]))
+
+
+def logsumexp_fn(x):
+    return tr.nn.logsumexp(x * 2.0)
+
+
+def sigmoid_relu(x):
+    return np.sum(tr.nn.sigmoid(x) + tr.nn.relu(x) * x + tr.nn.gelu(x))
+
+
+def log_softmax_rows(x):
+    return np.sum(tr.nn.log_softmax(x, axis=1)[:, 0])
+
+
+# -------------------------------------------------------------------- linalg
+def quadratic_form(x):
+    a = np.array([[2.0, 0.5, 0.0], [0.5, 1.0, 0.3], [0.0, 0.3, 3.0]])
+    return np.dot(x, np.dot(a, x))
+
+
+def matmul_chain(x):
+    w = np.ones((3, 2)) * 0.5
+    return np.sum((x @ w) ** 2)
+
+
+def matvec(x):
+    v = np.array([1.0, -1.0, 2.0, 0.5])
+    return np.sum(np.tanh(np.dot(x, v)))
+
+
+def outer_trace(x):
+    return np.trace(np.outer(x, x)) + np.sum(np.outer(x, x[::-1]))
+
+
+def transpose_reshape(x):
+    y = x.T.reshape(-1)
+    return np.sum(y * np.arange(12.0))
+
+
+def expand_squeeze(x):
+    y = np.expand_dims(x, 0) * 2.0
+    return np.sum(np.squeeze(y, axis=0) ** 2)
+
+
+def concat_stack(x):
+    y = np.concatenate((x, x * 2.0))
+    z = np.stack((x, x ** 2), axis=1)
+    return np.sum(y ** 2) + np.sum(z[:, 1])
+
+
+def flip_ravel(x):
+    return np.sum(np.flip(x) * np.ravel(x) * np.arange(4.0))
+
+
+def inverse_det(x):
+    m = np.eye(2) * 3.0 + np.reshape(x, (2, 2))
+    return np.sum(np.linalg.inv(m)) + np.linalg.det(m)
+
+
+def solve_system(x):
+    a = np.array([[3.0, 1.0], [1.0, 2.0]]) + np.reshape(x, (2, 2)) * 0.1
+    return np.sum(np.linalg.solve(a, x[:2]) ** 2)
+
+
+# ------------------------------------------------------------- indexing, writes
+def index_scalar(x):
+    return x[0] * x[1] + x[2] ** 2
+
+
+def slice_sum(x):
+    return np.sum(x[1:4] * x[:3])
+
+
+def matrix_index(x):
+    return np.sum(x[1, :] * x[:, 0]) + x[2, 2]
+
+
+def inplace_fill(x):
+    y = np.zeros(4)
+    for i in range(4):
+        y[i] = x[i] * x[i]
+    return np.sum(y * x)
+
+
+def inplace_accumulate(x):
+    y = np.ones(4)
+    y[1:3] += x[0:2] * 3.0
+    y[0] *= x[3]
+    return np.sum(y ** 2)
+
+
+def inplace_overwrite(x):
+    y = x * 1.0
+    y[0] = y[1] * y[2]
+    y[1] = y[0] + 1.0
+    return np.sum(y * y)
+
+
+def cumulative_loop(x):
+    out = np.zeros(5)
+    acc = 0.0
+    for i in range(5):
+        acc = acc + x[i]
+        out[i] = acc * acc
+    return np.sum(out)
+
+
+# --------------------------------------------------------------- control flow
+def branch_on_value(x):
+    if np.sum(x) > 0:
+        y = x * 2.0
+    else:
+        y = np.exp(x)
+    return np.sum(y * x)
+
+
+def elif_chain(x):
+    s = np.sum(x)
+    if s > 1.0:
+        r = s * s
+    elif s > -1.0:
+        r = np.sin(s)
+    else:
+        r = -s
+    return r
+
+
+def ternary(x):
+    a = x[0] if x[0] > x[1] else x[1]
+    return a * a + x[2]
+
+
+def scalar_loop(x):
+    s = 0.0
+    for i in range(len(x)):
+        s = s + x[i] * x[i] * (i + 1)
+    return s
+
+
+def rosenbrock(x):
+    s = 0.0
+    for i in range(len(x) - 1):
+        s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2
+    return s
+
+
+def loop_over_rows(x):
+    total = 0.0
+    for row in x:
+        total = total + np.sum(np.tanh(row)) * row[0]
+    return total
+
+
+def enumerate_loop(x):
+    s = 0.0
+    for i, v in enumerate(x):
+        s = s + v * i
+    return s * s
+
+
+def zip_loop(x):
+    s = 0.0
+    for a, b in zip(x[:-1], x[1:]):
+        s += a * b
+    return s
+
+
+def while_data_dependent(x):
+    s = x
+    while s < 10.0:
+        s = s * 1.5 + 0.1
+    return s
+
+
+def while_with_counter(x):
+    y = x
+    k = 0
+    while np.sum(y * y) < 50.0 and k < 20:
+        y = y * 1.3 + 0.05
+        k += 1
+    return np.sum(y)
+
+
+def break_loop(x):
+    s = 0.0
+    for i in range(len(x)):
+        if s > 2.0:
+            break
+        s = s + x[i] * x[i]
+    return s
+
+
+def continue_loop(x):
+    s = 0.0
+    for i in range(len(x)):
+        if x[i] < 0:
+            continue
+        s = s + np.sin(x[i])
+    return s
+
+
+def early_return(x):
+    if x[0] > 0:
+        return np.sum(x * 2.0)
+    y = x * x
+    return np.sum(y)
+
+
+def return_in_loop(x):
+    s = 0.0
+    for i in range(len(x)):
+        s = s + x[i]
+        if s > 1.0:
+            return s * s
+    return s
+
+
+def nested_loops(x):
+    s = 0.0
+    for i in range(3):
+        for j in range(3):
+            s = s + x[i, j] * (i - j)
+    return s * s
+
+
+def nested_data_loops(x):
+    s = 0.0
+    for i in range(len(x)):
+        t = x[i]
+        k = 0
+        while t < 3.0 and k < 10:
+            t = t * 1.7 + 0.2
+            k += 1
+        s = s + t
+    return s
+
+
+def reassigned_variables(x):
+    y = np.sin(x)
+    y = y * y
+    y = y + x
+    z = y
+    y = z * 2.0
+    return np.sum(y)
+
+
+def rnn(x):
+    w = np.array([[0.5, -0.2], [0.3, 0.4]])
+    h = np.zeros(2)
+    for t in range(len(x)):
+        h = np.tanh(np.dot(w, h) + x[t])
+    return np.sum(h)
+
+
+def ode_euler(x):
+    y = x
+    for _ in range(20):
+        y = y + 0.05 * (-y * y * y + np.sin(y))
+    return np.sum(y)
+
+
+def branch_in_loop(x):
+    s = 0.0
+    for i in range(len(x)):
+        if x[i] > 0:
+            s = s + x[i] * x[i]
+        else:
+            s = s - x[i]
+    return s
+
+
+def accumulate_matrix(x):
+    m = np.zeros((3, 3))
+    for i in range(3):
+        m[i, :] = x * (i + 1.0)
+    return np.sum(m @ x)
+
+
+# -------------------------------------------------------------------- helpers
+def _helper_square(v):
+    return v * v
+
+
+def _helper_affine(v, scale=2.0, shift=0.5):
+    return v * scale + shift
+
+
+def _helper_nested(v):
+    return _helper_square(_helper_affine(v, shift=0.1))
+
+
+def helper_calls(x):
+    return np.sum(_helper_square(x) + _helper_affine(x, 3.0))
+
+
+def nested_helpers(x):
+    return np.sum(_helper_nested(x))
+
+
+def _write_into(buffer, values):
+    for i in range(len(values)):
+        buffer[i] = values[i] * 2.0
+    return buffer
+
+
+def helper_inplace(x):
+    buf = np.zeros(4)
+    buf = _write_into(buf, x)
+    return np.sum(buf * buf)
+
+
+def two_arguments(x, y):
+    return np.sum(x * y + np.sin(x))
+
+
+CASES = {
+    "sin_sum": (sin_sum, _vec(5)), "poly": (poly, _vec(4)), "exp_log": (exp_log, _vec(4)),
+    "tanh_square": (tanh_square, _vec(6)), "math_scalar": (math_scalar, lambda r: (float(r.normal()),)),
+    "division": (division, _vec(4)), "abs_mix": (abs_mix, _vec(5)), "power_var": (power_var, _vec(4)),
+    "arctan2_mix": (arctan2_mix, _vec(4)), "hyperbolic": (hyperbolic, _vec(4)),
+    "trig_inverse": (trig_inverse, _vec(4)), "sqrt_cbrt": (sqrt_cbrt, _vec(4)), "logs": (logs, _vec(4)),
+    "maximum_minimum": (maximum_minimum, _vec(6)), "where_select": (where_select, _vec(6)),
+    "clip_range": (clip_range, _vec(6)), "square_reciprocal": (square_reciprocal, _vec(4)),
+    "hypot_logaddexp": (hypot_logaddexp, _vec(4)), "mod_floor": (mod_floor, _vec(4)),
+    "negation_chain": (negation_chain, _vec(3)),
+    "broadcast_bias": (broadcast_bias, _mat(4, 3)), "broadcast_column": (broadcast_column, _mat(3, 4)),
+    "mean_axis0": (mean_axis0, _mat(4, 3)), "sum_axis1_keepdims": (sum_axis1_keepdims, lambda r: (r.uniform(1, 2, (3, 4)),)),
+    "max_reduce": (max_reduce, _mat(3, 4)), "min_axis": (min_axis, _mat(3, 4)), "prod_reduce": (prod_reduce, _vec(5)),
+    "var_std": (var_std, _mat(4, 3)), "cumsum_chain": (cumsum_chain, _vec(5)), "norm_l2": (norm_l2, _vec(4)),
+    "softmax_ce": (softmax_ce, _vec(3)), "logsumexp_fn": (logsumexp_fn, _vec(5)),
+    "sigmoid_relu": (sigmoid_relu, _vec(6)), "log_softmax_rows": (log_softmax_rows, _mat(3, 4)),
+    "quadratic_form": (quadratic_form, _vec(3)), "matmul_chain": (matmul_chain, _mat(4, 3)),
+    "matvec": (matvec, _mat(3, 4)), "outer_trace": (outer_trace, _vec(4)),
+    "transpose_reshape": (transpose_reshape, _mat(3, 4)), "expand_squeeze": (expand_squeeze, _vec(4)),
+    "concat_stack": (concat_stack, _vec(3)), "flip_ravel": (flip_ravel, _vec(4)),
+    "inverse_det": (inverse_det, _vec(4)), "solve_system": (solve_system, _vec(4)),
+    "index_scalar": (index_scalar, _vec(3)), "slice_sum": (slice_sum, _vec(5)),
+    "matrix_index": (matrix_index, _mat(3, 3)), "inplace_fill": (inplace_fill, _vec(4)),
+    "inplace_accumulate": (inplace_accumulate, _vec(4)), "inplace_overwrite": (inplace_overwrite, _vec(3)),
+    "cumulative_loop": (cumulative_loop, _vec(5)),
+    "branch_on_value": (branch_on_value, _vec(4)), "elif_chain": (elif_chain, _vec(3)),
+    "ternary": (ternary, _vec(3)), "scalar_loop": (scalar_loop, _vec(6)), "rosenbrock": (rosenbrock, _vec(6)),
+    "loop_over_rows": (loop_over_rows, _mat(3, 4)), "enumerate_loop": (enumerate_loop, _vec(4)),
+    "zip_loop": (zip_loop, _vec(5)), "while_data_dependent": (while_data_dependent, lambda r: (float(r.uniform(0.5, 2.0)),)),
+    "while_with_counter": (while_with_counter, lambda r: (r.uniform(0.5, 1.0, 3),)),
+    "break_loop": (break_loop, _vec(6)), "continue_loop": (continue_loop, _vec(6)),
+    "early_return": (early_return, _vec(4)), "return_in_loop": (return_in_loop, lambda r: (r.uniform(0.1, 0.5, 6),)),
+    "nested_loops": (nested_loops, _mat(3, 3)), "nested_data_loops": (nested_data_loops, lambda r: (r.uniform(0.5, 1.5, 4),)),
+    "reassigned_variables": (reassigned_variables, _vec(4)), "rnn": (rnn, _vec(5)),
+    "ode_euler": (ode_euler, _vec(3)), "branch_in_loop": (branch_in_loop, _vec(6)),
+    "accumulate_matrix": (accumulate_matrix, _vec(3)),
+    "helper_calls": (helper_calls, _vec(4)), "nested_helpers": (nested_helpers, _vec(4)),
+    "helper_inplace": (helper_inplace, _vec(4)),
+    "two_arguments": (two_arguments, lambda r: (r.normal(size=3), r.normal(size=3))),
+}

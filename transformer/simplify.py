@@ -1,0 +1,186 @@
+"""Small clean-ups of generated core form, so it reads like hand-written code.
+
+* ``merge_first_contributions``: ``x_bar = rt.zeros_like(x)`` followed by
+  ``x_bar = x_bar + c`` becomes ``x_bar = c``;
+* ``fold_constants``: ``_t = 2 - 1`` is computed now, ``x ** 1`` is ``x``,
+  and a temporary holding a literal or a copy is replaced by what it holds
+  where that is safe.
+"""
+from __future__ import annotations
+
+import operator
+
+import libcst as cst
+
+from . import core_form as cf
+from . import dataflow
+
+_FOLDABLE = {cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
+             cst.FloorDivide: operator.floordiv, cst.Power: operator.pow}
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self):
+        self.names: set[str] = set()
+
+    def visit_Name(self, node):
+        self.names.add(node.value)
+
+
+def _names(node) -> set[str]:
+    finder = _Names()
+    node.visit(finder)
+    return finder.names
+
+
+def _is_zero_init(stmt, name=None) -> str | None:
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return None
+    a = dataflow.classify(stmt)
+    if a.kind == "assign" and isinstance(a.value, cst.Call) and \
+            cst.Module([]).code_for_node(a.value.func) == "rt.zeros_like" and (name is None or a.target == name):
+        return a.target
+    return None
+
+
+def _accumulation(stmt, name: str):
+    """``c`` if ``stmt`` is ``name = name + c`` (c not mentioning name), else None."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return None
+    a = dataflow.classify(stmt)
+    if a.kind == "assign" and a.target == name and isinstance(a.value, cst.BinaryOperation) and \
+            isinstance(a.value.operator, cst.Add) and isinstance(a.value.left, cst.Name) and \
+            a.value.left.value == name and name not in _names(a.value.right):
+        return a.value.right
+    return None
+
+
+def merge_first_contributions(func: cst.FunctionDef, mutated: set) -> cst.FunctionDef:
+    return func.with_changes(body=cf.block(_merge_block(list(func.body.body), mutated)))
+
+
+def _merge_block(stmts, mutated) -> list:
+    stmts = [_merge_children(s, mutated) for s in stmts]
+    i = 0
+    while i < len(stmts):
+        name = _is_zero_init(stmts[i])
+        if name is not None and name not in mutated:
+            for j in range(i + 1, len(stmts)):
+                if name in _names(stmts[j]):
+                    contribution = _accumulation(stmts[j], name)
+                    if contribution is not None:
+                        merged = stmts[j].with_changes(body=[cst.Assign([cst.AssignTarget(cst.Name(name))], contribution)])
+                        stmts[j] = merged
+                        if i + 1 < len(stmts):
+                            stmts[i + 1] = stmts[i + 1].with_changes(
+                                leading_lines=[*stmts[i].leading_lines, *stmts[i + 1].leading_lines])
+                        del stmts[i]
+                        i -= 1
+                    break
+        i += 1
+    return stmts
+
+
+def _merge_children(stmt, mutated):
+    if isinstance(stmt, cst.If):
+        return stmt.with_changes(body=cf.block(_merge_block(list(stmt.body.body), mutated)),
+                                 orelse=cst.Else(cf.block(_merge_block(list(stmt.orelse.body.body), mutated)))
+                                 if stmt.orelse is not None else None)
+    if isinstance(stmt, (cst.For, cst.While)):
+        return stmt.with_changes(body=cf.block(_merge_block(list(stmt.body.body), mutated)))
+    return stmt
+
+
+# ----------------------------------------------------------- constant folding
+def _literal_value(node):
+    if isinstance(node, cst.Integer):
+        return int(node.value)
+    if isinstance(node, cst.Float):
+        return float(node.value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _literal_value(node.expression)
+        return None if inner is None else -inner
+    return None
+
+
+def _fold(value):
+    """A simpler right-hand side, or None."""
+    if isinstance(value, cst.BinaryOperation):
+        op = _FOLDABLE.get(type(value.operator))
+        left, right = _literal_value(value.left), _literal_value(value.right)
+        if op is not None and left is not None and right is not None and isinstance(left, int) and isinstance(right, int):
+            return cf.literal(op(left, right))
+        if isinstance(value.operator, cst.Power) and right == 1:
+            return value.left
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        inner = _literal_value(value.expression)
+        if inner is not None and isinstance(value.expression, cst.UnaryOperation):
+            return cf.literal(-inner)
+    return None
+
+
+class _Substitute(cst.CSTTransformer):
+    def __init__(self, name, atom):
+        self.name, self.atom = name, atom
+
+    def leave_Name(self, original, updated):
+        return self.atom if updated.value == self.name else updated
+
+    def leave_AssignTarget(self, original, updated):
+        return updated
+
+
+def fold_constants(func: cst.FunctionDef) -> cst.FunctionDef:
+    counts = dataflow.write_counts(func)
+    body = _fold_block(list(func.body.body), counts)
+    return func.with_changes(body=cf.block(body))
+
+
+def _fold_block(stmts, counts) -> list:
+    stmts = [_fold_children(s, counts) for s in stmts]
+    out = []
+    i = 0
+    while i < len(stmts):
+        stmt = stmts[i]
+        if isinstance(stmt, cst.SimpleStatementLine):
+            a = dataflow.classify(stmt)
+            if a.kind == "assign":
+                folded = _fold(a.value)
+                if folded is not None:
+                    stmt = stmt.with_changes(body=[cst.Assign([cst.AssignTarget(cst.Name(a.target))], folded)])
+                    a = dataflow.classify(stmt)
+                if cf.is_atom(a.value) and counts.count.get(a.target) == 1 and a.target.startswith("_t") \
+                        and _can_forward(a, stmts[i + 1:]):
+                    rest = [s.visit(_Substitute(a.target, a.value)) for s in stmts[i + 1:]]
+                    if rest and stmt.leading_lines:
+                        rest[0] = rest[0].with_changes(leading_lines=[*stmt.leading_lines, *rest[0].leading_lines])
+                    stmts = stmts[:i + 1] + rest
+                    i += 1
+                    continue
+        out.append(stmt)
+        i += 1
+    return out
+
+
+def _can_forward(a, rest) -> bool:
+    """A temp holding an atom can be replaced by that atom in the statements after it,
+    if nothing after it (in this block) writes a name the atom reads, and nothing
+    outside this block reads the temp."""
+    names = set(dataflow.atom_names(a.value))
+    for stmt in rest:
+        for b in (dataflow.walk([stmt]) if not isinstance(stmt, cst.SimpleStatementLine) else [dataflow.classify(stmt)]):
+            if b.kind in ("assign", "setitem") and b.target in names:
+                return False
+        if isinstance(stmt, cst.For) and stmt.target.value in names:
+            return False
+    return True
+
+
+def _fold_children(stmt, counts):
+    if isinstance(stmt, cst.If):
+        return stmt.with_changes(body=cf.block(_fold_block(list(stmt.body.body), counts)),
+                                 orelse=cst.Else(cf.block(_fold_block(list(stmt.orelse.body.body), counts)))
+                                 if stmt.orelse is not None else None)
+    if isinstance(stmt, (cst.For, cst.While)):
+        return stmt.with_changes(body=cf.block(_fold_block(list(stmt.body.body), counts)))
+    return stmt
