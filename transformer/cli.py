@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import functools
 import importlib.util
 import inspect
 import os
@@ -250,7 +251,8 @@ def command_check(args) -> int:
         print("  ok        fence and core form")
         checks = [("jit: lowers for numba (numba checks types at the first call)",
                    lambda: numba_lowering.lower(normalize(base)))]
-        checks += [(name_, lambda t=transform: t(normalize(base))) for name_, transform in sorted(TRANSFORMS.items())]
+        checks += [(step_name, functools.partial(transform_with_defaults, step_name, base))
+                   for step_name in sorted(TRANSFORMS)]
         for label, attempt in checks:
             try:
                 attempt()
@@ -267,6 +269,29 @@ def command_check(args) -> int:
     if missing:
         print(f"\nnot in transformer {transformer.__version__} yet: {', '.join(missing)}")
     return REFUSED if any_refused else 0
+
+
+def transform_with_defaults(step_name: str, base):
+    """The core form of ``base`` under one registered transform, with the public API's defaults.
+
+    ``tr.vmap(f)`` fills in options (``in_axes=0``) the registry entry needs, so
+    the public function is used where it returns a transformed function;
+    where it needs values instead (``jvp(f, primals, tangents)``), the
+    registry entry runs with its own defaults.
+    """
+    import transformer
+    from . import staging
+    from .normalize import normalize
+    from .transforms import TRANSFORMS
+
+    public = getattr(transformer, step_name, None)
+    try:
+        steps = getattr(public(base), "steps", None) if public else None
+    except TypeError:
+        steps = None
+    if steps:
+        return staging.make_core(base, steps)
+    return TRANSFORMS[step_name](normalize(base))
 
 
 # -------------------------------------------------------------------- cache
