@@ -26,6 +26,7 @@ Three kinds of entry besides ordinary rules:
 """
 import numpy as np
 
+from transformer import lax
 from transformer import runtime as rt
 from transformer.rules import rule, unsupported
 
@@ -299,18 +300,30 @@ def extremum_tangent(x, z, x_dot):
     return np.sum(x_dot * at_peak) / np.sum(at_peak)
 
 
-@rule("tangent", "var")
+@rule("tangent", "var", whole_array="var_all_tangent")
 def var_tangent(x, x_dot, axis=None, keepdims=False, ddof=0):
     centered = x - np.mean(x, axis=axis, keepdims=True)
     count = np.size(x) / np.size(np.sum(centered, axis=axis))
     return 2.0 * np.sum(centered * x_dot, axis=axis, keepdims=keepdims) / (count - ddof)
 
 
-@rule("tangent", "std")
+def var_all_tangent(x, x_dot, ddof=0):
+    """``var`` of a whole array (no ``axis``)."""
+    centered = x - np.mean(x)
+    return 2.0 * np.sum(centered * x_dot) / (np.size(x) - ddof)
+
+
+@rule("tangent", "std", whole_array="std_all_tangent")
 def std_tangent(x, z, x_dot, axis=None, keepdims=False, ddof=0):
     centered = x - np.mean(x, axis=axis, keepdims=True)
     count = np.size(x) / np.size(np.sum(centered, axis=axis))
     return np.sum(centered * x_dot, axis=axis, keepdims=keepdims) / ((count - ddof) * z)
+
+
+def std_all_tangent(x, z, x_dot, ddof=0):
+    """``std`` of a whole array (no ``axis``)."""
+    centered = x - np.mean(x)
+    return np.sum(centered * x_dot) / ((np.size(x) - ddof) * z)
 
 
 @rule("tangent", "norm")
@@ -472,3 +485,105 @@ def index_tangent():
     """``z = x[index]`` gets ``z_dot = x_dot[index]``; ``y[index] = v`` gets
     ``y_dot[index] = v_dot``.  The index is not an atom, so the transform
     writes these statements itself."""
+
+
+# ----------------------------------------------------- named-axis collectives
+
+
+@rule("tangent", "moveaxis")
+def moveaxis_tangent(x_dot, source, destination):
+    return np.moveaxis(x_dot, source, destination)
+
+
+@rule("tangent", "psum")
+def psum_tangent(x_dot, axis_name):
+    return lax.psum(x_dot, axis_name)
+
+
+@rule("tangent", "pmean")
+def pmean_tangent(x_dot, axis_name):
+    return lax.pmean(x_dot, axis_name)
+
+
+@rule("tangent", "all_gather")
+def all_gather_tangent(x_dot, axis_name):
+    return lax.all_gather(x_dot, axis_name)
+
+
+unsupported("tangent", ["pmax", "pmin"], "forward mode of pmax/pmin across a mapped axis is not written yet")
+
+
+# ------------------------------------------- runtime helpers of reverse mode
+# jvp of grad's generated code (forward over reverse) meets these.
+
+
+@rule("tangent", "rt.zeros_like", "rt.scalar_seed", "axis_index", nondifferentiable=True)
+def constant_helper_tangent():
+    """Zeros, the seed 1.0 and axis positions are constants."""
+
+
+@rule("tangent", "rt.copy")
+def rt_copy_tangent(x_dot):
+    return rt.copy(x_dot)
+
+
+@rule("tangent", "rt.unbroadcast")
+def unbroadcast_tangent(g_dot, x):
+    return rt.unbroadcast(g_dot, x)            # linear in g; x gives only a shape
+
+
+@rule("tangent", "rt.expand_to")
+def expand_to_tangent(g_dot, x, axis=None, keepdims=False):
+    return rt.expand_to(g_dot, x, axis=axis, keepdims=keepdims)
+
+
+@rule("tangent", "rt.cast_like")
+def cast_like_tangent(g_dot, x):
+    return rt.cast_like(g_dot, x)
+
+
+@rule("tangent", "rt.transpose_vjp")
+def transpose_vjp_tangent(g_dot, axes=None):
+    return rt.transpose_vjp(g_dot, axes=axes)
+
+
+@rule("tangent", "rt.trace_vjp")
+def trace_vjp_tangent(g_dot, x):
+    return rt.trace_vjp(g_dot, x)
+
+
+@rule("tangent", "rt.cumsum_vjp")
+def cumsum_vjp_tangent(g_dot, x, axis=None):
+    return rt.cumsum_vjp(g_dot, x, axis=axis)
+
+
+@rule("tangent", "rt.extremum_vjp")
+def extremum_vjp_tangent(g_dot, x, z, axis=None, keepdims=False):
+    # which entries attain the extremum is piecewise constant in x and z
+    return rt.extremum_vjp(g_dot, x, z, axis=axis, keepdims=keepdims)
+
+
+@rule("tangent", "rt.split_like")
+def split_like_tangent(g_dot, arrays, axis=0):
+    return rt.split_like(g_dot, arrays, axis=axis)
+
+
+@rule("tangent", "rt.unstack_like")
+def unstack_like_tangent(g_dot, arrays, axis=0):
+    return rt.unstack_like(g_dot, arrays, axis=axis)
+
+
+@rule("tangent", "rt.dot_vjp_x")
+def dot_vjp_x_tangent(g, x, y, g_dot, y_dot):
+    return rt.dot_vjp_x(g_dot, x, y) + rt.dot_vjp_x(g, x, y_dot)
+
+
+@rule("tangent", "rt.dot_vjp_y")
+def dot_vjp_y_tangent(g, x, y, g_dot, x_dot):
+    return rt.dot_vjp_y(g_dot, x, y) + rt.dot_vjp_y(g, x_dot, y)
+
+
+unsupported("tangent", ["rt.stack", "rt.push", "rt.pop", "rt.top"],
+            "forward mode through reverse mode's tape (a loop in grad's code) is not written yet")
+unsupported("tangent", ["rt.prod_vjp", "rt.cumprod_vjp", "rt.norm_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b"],
+            "forward mode of this reverse-mode helper is not written yet")

@@ -100,7 +100,7 @@ def _check_pairs(fn, primals, tangents):
         if not _is_float(p):
             checked.append(0.0)          # an integer argument: its tangent is ignored
             continue
-        if t is None or not np.issubdtype(np.result_type(t), np.number):
+        if not _is_numeric(t):
             raise TypeError(f"the tangent for argument {i} must be a number or array, got {type(t).__name__}")
         if np.shape(t) != np.shape(p):
             raise ValueError(f"the tangent for argument {i} has shape {np.shape(t)}, but the primal has shape "
@@ -115,6 +115,12 @@ def _is_float(value) -> bool:
     if isinstance(value, (tuple, list, dict)):
         return False
     return np.issubdtype(np.result_type(value), np.inexact)
+
+
+def _is_numeric(value) -> bool:
+    if isinstance(value, (str, bytes, tuple, list, dict)) or value is None:
+        return False
+    return np.issubdtype(np.asarray(value).dtype, np.number)
 
 
 def _zeros(value):

@@ -234,6 +234,7 @@ class _Forward:
         params = inspect.signature(template).parameters
         primal_inputs = set()
         bound, pre = {}, []
+        widening_operands = False
         for p in params:
             if p == "z":
                 continue
@@ -245,6 +246,8 @@ class _Forward:
                     bound[p] = tangent
                 else:
                     bound[p] = cst.Name(self.zero)
+                    if operand is not None and self.shapes.of_value(operand) != SCALAR:
+                        widening_operands = True        # dropping it may lose the broadcast shape
             elif p in args:
                 bound[p] = args[p]
                 primal_inputs |= atom_names(args[p])
@@ -261,7 +264,8 @@ class _Forward:
         stmts, result = apply_template(self.core, template, bound)
         stmts, result, shape_lost = _fold_zeros(stmts, result, self.zero)
         self.tangent_names |= {s.body[0].targets[0].target.value for s in stmts}
-        stmts = pre + self.finish(name, [_strip_default_keywords(s) for s in stmts], result, shape_lost)
+        stmts = pre + self.finish(name, [_strip_default_keywords(s) for s in stmts], result,
+                                  shape_lost and widening_operands)
         if hazard and "z" in params:
             return out + self.tag(stmts) + [cf.assign(name, bound["z"])]
         if hazard:
@@ -339,6 +343,10 @@ def _fold_zeros(stmts, result, zero: str):
         small = stmt.body[0]
         target = small.targets[0].target.value
         value = _substitute(small.value, alias)
+        folded = _fold_literals(value)
+        if folded is not None:                  # `2 - 1` from a rule with a literal exponent
+            alias[target] = folded
+            continue
         if not atom_names(value) & zeros:
             out.append(cf.assign(target, value))
             continue
@@ -379,6 +387,29 @@ def _fold_zeros(stmts, result, zero: str):
         raise AssertionError(f"tangent rule is not linear in its tangents: {cst.Module([]).code_for_node(value)}")
     result = _substitute(result, alias) if result is not None else None
     return out, (None if result is None or is_zero(result) else result), shape_lost
+
+
+def _number(atom):
+    if isinstance(atom, (cst.Integer, cst.Float)):
+        return atom.evaluated_value
+    if isinstance(atom, cst.UnaryOperation) and isinstance(atom.operator, cst.Minus) \
+            and isinstance(atom.expression, (cst.Integer, cst.Float)):
+        return -atom.expression.evaluated_value
+    return None
+
+
+def _fold_literals(value):
+    """An atom for ``value`` if it is arithmetic on number literals or ``a ** 1``; else None."""
+    if not isinstance(value, cst.BinaryOperation):
+        return None
+    left, right = _number(value.left), _number(value.right)
+    if isinstance(value.operator, cst.Power) and right == 1:
+        return value.left
+    if left is None or right is None:
+        return None
+    operation = {cst.Add: lambda a, b: a + b, cst.Subtract: lambda a, b: a - b,
+                 cst.Multiply: lambda a, b: a * b}.get(type(value.operator))
+    return cf.literal(operation(left, right)) if operation else None
 
 
 class _Rename(cst.CSTTransformer):

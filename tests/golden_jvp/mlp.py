@@ -1,0 +1,33 @@
+def jvp_mlp(x, w1, w2, x_dot, w1_dot, w2_dot):
+    # hidden = tr.nn.relu(w1 @ x)   [corpus_forward.py:282]
+    _t0 = w1 @ x
+    # jvp of: hidden = tr.nn.relu(w1 @ x)   [corpus_forward.py:282]
+    _t7 = w1_dot @ x
+    _t8 = w1 @ x_dot
+    _t0_dot = _t7 + _t8
+    # return np.maximum(x, 0.0)   [nn.py:11]
+    _t1 = np.maximum(_t0, 0.0)
+    # jvp of: return np.maximum(x, 0.0)   [nn.py:11]
+    _t10 = _t0 >= 0.0
+    _t1_dot = _t0_dot * _t10
+    hidden = _t1
+    hidden_dot = _t1_dot
+    # return tr.nn.sigmoid(w2 @ hidden)   [corpus_forward.py:283]
+    _t2 = w2 @ hidden
+    # jvp of: return tr.nn.sigmoid(w2 @ hidden)   [corpus_forward.py:283]
+    _t15 = w2_dot @ hidden
+    _t16 = w2 @ hidden_dot
+    _t2_dot = _t15 + _t16
+    # return 1.0 / (1.0 + np.exp(-x))   [nn.py:15]
+    _t3 = -_t2
+    # jvp of: return 1.0 / (1.0 + np.exp(-x))   [nn.py:15]
+    _t3_dot = -_t2_dot
+    _t4 = np.exp(_t3)
+    _t4_dot = _t4 * _t3_dot
+    _t5 = 1.0 + _t4
+    _t5_dot = _t4_dot
+    _t6 = 1.0 / _t5
+    _t22 = _t6 * _t5_dot
+    _t23 = _t22 / _t5
+    _t6_dot = -_t23
+    return (_t6, _t6_dot)
