@@ -9,6 +9,7 @@ import functools
 
 import numpy as np
 
+from . import tree
 from .staging import Step
 from .transformed import Boundary, Transformed
 from .transforms import vjp as _vjp_transform  # noqa: F401  (registers the transforms)
@@ -28,22 +29,50 @@ def _normalized(argnums, n):
     return tuple(i % n for i in argnums) if isinstance(argnums, tuple) else argnums % n
 
 
-class _DifferentiableArguments(Boundary):
-    """grad's check that the arguments it differentiates are floating point."""
+class _ReverseBoundary(Boundary):
+    """grad's Python side: differentiated arguments must be floating point, and
+    gradients of pytree arguments come back in the arguments' structure."""
 
-    def __init__(self, argnums):
-        self.argnums = argnums if isinstance(argnums, tuple) else (argnums,)
+    def __init__(self, kind, argnums, has_aux):
+        self.kind = kind
+        self.argnums = argnums
+        self.has_aux = has_aux
 
     def before(self, args):
-        for i in self.argnums:
+        for i in (self.argnums if isinstance(self.argnums, tuple) else (self.argnums,)):
             if i >= len(args):
                 raise TypeError(f"argnums {i} is out of range: called with {len(args)} arguments")
-            dtype = np.result_type(args[i]) if not isinstance(args[i], (tuple, list, dict)) else None
-            if dtype is not None and not np.issubdtype(dtype, np.inexact):
-                raise TypeError(f"grad requires real- or complex-valued inputs (input dtype that is a "
-                                f"sub-dtype of np.inexact), but argument {i} has dtype {dtype}; "
-                                f"pass floats, e.g. np.asarray(x, dtype=float)")
+            for leaf in tree.leaves(args[i]):
+                dtype = np.result_type(leaf)
+                if not np.issubdtype(dtype, np.inexact):
+                    raise TypeError(f"grad requires real- or complex-valued inputs (input dtype that is a "
+                                    f"sub-dtype of np.inexact), but argument {i} has dtype {dtype}; "
+                                    f"pass floats, e.g. np.asarray(x, dtype=float)")
         return args
+
+    def after(self, result, args):
+        if not any(isinstance(args[i], (tuple, list, dict)) for i in self._indices()):
+            return result
+        if self.kind == "grad":
+            if self.has_aux:
+                grads, aux = result
+                return self._regroup(grads, args), aux
+            return self._regroup(result, args)
+        value, grads = result
+        return value, self._regroup(grads, args)
+
+    def _indices(self):
+        return self.argnums if isinstance(self.argnums, tuple) else (self.argnums,)
+
+    def _regroup(self, flat, args):
+        """Flat leaf gradients (as generated code returns them) -> the arguments' structures."""
+        flat = list(flat) if isinstance(flat, tuple) else [flat]
+        grouped = []
+        for i in self._indices():
+            leaves, treedef = tree.flatten(args[i])
+            grouped.append(tree.unflatten(treedef, flat[:len(leaves)]))
+            flat = flat[len(leaves):]
+        return grouped[0] if not isinstance(self.argnums, tuple) else tuple(grouped)
 
 
 def _reverse(name, fn, argnums, has_aux):
@@ -52,7 +81,7 @@ def _reverse(name, fn, argnums, has_aux):
     n = len(transformed.signature.parameters)
     argnums = _normalized(argnums, n)
     return transformed.then(Step(name, (("argnums", argnums), ("has_aux", has_aux))),
-                            _DifferentiableArguments(argnums))
+                            _ReverseBoundary(name, argnums, has_aux))
 
 
 def grad(fn=None, argnums=0, has_aux=False):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from . import backends, cache, emit
+from . import backends, cache, emit, structure
 from . import core_form as cf
 from .normalize import normalize
 from .transforms import TRANSFORMS
@@ -41,8 +41,12 @@ def entry_name(base_name: str, steps) -> str:
     return name
 
 
-def make_core(fn, steps, static: dict | None = None) -> cf.CoreFunction:
+def make_core(fn, steps, static: dict | None = None, structures: dict | None = None) -> cf.CoreFunction:
     core = normalize(fn)
+    if structures:
+        user_params = core.params
+        core = structure.flatten_parameters(core, structures)
+        steps = structure.adapt_steps(steps, user_params, structures)
     for step in steps:
         core = TRANSFORMS[step.name](core, **dict(step.options))
     if static:
@@ -68,21 +72,23 @@ def specialize(core: cf.CoreFunction, static: dict) -> cf.CoreFunction:
 _build_lock = threading.Lock()
 
 
-def module_path(fn, steps, target: str, static: dict | None):
+def module_path(fn, steps, target: str, static: dict | None, structures: dict | None = None):
     """Where the generated module for this build lives, and the chain it records."""
     chain = f"{describe(steps)} | target={target} | static={sorted((static or {}).items())!r}"
+    if structures:
+        chain += f" | structures={sorted((k, str(v)) for k, v in structures.items())!r}"
     key = cache.fingerprint(fn, chain)
     return cache.cache_dir() / f"{entry_name(base_name_of(fn), steps)}-{key[:24]}.py", chain
 
 
-def build(fn, steps, target: str, static: dict | None = None):
+def build(fn, steps, target: str, static: dict | None = None, structures: dict | None = None):
     """The compiled (or plain Python) function for ``fn`` under ``steps`` on ``target``."""
     backend = backends.get(target)
     entry = entry_name(base_name_of(fn), steps)
-    path, chain = module_path(fn, steps, target, static)
+    path, chain = module_path(fn, steps, target, static, structures)
     with _build_lock:
         if not emit.is_intact(path):
-            core = make_core(fn, steps, static)
+            core = make_core(fn, steps, static, structures)
             code, preamble = backend.source(core)
             title = f"{chain.split(' | ')[0]} of {getattr(fn, '__qualname__', entry)} for target {target}"
             text = emit.module_text(code, title=title, sources=core.sources, constants=core.constants,
@@ -92,7 +98,7 @@ def build(fn, steps, target: str, static: dict | None = None):
     return backend.finish(getattr(module, entry), path)
 
 
-def generated_source(fn, steps, target: str, static: dict | None = None) -> str:
+def generated_source(fn, steps, target: str, static: dict | None = None, structures: dict | None = None) -> str:
     """The text of the generated module (building it if needed)."""
-    build(fn, steps, target, static)
-    return module_path(fn, steps, target, static)[0].read_text()
+    build(fn, steps, target, static, structures)
+    return module_path(fn, steps, target, static, structures)[0].read_text()

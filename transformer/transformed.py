@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 
-from . import staging
+from . import staging, tree
 
 
 class Boundary:
@@ -74,13 +74,24 @@ class Transformed:
             static[names[i]] = value
         return static
 
+    def structures(self, args) -> dict:
+        """The pytree structure of each non-static argument that is a tuple, list or dict."""
+        names = list(self.signature.parameters)
+        found = {}
+        for i, value in enumerate(args):
+            if i not in self.static_argnums and isinstance(value, (tuple, list, dict)):
+                found[names[i]] = tree.structure(value)
+        return found
+
     def compiled(self, *args):
-        """The generated callable for these arguments' static values."""
+        """The generated callable for these arguments' static values and structures."""
         static = self.static_values(args)
-        key = tuple((k, type(v).__name__, v) for k, v in static.items())
+        structures = self.structures(args)
+        key = (tuple((k, type(v).__name__, v) for k, v in static.items()),
+               tuple(sorted(structures.items(), key=lambda kv: kv[0])))
         fn = self._built.get(key)
         if fn is None:
-            fn = staging.build(self.__transformer_fn__, self.steps, self.target, static)
+            fn = staging.build(self.__transformer_fn__, self.steps, self.target, static, structures)
             self._built[key] = fn
         return fn
 
@@ -92,16 +103,24 @@ class Transformed:
         for boundary in reversed(self.boundaries):
             args = boundary.before(args)
         fn = self.compiled(*args)
-        dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums) \
-            if self.static_argnums else args
-        result = fn(*dynamic)
+        flat = []
+        for i, value in enumerate(args):
+            if i in self.static_argnums:
+                continue
+            if isinstance(value, (tuple, list, dict)):
+                flat.extend(tree.leaves(value))   # generated code takes one parameter per leaf
+            else:
+                flat.append(value)
+        result = fn(*flat)
         for boundary in self.boundaries:
             result = boundary.after(result, args)
         return result
 
-    def source(self, *static_args) -> str:
-        static = self.static_values(static_args) if self.static_argnums else None
-        return staging.generated_source(self.__transformer_fn__, self.steps, self.target, static)
+    def source(self, *args) -> str:
+        """The generated module text; pass example arguments when static or structured ones matter."""
+        static = self.static_values(args) if self.static_argnums and args else None
+        structures = self.structures(args) if args else None
+        return staging.generated_source(self.__transformer_fn__, self.steps, self.target, static, structures)
 
     def __repr__(self) -> str:
         return f"<transformed {self.__transformer_chain__} of {self.__qualname__} on {self.target}>"

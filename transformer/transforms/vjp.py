@@ -697,6 +697,10 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
                          output_names)
     reverse = _Reverse(core, analysis)
     forward = reverse.forward(forward_stmts)
+    for name in params:      # a reassigned parameter's first value goes on its tape too
+        if analysis.taped(name):
+            stack = reverse.stack(name)
+            forward.insert(0, cf.assign(stack, cf.call("rt.push", [cst.Name(stack), cst.Name(name)])))
     # Values the generated function returns are copied before the backward
     # sweep, which puts back overwritten values into variables and arrays.
     kept: dict[str, str] = {}

@@ -1,0 +1,287 @@
+"""Pytree arguments: specialise core form on the structure of its arguments.
+
+Numba compiles neither dicts nor nested lists, and transforms reason better
+about plain arrays.  So, as JAX does when it traces, a function called with
+``params = {"W": ..., "b": ...}`` is specialised for that structure: the
+parameter becomes one parameter per leaf (``params_W, params_b``) and each
+``params["W"]`` with a literal key becomes that leaf.  A loop over a list of
+structured items (``for layer in params["layers"]``) is unrolled, since the
+list's length is part of the structure.  Anything else done with a whole
+structure is refused with the user's line.
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+import libcst as cst
+
+from . import core_form as cf
+from . import dataflow
+from .core_form import CoreFunction
+from .errors import TransformError
+from .tree import TreeDef
+
+
+def leaf_paths(treedef: TreeDef, prefix=()):
+    """(path, leaf) pairs in flatten order."""
+    if treedef.kind == "leaf":
+        yield prefix, treedef
+        return
+    keys = treedef.keys if treedef.kind == "dict" else range(len(treedef.children))
+    for key, child in zip(keys, treedef.children):
+        yield from leaf_paths(child, prefix + (key,))
+
+
+def _leaf_name(param: str, path) -> str:
+    parts = [param] + [re.sub(r"\W", "_", str(p)) for p in path]
+    return "_".join(parts)
+
+
+class _Node:
+    """A structured value during rewriting: its treedef and its leaves' names."""
+
+    def __init__(self, treedef: TreeDef, leaves: dict):
+        self.treedef = treedef
+        self.leaves = leaves          # path tuple -> leaf variable name
+
+    def child(self, key):
+        t = self.treedef
+        if t.kind == "dict":
+            if key not in t.keys:
+                raise KeyError(key)
+            position = t.keys.index(key)
+        elif t.kind in ("tuple", "list"):
+            if not isinstance(key, int):
+                raise KeyError(key)
+            position = key if key >= 0 else len(t.children) + key
+            if not 0 <= position < len(t.children):
+                raise KeyError(key)
+            key = position
+        else:
+            raise KeyError(key)
+        sub = t.children[position]
+        leaves = {path[1:]: name for path, name in self.leaves.items() if path[:1] == (key,)}
+        return sub, leaves
+
+    def __len__(self):
+        return len(self.treedef.children)
+
+
+def flatten_parameters(core: CoreFunction, structures: dict) -> CoreFunction:
+    """Replace each structured parameter by its leaves (see the module docstring)."""
+    if not structures:
+        return core
+    env: dict[str, _Node] = {}
+    new_params = []
+    for param in core.node.params.params:
+        name = param.name.value
+        treedef = structures.get(name)
+        if treedef is None or treedef.kind == "leaf":
+            new_params.append(param)
+            continue
+        leaves = {}
+        for path, _ in leaf_paths(treedef):
+            leaves[path] = core.scope.claim(_leaf_name(name, path))
+            new_params.append(cst.Param(cst.Name(leaves[path])))
+        env[name] = _Node(treedef, leaves)
+    rewriter = _Rewriter(core, env)
+    body = rewriter.block(list(core.node.body.body))
+    core.node = core.node.with_changes(params=core.node.params.with_changes(params=new_params),
+                                       body=cf.block(body))
+    return core
+
+
+def _literal_key(node):
+    try:
+        return ast.literal_eval(cst.Module([]).code_for_node(node))
+    except (ValueError, SyntaxError):
+        return None
+
+
+class _Rewriter:
+    def __init__(self, core, env):
+        self.core = core
+        self.env = env
+        self.lengths: dict[str, int] = {}     # name -> literal length from len(structure)
+        self.renames: dict[str, str] = {}     # a name bound once to a leaf -> that leaf
+        self.counts = dataflow.write_counts(core.node)
+
+    def where(self, stmt) -> str:
+        origin = cf.origin_of(stmt)
+        return f"{origin[0]}:{origin[1]}: " if origin else ""
+
+    def refuse(self, stmt, name, what):
+        raise TransformError(f"{self.where(stmt)}the argument structure {name!r} is {what}; "
+                             f"index it with literal keys (x['W'], x[0]) or loop over it with range(len(x))")
+
+    def block(self, stmts) -> list:
+        out = []
+        comment_carry = None
+        for stmt in stmts:
+            produced = self.statement(stmt)
+            if comment_carry is not None and produced:
+                produced[0] = produced[0].with_changes(leading_lines=[*comment_carry, *produced[0].leading_lines])
+                comment_carry = None
+            if not produced and getattr(stmt, "leading_lines", None):
+                comment_carry = list(stmt.leading_lines)
+            out += produced
+        return out
+
+    def statement(self, stmt) -> list:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            if self.renames:
+                stmt = _rename_reads(stmt, self.renames)
+            return self.simple(stmt)
+        if isinstance(stmt, cst.For):
+            unrolled = self.unroll(stmt)
+            if unrolled is not None:
+                return unrolled
+            return [stmt.with_changes(body=cf.block(self.block(list(stmt.body.body))))]
+        if isinstance(stmt, cst.While):
+            self.check_reads(stmt, dataflow.atom_names(stmt.test))
+            return [stmt.with_changes(body=cf.block(self.block(list(stmt.body.body))))]
+        if isinstance(stmt, cst.If):
+            self.check_reads(stmt, dataflow.atom_names(stmt.test))
+            orelse = stmt.orelse
+            return [stmt.with_changes(body=cf.block(self.block(list(stmt.body.body))),
+                                      orelse=cst.Else(cf.block(self.block(list(orelse.body.body))))
+                                      if orelse is not None else None)]
+        return [stmt]
+
+    def check_reads(self, stmt, names):
+        for name in names:
+            if name in self.env:
+                self.refuse(stmt, name, "used as a whole here")
+
+    def simple(self, stmt) -> list:
+        a = dataflow.classify(stmt)
+        if a.kind == "assign" and a.target in self.env:
+            del self.env[a.target]     # the name now holds something else
+        if a.kind == "assign" and isinstance(a.value, cst.Subscript) and isinstance(a.value.value, cst.Name) \
+                and a.value.value.value in self.env:
+            node = self.env[a.value.value.value]
+            if len(a.value.slice) != 1 or not isinstance(a.value.slice[0].slice, cst.Index):
+                self.refuse(stmt, a.value.value.value, "sliced")
+            key = _literal_key(a.value.slice[0].slice.value)
+            if key is None:
+                self.refuse(stmt, a.value.value.value, "indexed with a value known only at run time")
+            try:
+                sub, leaves = node.child(key)
+            except KeyError:
+                raise TransformError(f"{self.where(stmt)}the argument structure has no entry {key!r} "
+                                     f"(it is {node.treedef})") from None
+            if sub.kind == "leaf" and self.counts.count.get(a.target) == 1:
+                self.renames[a.target] = leaves[()]     # read the leaf parameter directly
+                return []
+            if sub.kind == "leaf":
+                return [cf.assign(a.target, cst.Name(leaves[()])).with_changes(leading_lines=stmt.leading_lines)]
+            self.env[a.target] = _Node(sub, leaves)
+            return []
+        if a.kind == "assign" and isinstance(a.value, cst.Name) and a.value.value in self.env:
+            self.env[a.target] = self.env[a.value.value]
+            return []
+        if a.kind == "assign" and isinstance(a.value, cst.Call) and \
+                cst.Module([]).code_for_node(a.value.func) == "len" and \
+                isinstance(a.value.args[0].value, cst.Name) and a.value.args[0].value.value in self.env:
+            n = len(self.env[a.value.args[0].value.value])
+            self.lengths[a.target] = n
+            return [cf.assign(a.target, cf.literal(n)).with_changes(leading_lines=stmt.leading_lines)]
+        self.check_reads(stmt, dataflow.reads(a))
+        return [stmt]
+
+    def unroll(self, loop: cst.For) -> list | None:
+        """Unroll ``for i in range(n)`` when the body indexes a structure with ``i``."""
+        index = loop.target.value
+        uses = [a for a in dataflow.walk(loop.body.body) if a.kind == "assign"
+                and isinstance(a.value, cst.Subscript) and isinstance(a.value.value, cst.Name)
+                and a.value.value.value in self.env and index in dataflow.index_names(a.value)]
+        if not uses:
+            return None
+        args = [arg.value for arg in loop.iter.args]
+        bounds = []
+        for atom in args:
+            value = _literal_key(atom) if not isinstance(atom, cst.Name) else self.lengths.get(atom.value)
+            if not isinstance(value, int):
+                raise TransformError(f"{self.where(loop)}a loop that indexes an argument structure needs "
+                                     f"bounds known from the structure, e.g. range(len(layers))")
+            bounds.append(value)
+        out = []
+        for i in range(*bounds):
+            body = [stmt.visit(_Substitute(index, cf.literal(i))) for stmt in loop.body.body]
+            for stmt in body:
+                if any(isinstance(s.small, (cst.Break, cst.Continue)) for s in dataflow.walk([stmt])):
+                    raise TransformError(f"{self.where(loop)}break/continue in a loop over an argument "
+                                         f"structure is not supported")
+            out.append(cf.assign(index, cf.literal(i)))
+            out += self.block(body)
+        if out:
+            out[0] = out[0].with_changes(leading_lines=loop.leading_lines)
+        return out
+
+
+class _RenameReads(cst.CSTTransformer):
+    def __init__(self, renames):
+        self.renames = renames
+
+    def leave_Name(self, original, updated):
+        new = self.renames.get(updated.value)
+        return cst.Name(new) if new else updated
+
+    def leave_AssignTarget(self, original, updated):
+        # the written name stays as it is (a subscript target's array is a read)
+        if isinstance(original.target, cst.Name):
+            return updated.with_changes(target=original.target)
+        return updated
+
+
+def _rename_reads(stmt, renames):
+    return stmt.visit(_RenameReads(renames))
+
+
+class _Substitute(cst.CSTTransformer):
+    def __init__(self, name, atom):
+        self.name, self.atom = name, atom
+
+    def leave_Name(self, original, updated):
+        return self.atom if updated.value == self.name else updated
+
+
+# ------------------------------------------------------------- step options
+def leaf_layout(params: list[str], structures: dict) -> list[list[int]]:
+    """For each original parameter, the indices of its leaf parameters."""
+    layout, position = [], 0
+    for name in params:
+        treedef = structures.get(name)
+        count = 1 if treedef is None or treedef.kind == "leaf" else treedef.num_leaves
+        layout.append(list(range(position, position + count)))
+        position += count
+    return layout
+
+
+def _adapt_argnums(options: dict, layout, structured: set) -> dict:
+    argnums = options.get("argnums", 0)
+    if isinstance(argnums, int):
+        leaves = layout[argnums]
+        options["argnums"] = tuple(leaves) if argnums in structured else leaves[0]
+    else:
+        options["argnums"] = tuple(i for a in argnums for i in layout[a])
+    return options
+
+
+# step name -> function(options dict, layout, indices of structured params) -> options
+STEP_ADAPTERS = {"grad": _adapt_argnums, "value_and_grad": _adapt_argnums}
+
+
+def adapt_steps(steps, params: list[str], structures: dict):
+    """Rewrite the first step's options, which speak of the user's parameters, for the leaves."""
+    if not steps or not structures:
+        return steps
+    layout = leaf_layout(params, structures)
+    structured = {i for i, name in enumerate(params) if name in structures and structures[name].kind != "leaf"}
+    first, *rest = steps
+    adapter = STEP_ADAPTERS.get(first.name)
+    if adapter is None:
+        return steps
+    options = adapter(dict(first.options), layout, structured)
+    return (type(first)(first.name, tuple(sorted(options.items()))), *rest)
