@@ -1,19 +1,152 @@
-"""Lowering for numba: rewrite core-form calls numba does not support.
+"""Lowering for numba: rewrite core-form calls numba does not compile.
 
-numba's NumPy support lacks most ``axis=`` / ``keepdims=`` forms.  Such calls
-are rewritten into helpers defined here (``nl.max_axis(x, -1, True)``); each
-helper is an ``njit`` function numba compiles with the rest of the module.
+numba's NumPy support lacks most ``axis=`` / ``keepdims=`` forms, ``np.squeeze``,
+``np.ndim``, integer matrix products, batched ``@`` and a few more.  Such calls
+are rewritten into helpers that generated modules import as ``nl``::
+
+    m = np.max(x, axis=-1, keepdims=True)   ->   m = nl.max_axis(x, -1, True)
+
+Each helper is written twice: its NumPy meaning in plain Python, and a numba
+``overload`` (in ``numba_reductions`` and ``numba_arrays``), so the lowered
+module still reads — and runs — as NumPy.  The choice of helper is made here
+from the literal keywords of the core form; everything that depends on types
+(ndim, dtype) is decided by the overload when numba types the call.  Calls
+numba compiles correctly as written are left alone.
 """
 from __future__ import annotations
 
 import libcst as cst
 
 from .. import core_form as cf
+from .. import primitives
+from .numba_arrays import (clip, det, dot, flip_axis, inner, inv, matmul, ndim, reshape,  # noqa: F401
+                           scalar_like, solve, squeeze, trace)
+from .numba_reductions import (all_axis, any_axis, max_axis, mean_axis, min_axis,  # noqa: F401
+                               norm_axis, prod_axis, std_axis, sum_axis, var_axis)
+
+_NONE = cst.Name("None")
+_FALSE = cst.Name("False")
+
+
+def _helper(name: str, *atoms) -> cst.Call:
+    return cf.call(f"nl.{name}", atoms)
+
+
+def _arguments(call: cst.Call, prim: primitives.Primitive) -> dict:
+    """The call's atoms by parameter name, whether written by position or keyword."""
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    named = dict(zip(prim.params, positional))
+    named.update((arg.keyword.value, arg.value) for arg in call.args if arg.keyword is not None)
+    return named
+
+
+def _is_none(node) -> bool:
+    return node is None or (isinstance(node, cst.Name) and node.value == "None")
+
+
+# ----------------------------------------------------------------- the rules
+# Each takes (primitive, arguments by name) and returns the lowered call, or
+# None to keep the call as numba compiles it.
+
+def _reduction(prim, args):
+    # numba compiles np.sum(x) but not np.max(x, axis=...), keepdims= or ddof=
+    if set(args) == {"x"}:
+        return None
+    atoms = [args["x"], args.get("axis", _NONE), args.get("keepdims", _FALSE)]
+    if prim.name in ("std", "var"):
+        atoms.append(args.get("ddof", cst.Integer("0")))
+    return _helper(f"{prim.name}_axis", *atoms)
+
+
+def _norm(prim, args):
+    # numba's norm has no axis/keepdims and rejects integer arrays
+    return _helper("norm_axis", args["x"], args.get("axis", _NONE), args.get("keepdims", _FALSE),
+                   args.get("ord", _NONE))
+
+
+def _squeeze(prim, args):
+    return _helper("squeeze", args["x"], args.get("axis", _NONE))
+
+
+def _flip(prim, args):
+    # numba has np.flip(x) (every axis) but no axis=; flips along different
+    # axes commute, so a literal tuple of axes becomes nested calls
+    axis = args.get("axis")
+    if _is_none(axis):
+        return None
+    axes = [el.value for el in axis.elements] if isinstance(axis, cst.Tuple) else [axis]
+    result = args["x"]
+    for each in axes:
+        result = _helper("flip_axis", result, each)
+    return result
+
+
+def _same_arguments(helper_name):
+    """A rule that calls ``nl.<helper_name>`` with the primitive's own arguments."""
+    def rule(prim, args):
+        return _helper(helper_name, *(args[p] for p in prim.params if p in args))
+    return rule
+
+
+_RULES = {name: _reduction for name in ("sum", "mean", "prod", "max", "min", "std", "var", "any", "all")}
+_RULES.update({
+    "norm": _norm,
+    "squeeze": _squeeze,
+    "flip": _flip,
+    # numba reshapes only contiguous arrays, failing at run time otherwise
+    "reshape": _same_arguments("reshape"),
+    "ndim": _same_arguments("ndim"),               # missing in numba
+    "clip": _same_arguments("clip"),               # numba clips arrays only
+    "dot": _same_arguments("dot"),                 # numba: floats only, no scalars
+    "inner": _same_arguments("inner"),             # missing in numba
+    "trace": _same_arguments("trace"),             # numba: floats only
+    "inv": _same_arguments("inv"),                 # numba's LAPACK calls: floats only
+    "det": _same_arguments("det"),
+    "solve": _same_arguments("solve"),
+})
+
+# Elementwise primitives whose result dtype numba takes from a Python float
+# literal where NumPy (NEP 50) takes it from the array: float32 * 2.0 stays
+# float32 in NumPy but becomes float64 in numba.
+_WEAK_LITERAL_PRIMITIVES = {"add", "subtract", "multiply", "divide", "floor_divide", "mod", "power",
+                            "maximum", "minimum", "fmax", "fmin", "arctan2", "hypot", "logaddexp",
+                            "copysign", "where"}
+
+
+def _is_number_literal(node) -> bool:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, (cst.Float, cst.Integer))
+
+
+def _weak_literals(operands: list) -> list:
+    """Operands with each number literal next to a variable given that variable's precision."""
+    names = [op for op in operands if isinstance(op, cst.Name) and op.value not in ("True", "False", "None")]
+    if not names:
+        return operands
+    return [_helper("scalar_like", names[0], op) if _is_number_literal(op) else op for op in operands]
 
 
 class _Lower(cst.CSTTransformer):
     def leave_Call(self, original, updated):
-        return updated
+        prim = cf.primitive_of(updated)
+        if prim is None:
+            return updated
+        if prim.name in _WEAK_LITERAL_PRIMITIVES:
+            args = _weak_literals([arg.value for arg in updated.args])
+            updated = updated.with_changes(args=[arg.with_changes(value=value)
+                                                 for arg, value in zip(updated.args, args)])
+        rule = _RULES.get(prim.name)
+        if rule is None:
+            return updated
+        return rule(prim, _arguments(updated, prim)) or updated
+
+    def leave_BinaryOperation(self, original, updated):
+        if isinstance(updated.operator, cst.MatrixMultiply):
+            # numba's @ is 2-D and floats only; nl.matmul also batches and multiplies integers
+            return _helper("matmul", updated.left, updated.right)
+        left, right = _weak_literals([updated.left, updated.right])
+        return updated.with_changes(left=left, right=right)
 
 
 def lower(core: cf.CoreFunction) -> cf.CoreFunction:

@@ -1,0 +1,320 @@
+"""Array helpers for numba: shapes, products and casts it does not compile.
+
+As in ``numba_reductions``, each helper is the NumPy meaning in plain NumPy
+plus an ``overload`` that numba compiles instead.  Helpers whose overload
+simply calls numba's own function for the forms numba has exist so that a
+call site needs no type information: the lowering cannot know whether
+``np.dot(a, b)`` sees float matrices (numba's BLAS path) or integer ones
+(a loop here).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+from numba.core.errors import TypingError
+from numba.extending import overload
+from numba.np.unsafe.ndarray import to_fixed_tuple
+
+from .. import lax, runtime
+from .numba_reductions import _axis_index
+
+
+def _is_array(t) -> bool:
+    return isinstance(t, types.Array)
+
+
+def _is_none(t) -> bool:
+    return t is None or isinstance(t, (types.NoneType, types.Omitted))
+
+
+# ------------------------------------------------------------------- shapes
+def reshape(x, shape):
+    return np.reshape(x, shape)
+
+
+@overload(reshape)
+def _reshape(x, shape):
+    # numba reshapes only contiguous arrays (a transposed one fails at run
+    # time); NumPy copies in that case, and so does this.
+    if _is_array(x):
+        return lambda x, shape: np.ascontiguousarray(x).reshape(shape)
+    return lambda x, shape: np.asarray(x).reshape(shape)
+
+
+def squeeze(x, axis):
+    return np.squeeze(x, axis=axis)
+
+
+@overload(squeeze, prefer_literal=True)
+def _squeeze(x, axis):
+    # numba has no np.squeeze.  Without axis= the result's ndim depends on
+    # the run-time shape, which compiled code cannot have.
+    if not _is_array(x):
+        return None
+    ndim = x.ndim
+    if _is_none(axis):
+        raise TypingError("np.squeeze(x) needs axis= under jit (the result's ndim must be known "
+                          "when compiling); write np.squeeze(x, axis=k)")
+    axes = (axis,) if isinstance(axis, types.Integer) else tuple(axis)
+    out_ndim = ndim - len(axes)
+
+    def impl(x, axis):
+        dropped = np.zeros(ndim, np.bool_)
+        for a in _as_tuple(axis):
+            k = _axis_index(a, ndim)
+            if x.shape[k] != 1:
+                raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+            dropped[k] = True
+        shape = np.array(x.shape)[~dropped]
+        return np.ascontiguousarray(x).reshape(to_fixed_tuple(shape, out_ndim))
+
+    return impl
+
+
+def _as_tuple(axis):
+    return axis if isinstance(axis, tuple) else (axis,)
+
+
+@overload(_as_tuple)
+def _as_tuple_numba(axis):
+    if isinstance(axis, types.BaseTuple):
+        return lambda axis: axis
+    return lambda axis: (axis,)
+
+
+def flip_axis(x, axis):
+    return np.flip(x, axis=axis)
+
+
+@overload(flip_axis)
+def _flip_axis(x, axis):
+    # numba has np.flip(x) but not np.flip(x, axis); reversing the first axis
+    # of a swapped view and swapping back is the same view NumPy returns.
+    if _is_array(x) and isinstance(axis, types.Integer):
+        return lambda x, axis: np.swapaxes(np.swapaxes(x, 0, axis)[::-1], 0, axis)
+    return None
+
+
+def ndim(x):
+    return np.ndim(x)
+
+
+@overload(ndim)
+def _ndim(x):
+    # numba has no np.ndim; it is a constant of the argument's type.
+    n = x.ndim if _is_array(x) else len(x) if isinstance(x, types.BaseTuple) else 0
+    return lambda x: n
+
+
+# ---------------------------------------------------------------- arithmetic
+def clip(x, lo, hi):
+    return np.clip(x, lo, hi)
+
+
+@overload(clip)
+def _clip(x, lo, hi):
+    # numba's np.clip takes arrays only; NumPy also clips a scalar.
+    if _is_array(x):
+        return lambda x, lo, hi: np.clip(x, lo, hi)
+    if _is_none(lo):
+        return lambda x, lo, hi: min(x, hi)
+    if _is_none(hi):
+        return lambda x, lo, hi: max(x, lo)
+    return lambda x, lo, hi: min(max(x, lo), hi)
+
+
+def dot(x, y):
+    return np.dot(x, y)
+
+
+def matmul(x, y):
+    return np.matmul(x, y)
+
+
+def inner(x, y):
+    return np.inner(x, y)
+
+
+def trace(x):
+    return np.trace(x)
+
+
+def _is_float_array(t) -> bool:
+    return _is_array(t) and isinstance(t.dtype, (types.Float, types.Complex))
+
+
+@njit
+def _int_matmul(x, y):
+    # numba's np.dot is BLAS: floats only.  NumPy multiplies integers exactly.
+    out = np.zeros((x.shape[0], y.shape[1]), np.result_type(x.dtype, y.dtype))
+    for i in range(x.shape[0]):
+        for k in range(x.shape[1]):
+            for j in range(y.shape[1]):
+                out[i, j] += x[i, k] * y[k, j]
+    return out
+
+
+@njit
+def _as_row(v):
+    return np.ascontiguousarray(v).reshape((1, v.size))
+
+
+@njit
+def _as_column(v):
+    return np.ascontiguousarray(v).reshape((v.size, 1))
+
+
+@overload(dot)
+def _dot(x, y):
+    if not _is_array(x) or not _is_array(y):
+        return lambda x, y: x * y           # np.dot with a scalar multiplies
+    if x.ndim > 2 or y.ndim > 2:
+        raise TypingError("np.dot of arrays with more than two dimensions is not supported under jit; "
+                          "use x @ y (batched) or np.tensordot outside jit")
+    if _is_float_array(x) and _is_float_array(y):
+        return lambda x, y: np.dot(x, y)
+    # 1-D operands become a row / a column, and lose that axis again after
+    if x.ndim == 1 and y.ndim == 1:
+        return lambda x, y: _int_matmul(_as_row(x), _as_column(y))[0, 0]
+    if x.ndim == 1:
+        return lambda x, y: _int_matmul(_as_row(x), y)[0]
+    if y.ndim == 1:
+        return lambda x, y: _int_matmul(x, _as_column(y))[:, 0]
+    return lambda x, y: _int_matmul(x, y)
+
+
+@overload(matmul)
+def _matmul(x, y):
+    if not _is_array(x) or not _is_array(y):
+        raise TypingError("matmul: both operands must be arrays")
+    if x.ndim <= 2 and y.ndim <= 2:
+        return lambda x, y: dot(x, y)
+    if x.ndim != y.ndim and min(x.ndim, y.ndim) != 2:
+        raise TypingError("batched x @ y under jit needs equal ndim, or one 2-D operand")
+    out_ndim = max(x.ndim, y.ndim)
+
+    def impl(x, y):
+        # numba's @ is 2-D only: loop over the stacked matrices
+        a = _stacked(x)
+        b = _stacked(y)
+        batch = max(a.shape[0], b.shape[0])
+        if a.shape[0] != b.shape[0] and min(a.shape[0], b.shape[0]) != 1:
+            raise ValueError("matmul: batch dimensions do not match")
+        first = dot(a[0], b[0])
+        out = np.empty((batch, first.shape[0], first.shape[1]), first.dtype)
+        for i in range(batch):
+            out[i] = dot(a[min(i, a.shape[0] - 1)], b[min(i, b.shape[0] - 1)])
+        lead = np.array(x.shape if x.ndim >= y.ndim else y.shape)
+        lead[-2] = first.shape[0]
+        lead[-1] = first.shape[1]
+        return out.reshape(to_fixed_tuple(lead, out_ndim))
+
+    return impl
+
+
+def _stacked(x):
+    return x.reshape((-1,) + x.shape[-2:])
+
+
+@overload(_stacked)
+def _stacked_numba(x):
+    if x.ndim == 2:
+        return lambda x: x.reshape((1, x.shape[0], x.shape[1]))
+    return lambda x: np.ascontiguousarray(x).reshape((-1, x.shape[-2], x.shape[-1]))
+
+
+@overload(inner)
+def _inner(x, y):
+    # numba has no np.inner; for at most 2-D operands it is a dot with y's
+    # last axis moved first.
+    if not _is_array(x) or not _is_array(y):
+        return lambda x, y: x * y
+    if y.ndim == 1:
+        return lambda x, y: dot(x, y)
+    if y.ndim == 2:
+        return lambda x, y: dot(x, y.T)
+    raise TypingError("np.inner of arrays with more than two dimensions is not supported under jit")
+
+
+@overload(trace)
+def _trace(x):
+    # numba's np.trace rejects integer arrays
+    if _is_array(x) and x.ndim == 2:
+        return lambda x: np.sum(np.diag(x))
+    return None
+
+
+# ------------------------------------------------------------ linear algebra
+def inv(x):
+    return np.linalg.inv(x)
+
+
+def det(x):
+    return np.linalg.det(x)
+
+
+def solve(a, b):
+    return np.linalg.solve(a, b)
+
+
+def _as_float(t):
+    """numba's LAPACK calls take float arrays; NumPy converts integers to float64."""
+    if _is_float_array(t):
+        return lambda a: a
+    return lambda a: a.astype(np.float64)
+
+
+@overload(inv)
+def _inv(x):
+    cast = njit(_as_float(x))
+    return lambda x: np.linalg.inv(cast(x))
+
+
+@overload(det)
+def _det(x):
+    cast = njit(_as_float(x))
+    return lambda x: np.linalg.det(cast(x))
+
+
+@overload(solve)
+def _solve(a, b):
+    cast_a, cast_b = njit(_as_float(a)), njit(_as_float(b))
+    return lambda a, b: np.linalg.solve(cast_a(a), cast_b(b))
+
+
+# ------------------------------------------------------- runtime helpers, lax
+@overload(runtime.astype)
+def _astype(x, dtype):
+    # rt.astype is plain NumPy; numba needs its own version for arrays and scalars
+    if _is_array(x):
+        return lambda x, dtype: x.astype(dtype)
+    return lambda x, dtype: dtype(x)
+
+
+@overload(lax.stop_gradient)
+def _stop_gradient(x):
+    # only transforms give stop_gradient a meaning; running it is the identity
+    return lambda x: x
+
+
+# ------------------------------------------------------------ number literals
+def scalar_like(x, value):
+    """A number literal that meets ``x`` in an elementwise operation.
+
+    NumPy 2 treats Python numbers as "weak" (NEP 50): ``float32_array * 2.0``
+    stays float32.  numba types the literal as float64 and widens the result;
+    giving the literal x's precision first restores NumPy's answer.
+    """
+    return value
+
+
+@overload(scalar_like)
+def _scalar_like(x, value):
+    kind = x.dtype if _is_array(x) else x
+    if isinstance(value, types.Float) and isinstance(kind, types.Float):
+        target = kind
+    elif isinstance(value, types.Integer) and isinstance(kind, types.Integer):
+        target = kind
+    else:
+        return lambda x, value: value
+    return lambda x, value: target(value)
