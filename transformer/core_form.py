@@ -60,6 +60,8 @@ class CoreFunction:
     scope: NameScope
     sources: dict[str, str] = field(default_factory=dict)   # short file name -> full path
     constants: dict[str, object] = field(default_factory=dict)  # module-level names bound by value
+    # functions transforms call at transform time (custom_vjp backward rules), by name
+    functions: dict[str, object] = field(default_factory=dict)
 
     @property
     def name(self) -> str:

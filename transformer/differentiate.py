@@ -112,7 +112,15 @@ def vjp(fn, *primals, has_aux=False):
         given = _shape_of(out_bar)
         if given != out_structure:
             raise ValueError(f"vjp_fn expects a cotangent shaped like the output {out_structure}, got {given}")
-        return backward(*primals, out_bar)
+        # The generated function takes the primals' leaves, then the cotangent as it is.
+        generated = backward.compiled(*primals)
+        flat = generated(*[leaf for p in primals for leaf in tree.leaves(p)], out_bar)
+        cotangents, position = [], 0
+        for primal in primals:
+            leaves, treedef = tree.flatten(primal)
+            cotangents.append(tree.unflatten(treedef, flat[position:position + len(leaves)]))
+            position += len(leaves)
+        return tuple(cotangents)
 
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 

@@ -15,6 +15,7 @@ import numpy as np
 from . import core_form as cf
 from . import fence, methods, primitives, resolve, source
 from .core_form import CoreFunction
+from .custom import custom_vjp
 from .errors import TransformError
 from .naming import NameScope
 
@@ -48,6 +49,7 @@ class _Normalizer:
                  comments: bool = True):
         self.uf = uf
         self.comments = comments                # write origin comments (not for rule templates)
+        self.current_origin: str | None = None  # the comment of the user statement being normalized
         self.substitute: dict = {}              # parameter -> the caller's atom (inlined helpers)
         self.core = core
         self.scope = core.scope
@@ -106,7 +108,7 @@ class _Normalizer:
 
     # ----------------------------------------------------------- statements
     def statement(self, stmt):
-        self.comment = self.origin(stmt)
+        self.comment = self.current_origin = self.origin(stmt)
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 self.small_statement(small)
@@ -549,6 +551,8 @@ class _Normalizer:
         return cf.apply_primitive(prim, positional, keywords)
 
     def inline(self, node: cst.Call, fn, discard):
+        if isinstance(fn, custom_vjp):
+            return self.custom_vjp_call(node, fn)
         base = getattr(fn, "__transformer_fn__", None)
         if base is not None:
             if getattr(fn, "steps", ()):
@@ -567,6 +571,28 @@ class _Normalizer:
                 raise self.error(node, f"{fn.__name__}() returns nothing, but its result is used")
             return cst.Name("None")
         return result
+
+    def custom_vjp_call(self, node: cst.Call, fn: custom_vjp):
+        """``y = f(x)`` for a custom_vjp ``f``: inline its forward rule, and mark the
+        output with ``rt.custom_vjp_call`` so reverse mode applies the user's backward rule."""
+        if fn.fwd is None:
+            return self.inline(node, fn.fun, discard=False)
+        callee = source.load(fn.fwd)
+        fence.check(callee)
+        bound = self.bind_arguments(node, fn.fwd, callee)
+        pair = self.inline_bound(callee, bound)
+        if pair is None:
+            raise self.error(node, f"the forward rule {fn.fwd.__name__}() must return (output, residuals)")
+        if isinstance(pair, cst.Tuple) and len(pair.elements) == 2:
+            out, residuals = (el.value for el in pair.elements)
+        else:
+            out, residuals = cst.Name(self.temp()), cst.Name(self.temp())
+            self.assign(out.value, cst.Subscript(pair, [cst.SubscriptElement(cst.Index(cf.literal(0)))]))
+            self.assign(residuals.value, cst.Subscript(pair, [cst.SubscriptElement(cst.Index(cf.literal(1)))]))
+        rule = self.scope.claim(f"{fn.bwd.__name__}")
+        self.core.functions[rule] = fn.bwd
+        inputs = cf.tuple_of([bound[p.name.value] for p in callee.node.params.params])
+        return cf.call("rt.custom_vjp_call", [out, inputs, residuals, cf.literal(rule)])
 
     def bind_arguments(self, node: cst.Call, fn, callee) -> dict:
         """Parameter name -> atom, for a call of user function ``fn``."""
@@ -636,6 +662,9 @@ class _Normalizer:
                                                             *inner[0].leading_lines])
             self.comment = None
         self.out.extend(inner)
+        if self.comments and any(_has_comment(stmt) for stmt in inner[1:] or inner):
+            # the rest of the caller's line is labelled with the caller's line again
+            self.comment = self.current_origin
         return result
 
 

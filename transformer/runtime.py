@@ -185,3 +185,15 @@ def solve_vjp_a(g, a, z):
 def cast_like(g, x):
     """A cotangent cast back to the floating dtype of ``x``."""
     return astype(g, _float_dtype(x).type) if isinstance(x, (np.ndarray, np.generic)) else float(g)
+
+
+# ------------------------------------------------------------ custom rules
+def custom_vjp_call(out, inputs, residuals, rule):
+    """The value of a ``custom_vjp`` function's call: ``out`` itself.
+
+    It marks where a user's backward rule applies: reverse mode sends the
+    output's cotangent to ``inputs`` through the function named ``rule``
+    (a string, so compiled code can carry it), never through ``out``'s own
+    computation.
+    """
+    return out

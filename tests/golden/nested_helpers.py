@@ -9,4 +9,5 @@ def nested_helpers(x):
     # return np.sin(v) * 2   [frontend_cases.py:162]
     _t2 = np.sin(outer_helper_w)
     _t3 = _t2 * 2
+    # return _outer_helper(x)   [frontend_cases.py:171]
     return _t3

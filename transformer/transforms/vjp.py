@@ -19,6 +19,7 @@ are taped, and whatever the gradient does not need is removed at the end.
 from __future__ import annotations
 
 import copy
+import inspect
 
 import libcst as cst
 
@@ -32,6 +33,7 @@ from ..normalize import apply_template
 from . import register
 
 _GETITEM = "getitem"
+_CUSTOM = "rt.custom_vjp_call"
 _EFFECTFUL = {"rt.push", "rt.pop", "rt.top", "rt.stack"}
 
 
@@ -125,6 +127,8 @@ class _Analysis:
         prim = cf.primitive_of(a.value)
         if prim.name == _GETITEM:
             return [("x", n) for n in atom_names(a.value.value)]
+        if prim.name == _CUSTOM:
+            return [("inputs", n) for n in atom_names(a.value.args[1].value)]
         template = _rule(prim.name)
         if template is None:
             return []
@@ -175,6 +179,9 @@ class _Analysis:
             if prim.name == _GETITEM:
                 needed.update(dataflow.index_names(a.value))
                 needed.update(atom_names(a.value.value))
+                continue
+            if prim.name == _CUSTOM:      # the backward rule reads the residuals
+                needed.update(atom_names(a.value.args[2].value))
                 continue
             reads = _template_reads(_rule(prim.name))
             if "z" in reads:
@@ -511,6 +518,8 @@ class _Reverse:
         prim = cf.primitive_of(a.value)
         if prim.name == _GETITEM:
             return self.scatter(a.value, z_bar, out)
+        if prim.name == _CUSTOM:
+            return self.custom_rule(a.value, z_bar, out)
         template = _rule(prim.name)
         bound = {"z_bar": z_bar, "z": result_atom}
         bound.update({k: v for k, v in _primitive_params(a.value).items()})
@@ -535,6 +544,27 @@ class _Reverse:
             else:
                 pairs += [(n, by_param[param]) for p, n in wanted if p == param]
         return pairs
+
+    def custom_rule(self, value: cst.Call, z_bar, out: list) -> list:
+        """A custom_vjp's output: the user's backward rule gives one cotangent per input."""
+        inputs, residuals, rule = (arg.value for arg in value.args[1:])
+        bwd = self.core.functions[rule.evaluated_value]
+        for name in atom_names(residuals):
+            out += self.read(name)
+        params = list(inspect.signature(bwd).parameters)
+        statements, result = apply_template(self.core, bwd, {params[0]: residuals, params[1]: z_bar})
+        out += statements
+        elements = [el.value for el in inputs.elements]
+        if not (isinstance(result, cst.Tuple) and len(result.elements) == len(elements)):
+            pieces = []
+            for j in range(len(elements)):
+                piece = self.scope.temp()
+                out.append(cf.assign(piece, cst.Subscript(result, [cst.SubscriptElement(cst.Index(cf.literal(j)))])))
+                pieces.append(cst.Name(piece))
+        else:
+            pieces = [el.value for el in result.elements]
+        return [(el.value, piece) for el, piece in zip(elements, pieces)
+                if isinstance(el, cst.Name) and el.value in self.a.active]
 
     def scatter(self, value: cst.Subscript, z_bar, out: list) -> list:
         """``z = x[idx]``: add z_bar into x_bar[idx] in place."""
@@ -669,7 +699,7 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
     single = not isinstance(argnums, tuple)
     argnums = (argnums,) if single else argnums
     core = CoreFunction(node=core.node, scope=copy.deepcopy(core.scope), sources=dict(core.sources),
-                        constants=dict(core.constants))
+                        constants=dict(core.constants), functions=dict(core.functions))
     core = structure_exits(core)
     func = core.node
     params = [p.name.value for p in func.params.params]

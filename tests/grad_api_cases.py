@@ -1,0 +1,44 @@
+"""User functions for the reverse-mode API tests."""
+import numpy as np
+
+
+def loss_with_aux(w, x):
+    pred = np.tanh(x @ w)
+    loss = np.mean(pred ** 2)
+    return loss, pred
+
+
+def two_args(a, b):
+    return np.sum(a * b ** 2)
+
+
+def with_int(x, n):
+    return np.sum(x ** n)
+
+
+def vector_output(x):
+    return np.sin(x) * 2.0
+
+
+def pair_output(x):
+    return np.sum(x), x * 3.0
+
+
+def mlp_loss(params, x, y):
+    h = np.tanh(x @ params["W1"] + params["b1"])
+    out = h @ params["W2"] + params["b2"]
+    return np.mean((out - y) ** 2)
+
+
+def layers_loss(layers, x):
+    for layer in layers:
+        x = np.tanh(x @ layer["W"] + layer["b"])
+    return np.sum(x ** 2)
+
+
+def tuple_params(ab, x):
+    a, b = ab
+    return np.sum(a * x + b * x ** 2)
+
+
+square_lambda = lambda x: np.sum(x * x)  # noqa: E731
