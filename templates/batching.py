@@ -33,7 +33,7 @@ import numpy as np
 
 from transformer import batching as _registers_collectives  # noqa: F401  (psum... are primitives)
 from transformer import primitives
-from transformer.rules import rule
+from transformer.rules import rule, unsupported
 
 
 # ------------------------------------------------------------- elementwise
@@ -190,6 +190,26 @@ def created(x):
 def example(x, b):
     """Example ``b`` of a batched value."""
     return x[..., b]
+
+
+# Runtime helpers of reverse mode (vmap of grad): each runs once per example.
+@rule("batching", "rt.scalar_seed", "rt.unbroadcast", "rt.expand_to", "rt.dot_vjp_x", "rt.dot_vjp_y",
+      "rt.extremum_vjp", "rt.prod_vjp", "rt.cumsum_vjp", "rt.cumprod_vjp", "rt.norm_vjp", "rt.transpose_vjp",
+      "rt.trace_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b", strategy="loop")
+def helper_example(x, b):
+    return x[..., b]
+
+
+@rule("batching", "rt.zeros_like", "rt.copy", "rt.cast_like", strategy="elementwise")
+def helper_align(x):
+    return np.expand_dims(np.asarray(x), -1)
+
+
+unsupported("batching", ["rt.stack", "rt.push", "rt.pop", "rt.top"],
+            "a reverse-mode tape (grad of a loop) holds one value per pass; batching it is not supported yet")
+unsupported("batching", ["rt.split_like", "rt.unstack_like"],
+            "these return a tuple of pieces; batching them is not supported yet")
+unsupported("batching", ["rt.custom_vjp_call"], "custom_vjp functions cannot be batched yet")
 
 
 # --------------------------------------------------------------- named axes

@@ -124,3 +124,120 @@ def test_corpus_outputs_are_core_form():
         axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
         core = TRANSFORMS["vmap"](normalize(fn), in_axes=axes, out_axes=out_axes)
         core_form.check(core.node)
+
+
+# ------------------------------------------------------------ in_axes / out_axes
+AXES_CASES = [
+    # (function, args, in_axes, out_axes)
+    (c.scale_shift, (r(3, B), 2.0), (1, None), 0),
+    (c.scale_shift, (r(3, B), 2.0), (-1, None), 1),
+    (c.scale_shift, (r(3, B), 2.0), [-1, None], -1),
+    (c.mixed_rank, (r(B), r(3, B)), (0, 1), 0),
+    (c.transpose_mat, (r(2, B, 3),), 1, 2),
+    (c.transpose_mat, (r(2, 3, B),), -1, -2),
+    (c.returns_unbatched, (r(B, 3), r(3)), (0, None), 0),     # unbatched output broadcast
+    (c.returns_unbatched, (r(3, B), r(3)), (1, None), (0, None)),
+    (c.mean_var, (r(6, B),), 1, (0, -1)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(AXES_CASES)))
+def test_in_axes_out_axes_forms(case):
+    fn, args, in_axes, out_axes = AXES_CASES[case]
+    axes = tuple(in_axes) if isinstance(in_axes, list) else in_axes
+    check(fn, args, axes, out_axes, "python")
+
+
+def test_axis_size_with_all_unbatched_arguments():
+    got = tr.vmap(c.scale_shift, in_axes=(None, None), axis_size=3)(np.ones(2), 2.0)
+    np.testing.assert_allclose(got, np.broadcast_to(np.sin(np.ones(2)) * 2.0 + 1.0, (3, 2)))
+
+
+def test_nested_vmap_matches_double_loop():
+    x, w = r(3, B, 5), r(5)
+    inner = tr.vmap(c.dot_weights, in_axes=(0, None))
+    outer = tr.vmap(inner, in_axes=(1, None), out_axes=1)
+    want = np.stack([np.stack([np.dot(x[i, b], w) for i in range(3)]) for b in range(B)], axis=1)
+    np.testing.assert_allclose(outer(x, w), want)
+    np.testing.assert_allclose(tr.jit(outer)(x, w), want)
+
+
+def test_nested_vmap_with_batched_control_flow():
+    x = np.array([[0.5, 2.0, 9.0], [100.0, 3.0, 0.25]])
+    twice = tr.vmap(tr.vmap(c.newton_sqrt))
+    np.testing.assert_allclose(twice(x), np.sqrt(x))
+
+
+# ------------------------------------------------------------------ named axes
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_collectives_over_the_vmapped_axis(target):
+    x = r(B, 3)
+    run = (lambda f: tr.jit(f)) if target == "cpu" else (lambda f: f)
+    np.testing.assert_allclose(run(tr.vmap(c.psum_normalize, axis_name="batch"))(x), x / x.sum(0))
+    np.testing.assert_allclose(run(tr.vmap(c.pmean_center, axis_name="batch"))(x), x - x.mean(0))
+    np.testing.assert_allclose(run(tr.vmap(c.pmax_pmin, axis_name="batch"))(x),
+                               np.broadcast_to(x.max(0) - x.min(0), x.shape))
+    np.testing.assert_allclose(run(tr.vmap(c.gather_all, axis_name="batch"))(x), np.broadcast_to(x, (B, B, 3)))
+    np.testing.assert_allclose(run(tr.vmap(c.index_of, axis_name="batch"))(x), x * np.arange(B)[:, None])
+
+
+def test_collective_outside_vmap_is_an_unbound_axis():
+    with pytest.raises(NameError, match="unbound axis name"):
+        tr.lax.psum(1.0, "batch")
+
+
+def test_nested_named_axes():
+    x = r(3, B)
+    inner = tr.vmap(c.psum_normalize, axis_name="batch")        # normalizes over the inner axis
+    outer = tr.vmap(inner, in_axes=1, out_axes=1, axis_name="outer")
+    np.testing.assert_allclose(outer(x), x / x.sum(0))
+
+
+# ------------------------------------------------------------------- bad input
+def test_mismatched_batch_sizes():
+    with pytest.raises(ValueError, match="inconsistent batch sizes"):
+        tr.vmap(c.mixed_rank)(r(3), r(4, 2))
+
+
+def test_axis_out_of_range():
+    with pytest.raises(ValueError, match="out of range"):
+        tr.vmap(c.scale_shift, in_axes=(2, None))(r(3, 2), 1.0)
+
+
+def test_in_axes_length_mismatch():
+    with pytest.raises(ValueError, match="in_axes has 3 entries"):
+        tr.vmap(c.scale_shift, in_axes=(0, None, 0))
+
+
+def test_no_batched_argument_and_no_axis_size():
+    with pytest.raises(ValueError, match="axis_size"):
+        tr.vmap(c.scale_shift, in_axes=None)
+
+
+def test_batched_output_with_out_axes_none():
+    with pytest.raises(ValueError, match="out_axes is None"):
+        tr.vmap(c.scale_shift, in_axes=(0, None), out_axes=None)(r(3, 2), 1.0)
+
+
+@pytest.mark.parametrize("fn, line_text", [
+    (c.break_in_batched, "break"),
+    (c.return_in_batched, "return x"),
+    (c.bad_arange, "np.arange(0, n)"),
+])
+def test_unbatchable_constructs_name_the_user_line(fn, line_text):
+    with pytest.raises(tr.TransformError) as info:
+        tr.vmap(fn)(np.array([1.0, 60.0, -2.0]) if fn is not c.bad_arange else np.array([1, 2]))
+    location = info.value.location
+    assert location is not None and location.filename.endswith("corpus_vmap.py")
+    with open(location.filename) as source:
+        assert line_text in source.read().splitlines()[location.line - 1]
+
+
+# --------------------------------------------------------------- rule coverage
+def test_every_primitive_has_a_batching_rule_or_a_documented_refusal():
+    table = rules.table("batching")
+    missing = [name for name in primitives.REGISTRY
+               if name not in table and name not in rules.UNSUPPORTED["batching"]]
+    assert not missing, f"no batching rule for {missing}"
+    for name, template in table.items():
+        assert template.rule_options.get("strategy"), name

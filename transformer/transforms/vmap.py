@@ -463,7 +463,8 @@ class _Batcher:
             if isinstance(keepdims, cst.Name) and keepdims.value == "True":
                 raise self.error(f"{prim.spelling}(..., keepdims=True) over all axes cannot be batched",
                                  "name the axes")
-            flat = self.temp_of(cf.call("np.reshape", [x, cf.tuple_of([cf.literal(-1), cst.Name(self.batch_size)])]))
+            flat = self.temp_of(cf.call("np.reshape", [self.contiguous(x), cf.tuple_of([cf.literal(-1),
+                                                                                         cst.Name(self.batch_size)])]))
             return self.template(rule, x=flat, **extra)
         k = _int_literal(axis)
         if k is None:
@@ -494,10 +495,12 @@ class _Batcher:
             return cf.call(prim.spelling, [cf.tuple_of(elements)], [("axis", cf.literal(_shift(axis)))])
         if not _is_batched(states[0]):
             raise self.error(f"the shape argument of {prim.spelling} differs between examples")
-        if name in ("reshape", "broadcast_to"):
+        if name == "broadcast_to":
             return cf.call(prim.spelling, [x, self.with_batch(rest[0])])
+        if name == "reshape":
+            return cf.call(prim.spelling, [self.contiguous(x), self.with_batch(rest[0])])
         if name == "ravel":
-            return cf.call("np.reshape", [x, cf.tuple_of([cf.literal(-1), cst.Name(self.batch_size)])])
+            return cf.call("np.reshape", [self.contiguous(x), cf.tuple_of([cf.literal(-1), cst.Name(self.batch_size)])])
         if name == "transpose":
             axes = keywords.get("axes")
             if axes is None or isinstance(axes, cst.Name) and axes.value == "None":
@@ -527,6 +530,10 @@ class _Batcher:
             return cf.call(prim.spelling, [x], [("axis", cf.literal(_shift(axis)))])
         raise self.error(f"{prim.spelling} has no batching rule")
 
+    def contiguous(self, x):
+        """A C-ordered copy: numba reshapes only contiguous arrays, and a batched view may not be one."""
+        return self.temp_of(cf.call("np.copy", [x]))
+
     def with_batch(self, shape):
         """``shape + (batch_size,)`` as an atom."""
         batch = cf.tuple_of([cst.Name(self.batch_size)])
@@ -544,7 +551,8 @@ class _Batcher:
             return cst.Subscript(self.temp_of(cf.call("np.shape", [x])),
                                  _index([cst.SubscriptElement(cst.Slice(None, cf.literal(-1)))]))
         if prim.name == "ndim":
-            return cst.BinaryOperation(self.temp_of(cf.call("np.ndim", [x])), cst.Subtract(), cf.literal(1))
+            rank = self.temp_of(cf.call("len", [self.temp_of(cf.call("np.shape", [x]))]))
+            return cst.BinaryOperation(rank, cst.Subtract(), cf.literal(1))
         return cst.BinaryOperation(self.temp_of(cf.call("np.size", [x])), cst.FloorDivide(),
                                    cst.Name(self.batch_size))
 
