@@ -241,3 +241,36 @@ def test_every_primitive_has_a_batching_rule_or_a_documented_refusal():
     assert not missing, f"no batching rule for {missing}"
     for name, template in table.items():
         assert template.rule_options.get("strategy"), name
+
+
+# ------------------------------------------------------------ golden generated code
+GOLDEN = __import__("pathlib").Path(__file__).parent / "golden_vmap"
+UPDATE = __import__("os").environ.get("UPDATE_GOLDEN") == "1"
+GOLDEN_CASES = ["relu_if", "ode_steps", "sum_first", "masked_update", "matmul_both", "gather", "mean_var"]
+
+
+def generated_function(fn, in_axes, out_axes) -> str:
+    """The generated function's text (the module header names temp paths, so it is left out)."""
+    core = TRANSFORMS["vmap"](normalize(fn), in_axes=in_axes, out_axes=out_axes)
+    return core.code()
+
+
+@pytest.mark.parametrize("name", GOLDEN_CASES)
+def test_golden_generated_code(name):
+    fn, args, in_axes, out_axes = CORPUS[name]
+    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+    text = generated_function(fn, axes, out_axes)
+    path = GOLDEN / f"{name}.py"
+    if UPDATE:
+        GOLDEN.mkdir(exist_ok=True)
+        path.write_text(text)
+    assert text == path.read_text(), f"generated code for {name} changed; rerun with UPDATE_GOLDEN=1 and read the diff"
+
+
+# ------------------------------------------------------------ per-example gradients
+def test_vmap_of_grad_gives_per_example_gradients():
+    from oracles import central_difference_grad
+    w, x, y = r(5), r(B, 5), (rng.random(B) > 0.5) * 1.0
+    per_example = tr.vmap(tr.grad(c.logistic_loss), in_axes=(None, 0, 0))(w, x, y)
+    want = np.stack([central_difference_grad(c.logistic_loss, (w, x[b], y[b])) for b in range(B)])
+    np.testing.assert_allclose(per_example, want, rtol=1e-6, atol=1e-8)

@@ -653,8 +653,7 @@ class _Batcher:
             self.comment = comment
             self.emit(cst.If(test=stmt.test, body=cf.block(body), orelse=orelse))
             return
-        if self.comment:
-            self.comment += "\n# strategy: the condition differs per example: run both branches, keep each example's own"
+        self.comment = (self.comment + "\n" if self.comment else "") + "# strategy: the condition differs per example: run both branches, keep each example's own"
         outer = self.mask
         taken = self.batched_condition(stmt.test)
         skipped = None
@@ -679,8 +678,7 @@ class _Batcher:
             self.comment = comment
             self.emit(cst.While(test=stmt.test, body=cf.block(body)))
             return
-        if self.comment:
-            self.comment += "\n# strategy: the condition differs per example: loop while any example is active"
+        self.comment = (self.comment + "\n" if self.comment else "") + "# strategy: the condition differs per example: loop while any example is active"
         outer = self.mask
         active = self.scope.claim("active")
         self.assign(active, cst.Name(self.batched_condition(stmt.test)))
@@ -717,8 +715,7 @@ class _Batcher:
             (bounds + [cf.literal(1)])[:3]
         if _is_batched(self._atom_state(step)):
             raise self.error("a range step that differs between examples cannot be batched")
-        if self.comment:
-            self.comment += "\n# strategy: the bounds differ per example: count per example while any is active"
+        self.comment = (self.comment + "\n" if self.comment else "") + "# strategy: the bounds differ per example: count per example while any is active"
         counter = self.scope.claim(f"{index}_next")
         first = start if _is_batched(self._atom_state(start)) else self.broadcast(start)
         self.assign(counter, cf.call("np.copy", [first]))

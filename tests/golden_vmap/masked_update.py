@@ -1,0 +1,27 @@
+def masked_update(x, t):
+    # vmap: every batched argument keeps its batch axis last (per-example values broadcast right-aligned)
+    _t3 = np.moveaxis(x, 0, -1)
+    x = np.copy(_t3)
+    _t4 = np.moveaxis(t, 0, -1)
+    t = np.copy(_t4)
+    _t5 = np.shape(x)
+    batch_size = _t5[-1]
+    # vmap of: y = np.copy(x)   [corpus_vmap.py:218]
+    y = np.copy(x)
+    # vmap of: if t > 0:   [corpus_vmap.py:219]
+    _t0 = t > 0
+    # strategy: the condition differs per example: run both branches, keep each example's own
+    _t6 = _t0 != 0
+    # vmap of: y[0] = t   [corpus_vmap.py:220]
+    _t7 = y[0, :]
+    _t8 = np.where(_t6, t, _t7)
+    y[0, :] = _t8
+    # vmap of: y[1] = y[1] * 2.0   [corpus_vmap.py:221]
+    _t1 = y[1, :]
+    _t2 = _t1 * 2.0
+    _t9 = y[1, :]
+    _t10 = np.where(_t6, _t2, _t9)
+    y[1, :] = _t10
+    # vmap of: return y   [corpus_vmap.py:222]
+    _t11 = np.moveaxis(y, -1, 0)
+    return _t11

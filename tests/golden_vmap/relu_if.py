@@ -1,0 +1,19 @@
+def relu_if(x):
+    # vmap: every batched argument keeps its batch axis last (per-example values broadcast right-aligned)
+    _t1 = np.moveaxis(x, 0, -1)
+    x = np.copy(_t1)
+    _t2 = np.shape(x)
+    batch_size = _t2[-1]
+    # vmap of: if x > 0:   [corpus_vmap.py:36]
+    _t0 = x > 0
+    # strategy: the condition differs per example: run both branches, keep each example's own
+    _t3 = _t0 != 0
+    _t4 = ~_t3
+    # vmap of: y = x   [corpus_vmap.py:37]
+    y = x
+    # vmap of: y = 0.1 * x   [corpus_vmap.py:39]
+    _t5 = 0.1 * x
+    y = np.where(_t4, _t5, y)
+    # vmap of: return y   [corpus_vmap.py:40]
+    _t6 = np.moveaxis(y, -1, 0)
+    return _t6
