@@ -199,3 +199,18 @@ def test_output_is_core_form_with_no_dead_tangents(fn, args):
             target = stripped.split("=")[0].strip().split("[")[0]
             if target.endswith("_dot"):
                 assert text.count(target) >= 2, f"{target} is computed but never used"
+
+
+# ------------------------------------------------- forward over reverse (hvp)
+@pytest.mark.parametrize("fn, args", [(corpus.classifier_loss, (corpus.vec(),)),
+                                      (corpus.absolute, (corpus.vec(),)),
+                                      (corpus.scalar_math, (0.7, 0.4)),
+                                      (corpus.largest, (corpus.vec(),))],
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_jvp_of_grad_is_a_hessian_vector_product(fn, args):
+    g = tr.grad(fn)
+    v = np.linspace(-1.0, 1.0, np.size(args[0])).reshape(np.shape(args[0])) if np.ndim(args[0]) else 0.5
+    rest = tuple(0.0 for _ in args[1:])
+    _, hv = tr.jvp(g, args, (v,) + rest)
+    expected = central_difference_jvp(g, args, (v,) + tuple(None for _ in args[1:]))
+    np.testing.assert_allclose(hv, expected, rtol=1e-5, atol=1e-6)

@@ -235,8 +235,9 @@ class _Forward:
         primal_inputs = set()
         bound, pre = {}, []
         widening_operands = False
+        result_param = "z" in params and "z" not in args     # `z` is the result unless the primitive has a z
         for p in params:
-            if p == "z":
+            if p == "z" and result_param:
                 continue
             if p.endswith("_dot"):
                 operand = args.get(p[:-4])
@@ -255,18 +256,18 @@ class _Forward:
                 bound[p] = keywords[p]
         out = [stmt]
         hazard = name in primal_inputs                   # `z = np.sin(z)`: the rule reads the old z
-        if hazard and "z" in params:                     # compute the new z aside, then assign it
+        if hazard and result_param:                      # compute the new z aside, then assign it
             fresh = self.scope.temp()
             out = [stmt.with_changes(body=[stmt.body[0].with_changes(targets=[cst.AssignTarget(cst.Name(fresh))])])]
             bound["z"] = cst.Name(fresh)
-        elif "z" in params:
+        elif result_param:
             bound["z"] = cst.Name(name)
         stmts, result = apply_template(self.core, template, bound)
         stmts, result, shape_lost = _fold_zeros(stmts, result, self.zero)
         self.tangent_names |= {s.body[0].targets[0].target.value for s in stmts}
         stmts = pre + self.finish(name, [_strip_default_keywords(s) for s in stmts], result,
                                   shape_lost and widening_operands)
-        if hazard and "z" in params:
+        if hazard and result_param:
             return out + self.tag(stmts) + [cf.assign(name, bound["z"])]
         if hazard:
             return self.tag(stmts) + out
