@@ -26,7 +26,8 @@ def causal_attention(q, k, v):
     scores = np.dot(q, k.T) / np.sqrt(q.shape[-1])
     n = scores.shape[0]
     for i in range(n):
-        for j in range(i + 1, n):           # row i may not look at later rows
+        # row i may not look at later rows
+        for j in range(i + 1, n):
             scores[i, j] = -np.inf
     weights = tr.nn.softmax(scores)
     return np.dot(weights, v)
@@ -36,11 +37,12 @@ def attention_weights(q, k):
     return tr.nn.softmax(np.dot(q, k.T) / np.sqrt(q.shape[-1]))
 
 
-def excerpt(module_text, first_line_containing, count):
-    """``count`` lines of generated code, starting at the first line containing a phrase."""
+def excerpt(module_text, start_phrase, end_phrase):
+    """Generated lines from the first containing ``start_phrase`` to the next statement starting ``end_phrase``."""
     lines = module_text.splitlines()
-    start = next(i for i, line in enumerate(lines) if first_line_containing in line)
-    return "\n".join(lines[start:start + count])
+    start = next(i for i, line in enumerate(lines) if start_phrase in line)
+    end = next(i for i in range(start, len(lines)) if lines[i].strip().startswith(end_phrase))
+    return "\n".join(lines[start:end + 1])
 
 
 def main():
@@ -65,9 +67,9 @@ def main():
 
     code = tr.show(causal)
     print("\nGenerated code for the causal mask (the loop and the in-place write survive as written):\n")
-    print(excerpt(code, "# for i in range(n):", 7))
+    print(excerpt(code, "# for i in range(n):", "scores[i, j] = -np.inf"))
     print("\n... and tr.nn.softmax, inlined from transformer/nn.py with the line each statement came from:\n")
-    print(excerpt(code, "# weights = tr.nn.softmax(scores)", 9))
+    print(excerpt(code, "# weights = tr.nn.softmax(scores)", "weights = _t"))
 
 
 if __name__ == "__main__":
