@@ -558,14 +558,19 @@ def cumsum_vjp_tangent(g_dot, x, axis=None):
 
 
 @rule("tangent", "rt.extremum_vjp")
-def extremum_vjp_tangent(g_dot, x, z, axis=None, keepdims=False):
-    # which entries attain the extremum is piecewise constant in x and z
-    return rt.extremum_vjp(g_dot, x, z, axis=axis, keepdims=keepdims)
+def extremum_vjp_tangent(g_dot, x, peak, axis=None, keepdims=False):
+    # which entries attain the extremum is piecewise constant in x and peak
+    return rt.extremum_vjp(g_dot, x, peak, axis=axis, keepdims=keepdims)
 
 
 @rule("tangent", "rt.split_like")
 def split_like_tangent(g_dot, arrays, axis=0):
     return rt.split_like(g_dot, arrays, axis=axis)
+
+
+@rule("tangent", "rt.vsplit_like")
+def vsplit_like_tangent(g_dot, arrays):
+    return rt.vsplit_like(g_dot, arrays)
 
 
 @rule("tangent", "rt.unstack_like")
@@ -585,5 +590,7 @@ def dot_vjp_y_tangent(g, x, y, g_dot, x_dot):
 
 unsupported("tangent", ["rt.stack", "rt.push", "rt.pop", "rt.top"],
             "forward mode through reverse mode's tape (a loop in grad's code) is not written yet")
+unsupported("tangent", ["rt.custom_vjp_call"],
+            "forward mode of a custom_vjp function needs its custom_jvp rule, which is not supported yet")
 unsupported("tangent", ["rt.prod_vjp", "rt.cumprod_vjp", "rt.norm_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b"],
             "forward mode of this reverse-mode helper is not written yet")

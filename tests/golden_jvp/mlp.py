@@ -10,7 +10,9 @@ def jvp_mlp(x, w1, w2, x_dot, w1_dot, w2_dot):
     # jvp of: return np.maximum(x, 0.0)   [nn.py:11]
     _t10 = _t0 >= 0.0
     _t1_dot = _t0_dot * _t10
+    # hidden = tr.nn.relu(w1 @ x)   [corpus_forward.py:282]
     hidden = _t1
+    # jvp of: hidden = tr.nn.relu(w1 @ x)   [corpus_forward.py:282]
     hidden_dot = _t1_dot
     # return tr.nn.sigmoid(w2 @ hidden)   [corpus_forward.py:283]
     _t2 = w2 @ hidden
