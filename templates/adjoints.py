@@ -13,6 +13,7 @@ inlined into the generated backward sweep, so it is written for a reader:
 """
 import numpy as np
 
+from transformer import lax
 from transformer import runtime as rt
 from transformer.rules import rule, unsupported, zero_derivative
 
@@ -341,7 +342,12 @@ def reshape(z_bar, z, x, shape):
     return np.reshape(z_bar, np.shape(x))
 
 
-@rule("adjoint", "ravel", "squeeze", "expand_dims", wrt=("x",))
+@rule("adjoint", "ravel", wrt=("x",))
+def ravel(z_bar, z, x):
+    return np.reshape(z_bar, np.shape(x))
+
+
+@rule("adjoint", "squeeze", "expand_dims", wrt=("x",))
 def reshape_back(z_bar, z, x, axis=None):
     return np.reshape(z_bar, np.shape(x))
 
@@ -391,4 +397,120 @@ def full_like(z_bar, z, x, fill_value, dtype=None):
     return rt.unbroadcast(z_bar, fill_value)
 
 
-unsupported("adjoint", ["matmul_batched"], "not a primitive")
+
+@rule("adjoint", "hstack", wrt=("arrays",))
+def hstack(z_bar, z, arrays):
+    axis = 1 if np.ndim(z) > 1 else 0
+    return rt.split_like(z_bar, arrays, axis)
+
+
+@rule("adjoint", "vstack", wrt=("arrays",))
+def vstack(z_bar, z, arrays):
+    return rt.vsplit_like(z_bar, arrays)
+
+
+@rule("adjoint", "moveaxis", wrt=("x",))
+def moveaxis(z_bar, z, x, source, destination):
+    return np.moveaxis(z_bar, destination, source)
+
+
+# -------------------------------------------------- named-axis collectives
+# Over a vmapped axis: psum's output at every example is the sum of all
+# examples' inputs, so each input's cotangent is the sum of all outputs'.
+@rule("adjoint", "psum", wrt=("x",))
+def psum(z_bar, z, x, axis_name):
+    return lax.psum(z_bar, axis_name)
+
+
+@rule("adjoint", "pmean", wrt=("x",))
+def pmean(z_bar, z, x, axis_name):
+    return lax.pmean(z_bar, axis_name)
+
+
+@rule("adjoint", "pmax", "pmin", wrt=("x",))
+def pextremum(z_bar, z, x, axis_name):
+    hits = (x == z) * 1.0
+    return lax.psum(z_bar, axis_name) * hits / lax.psum(hits, axis_name)
+
+
+@rule("adjoint", "all_gather", wrt=("x",))
+def all_gather(z_bar, z, x, axis_name):
+    total = lax.psum(z_bar, axis_name)
+    return total[lax.axis_index(axis_name)]
+
+
+zero_derivative("axis_index")
+
+
+# ----------------------------------------- runtime helpers (grad of grad)
+# The helpers that backward sweeps call are linear in the cotangent they
+# carry, so their own adjoints are the transposed maps.
+@rule("adjoint", "rt.unbroadcast", wrt=("g",))
+def unbroadcast(z_bar, z, g, x):
+    return np.broadcast_to(z_bar, np.shape(g))
+
+
+@rule("adjoint", "rt.expand_to", wrt=("g",))
+def expand_to(z_bar, z, g, x, axis=None, keepdims=False):
+    return np.sum(z_bar, axis=axis, keepdims=keepdims)
+
+
+@rule("adjoint", "rt.dot_vjp_x", wrt=("g", "y"))
+def dot_vjp_x(z_bar, z, g, x, y):
+    # dot_vjp_x(g, x, y) is the transpose of x -> dot(x, y), applied to g
+    return np.dot(z_bar, y), rt.dot_vjp_y(g, z_bar, y)
+
+
+@rule("adjoint", "rt.dot_vjp_y", wrt=("g", "x"))
+def dot_vjp_y(z_bar, z, g, x, y):
+    return np.dot(x, z_bar), rt.dot_vjp_x(g, x, z_bar)
+
+
+@rule("adjoint", "rt.extremum_vjp", wrt=("g",), refuse={"x": "the second derivative of max/min",
+                                                         "peak": "the second derivative of max/min"})
+def extremum_vjp(z_bar, z, g, x, peak, axis=None, keepdims=False):
+    weights = rt.extremum_vjp(np.ones_like(g), x, peak, axis, keepdims)
+    return np.sum(z_bar * weights, axis=axis, keepdims=keepdims)
+
+
+@rule("adjoint", "rt.prod_vjp", wrt=("g",), refuse={"x": "the second derivative of np.prod"})
+def prod_vjp(z_bar, z, g, x, axis=None, keepdims=False):
+    others = rt.prod_vjp(np.ones_like(g), x, axis, keepdims)
+    return np.sum(z_bar * others, axis=axis, keepdims=keepdims)
+
+
+@rule("adjoint", "rt.cumsum_vjp", wrt=("g",))
+def cumsum_vjp(z_bar, z, g, x, axis=None):
+    return np.reshape(np.cumsum(z_bar, axis=axis), np.shape(g))
+
+
+@rule("adjoint", "rt.norm_vjp", wrt=("g", "x", "norm"))
+def norm_vjp(z_bar, z, g, x, norm, axis=None, keepdims=False):
+    # z = expand(g / norm) * x
+    weighted = np.sum(z_bar * x, axis=axis, keepdims=keepdims)
+    return weighted / norm, rt.expand_to(g / norm, x, axis, keepdims) * z_bar, -weighted * g / (norm * norm)
+
+
+@rule("adjoint", "rt.transpose_vjp", wrt=("g",))
+def transpose_vjp(z_bar, z, g, axes=None):
+    return np.transpose(z_bar, axes)
+
+
+@rule("adjoint", "rt.trace_vjp", wrt=("g",))
+def trace_vjp(z_bar, z, g, x):
+    return np.trace(z_bar)
+
+
+@rule("adjoint", "rt.cast_like", wrt=("g",))
+def cast_like(z_bar, z, g, x):
+    return rt.cast_like(z_bar, g)
+
+
+unsupported("adjoint", ["rt.push", "rt.pop", "rt.top"],
+            "reverse mode over a backward sweep that tapes values (reverse over reverse through such a "
+            "loop) is not supported; use forward over reverse, tr.jvp(tr.grad(f), ...) or tr.hessian")
+unsupported("adjoint", ["rt.cumprod_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b"],
+            "second derivatives of np.cumprod and np.linalg.solve are not implemented")
+unsupported("adjoint", ["rt.split_like", "rt.vsplit_like", "rt.unstack_like"],
+            "second derivatives through np.concatenate/np.stack are not implemented")
+unsupported("adjoint", ["rt.custom_vjp_call"], "a custom_vjp rule is not itself differentiable")

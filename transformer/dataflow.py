@@ -183,8 +183,23 @@ _MAY_ALIAS = {"getitem", "reshape", "transpose", "ravel", "squeeze", "expand_dim
               "broadcast_to", "asarray", "flip", "rt.unbroadcast", "rt.top", "rt.pop", "rt.copy"}
 
 
-def _is_effectful(value) -> bool:
-    return isinstance(value, cst.Call) and cst.Module([]).code_for_node(value.func) in _EFFECTFUL_SPELLINGS
+def _spelling(value) -> str | None:
+    return cst.Module([]).code_for_node(value.func) if isinstance(value, cst.Call) else None
+
+
+def _stack_of(value) -> str | None:
+    """The tape a push/pop/top reads or writes."""
+    if _spelling(value) in ("rt.push", "rt.pop", "rt.top") and isinstance(value.args[0].value, cst.Name):
+        return value.args[0].value.value
+    return None
+
+
+def _is_effectful(value, live_stacks=None) -> bool:
+    """Pushes and pops change their tape: keep them while anything still reads that tape."""
+    spelling = _spelling(value)
+    if spelling not in _EFFECTFUL_SPELLINGS:
+        return False
+    return live_stacks is None or _stack_of(value) in live_stacks
 
 
 def _fresh_arrays(func) -> set[str]:
@@ -203,20 +218,27 @@ def _fresh_arrays(func) -> set[str]:
 
 
 def remove_dead_code(func: cst.FunctionDef) -> cst.FunctionDef:
-    """Drop statements whose results nothing later reads (a backward liveness pass)."""
+    """Drop statements whose results nothing later reads (a backward liveness pass).
+
+    A tape none of whose popped values is read is dropped whole: its pushes,
+    its pops and its creation.
+    """
     fresh = _fresh_arrays(func)
-    body, _ = _sweep(list(func.body.body), set(), fresh)
+    trial, _ = _sweep(list(func.body.body), set(), fresh, live_stacks=set())
+    live_stacks = {_stack_of(a.value) for a in walk(trial)
+                   if a.kind == "assign" and _spelling(a.value) in ("rt.pop", "rt.top")}
+    body, _ = _sweep(list(func.body.body), set(), fresh, live_stacks)
     return func.with_changes(body=cf.block(body))
 
 
-def _sweep(stmts, live_out: set, fresh: set) -> tuple[list, set]:
+def _sweep(stmts, live_out: set, fresh: set, live_stacks=None) -> tuple[list, set]:
     """Statements that matter given what is live after them, and what is live before them."""
     live = set(live_out)
     kept: list = []
     for stmt in reversed(stmts):
         if isinstance(stmt, cst.SimpleStatementLine):
             a = classify(stmt)
-            if a.kind == "assign" and a.target not in live and not _is_effectful(a.value):
+            if a.kind == "assign" and a.target not in live and not _is_effectful(a.value, live_stacks):
                 continue
             if a.kind == "setitem" and a.target not in live and a.target in fresh:
                 continue
@@ -227,8 +249,8 @@ def _sweep(stmts, live_out: set, fresh: set) -> tuple[list, set]:
             live |= set(reads(a))
             kept.append(stmt)
         elif isinstance(stmt, cst.If):
-            body, live_body = _sweep(stmt.body.body, live, fresh)
-            orelse, live_else = _sweep(stmt.orelse.body.body, live, fresh) if stmt.orelse is not None \
+            body, live_body = _sweep(stmt.body.body, live, fresh, live_stacks)
+            orelse, live_else = _sweep(stmt.orelse.body.body, live, fresh, live_stacks) if stmt.orelse is not None \
                 else ([], set(live))
             if not _has_statements(body) and not _has_statements(orelse):
                 continue
@@ -236,7 +258,7 @@ def _sweep(stmts, live_out: set, fresh: set) -> tuple[list, set]:
             kept.append(stmt.with_changes(body=cf.block(body),
                                           orelse=cst.Else(cf.block(orelse)) if _has_statements(orelse) else None))
         elif isinstance(stmt, (cst.For, cst.While)):
-            new, live = _sweep_loop(stmt, live, fresh)
+            new, live = _sweep_loop(stmt, live, fresh, live_stacks)
             if new is not None:
                 kept.append(new)
         else:
@@ -245,7 +267,7 @@ def _sweep(stmts, live_out: set, fresh: set) -> tuple[list, set]:
     return kept, live
 
 
-def _sweep_loop(loop, live_out: set, fresh: set):
+def _sweep_loop(loop, live_out: set, fresh: set, live_stacks=None):
     if isinstance(loop, cst.For):
         header_reads = {n for arg in loop.iter.args for n in atom_names(arg.value)}
         index = {loop.target.value}
@@ -254,7 +276,7 @@ def _sweep_loop(loop, live_out: set, fresh: set):
         index = set()
     live = set(live_out) | header_reads
     while True:   # iterate to a fixed point: what one pass needs, the pass before must keep
-        body, body_in = _sweep(loop.body.body, live, fresh)
+        body, body_in = _sweep(loop.body.body, live, fresh, live_stacks)
         new_live = live_out | header_reads | (body_in - index)
         if new_live <= live:
             break

@@ -104,9 +104,9 @@ def dot_vjp_y(g, x, y):
     return np.dot(np.transpose(x), g)
 
 
-def extremum_vjp(g, x, z, axis=None, keepdims=False):
+def extremum_vjp(g, x, peak, axis=None, keepdims=False):
     """max/min: the cotangent goes to the positions that attain the extremum, split among ties."""
-    hits = (x == expand_to(z, x, axis, keepdims)).astype(_float_dtype(x))
+    hits = (x == expand_to(peak, x, axis, keepdims)).astype(_float_dtype(x))
     count = np.sum(hits, axis=axis, keepdims=True)
     return expand_to(g, x, axis, keepdims) * hits / count
 
@@ -127,7 +127,7 @@ def cumsum_vjp(g, x, axis=None):
     return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis)
 
 
-def cumprod_vjp(g, x, z, axis=None):
+def cumprod_vjp(g, x, products, axis=None):
     """cumprod: x_bar[i] = sum over j >= i of g[j] * prod(x[k] for k <= j, k != i)."""
     flat = axis is None
     xs = np.reshape(x, -1) if flat else np.moveaxis(x, axis, -1)
@@ -142,9 +142,9 @@ def cumprod_vjp(g, x, z, axis=None):
     return np.reshape(out, np.shape(x)) if flat else np.moveaxis(out, -1, axis)
 
 
-def norm_vjp(g, x, z, axis=None, keepdims=False):
-    """The 2-norm (Frobenius for matrices with axis=None): x_bar = g * x / z."""
-    return expand_to(g / z, x, axis, keepdims) * x
+def norm_vjp(g, x, norm, axis=None, keepdims=False):
+    """The 2-norm (Frobenius for matrices with axis=None): x_bar = g * x / norm."""
+    return expand_to(g / norm, x, axis, keepdims) * x
 
 
 def transpose_vjp(g, axes=None):
@@ -168,18 +168,29 @@ def split_like(g, arrays, axis=0):
     return tuple(pieces)
 
 
+def vsplit_like(g, arrays):
+    """The pieces of ``g`` that came from each array in ``np.vstack(arrays)``."""
+    pieces = []
+    start = 0
+    for a in arrays:
+        rows = 1 if np.ndim(a) < 2 else np.shape(a)[0]
+        pieces.append(np.reshape(g[start:start + rows], np.shape(a)))
+        start += rows
+    return tuple(pieces)
+
+
 def unstack_like(g, arrays, axis=0):
     """The pieces of ``g`` that came from each array in ``np.stack(arrays, axis)``."""
     return tuple(np.take(g, i, axis=axis) for i in range(len(arrays)))
 
 
-def solve_vjp_b(g, a, z):
+def solve_vjp_b(g, a, solution):
     return np.linalg.solve(np.transpose(a), g)
 
 
-def solve_vjp_a(g, a, z):
+def solve_vjp_a(g, a, solution):
     b_bar = np.linalg.solve(np.transpose(a), g)
-    return -np.outer(b_bar, z) if np.ndim(z) == 1 else -np.dot(b_bar, np.transpose(z))
+    return -np.outer(b_bar, solution) if np.ndim(solution) == 1 else -np.dot(b_bar, np.transpose(solution))
 
 
 def cast_like(g, x):

@@ -112,6 +112,13 @@ def _fold(value):
             return cf.literal(op(left, right))
         if isinstance(value.operator, cst.Power) and right == 1:
             return value.left
+        # integer identities only: x * 1.0 could change an integer x's dtype
+        if isinstance(value.operator, cst.Multiply) and right == 1 and isinstance(right, int):
+            return value.left
+        if isinstance(value.operator, cst.Add) and left == 0 and isinstance(left, int):
+            return value.right
+        if isinstance(value.operator, (cst.Add, cst.Subtract)) and right == 0 and isinstance(right, int):
+            return value.left
     if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
         inner = _literal_value(value.expression)
         if inner is not None and isinstance(value.expression, cst.UnaryOperation):

@@ -112,6 +112,7 @@ class _Analysis:
         self.counts = dataflow.write_counts(func)
         self.loop_indices = _loop_indices(func.body.body)
         self.active = self._activity(set(wrt), set(outputs))
+        self.check_refusals()
         self.needed = self._needed()
         self.recompute = self._recomputable()
         self.recomputed = {dataflow.classify(stmt).target for plan in self.recompute.values() for stmt in plan}
@@ -157,13 +158,30 @@ class _Analysis:
                             changed = True
         return useful
 
+    def check_refusals(self):
+        """A rule may refuse an operand it cannot differentiate (second derivatives
+        it does not implement): refuse the whole transform rather than drop it."""
+        for a in self.statements:
+            if a.kind != "assign" or cf.is_atom(a.value) or a.target not in self.active:
+                continue
+            prim = cf.primitive_of(a.value)
+            template = rules.table("adjoint").get(prim.name)
+            refused = getattr(template, "rule_options", {}).get("refuse", {}) if template else {}
+            params = _primitive_params(a.value) if refused else {}
+            for param, reason in refused.items():
+                if any(n in self.active for n in atom_names(params.get(param, cst.Name("None")))):
+                    origin = cf.origin_of(a.line)
+                    where = f"{origin[0]}:{origin[1]}: " if origin else ""
+                    raise TransformError(f"{where}cannot differentiate {prim.spelling}() with respect to "
+                                         f"{param}: {reason} is not implemented")
+
     def is_active(self, a: Assignment) -> bool:
         return a.target in self.active and any(n in self.active for _, n in self.diff_operands(a)) \
             or (a.kind == "setitem" and a.target in self.active)
 
     def _needed(self) -> set:
         """Variables whose values the backward sweep reads."""
-        needed = dataflow.control_reads(self.func.body.body)
+        needed = _reversed_control_reads(self.func.body.body)
         for a in self.statements:
             if not self.is_active(a):
                 continue
@@ -197,35 +215,47 @@ class _Analysis:
 
     # ------------------------------------------------------- recomputation
     def _recomputable(self) -> dict:
-        """Per loop: top-level statements of its body whose values the backward
-        sweep can compute again, instead of taping them.
+        """Per block inside a loop: statements whose values the backward sweep
+        can compute again at the start of the reversed block, instead of taping.
 
-        A statement qualifies when it assigns a variable written nowhere else,
-        read only inside this loop, from literals, loop indices, values that
-        never change, and earlier qualifying statements — like ``_t0 = x[i]``
-        in a loop over ``i``.  Tapenade stores only what is overwritten
-        before it is needed; this is that idea for loop bodies.
+        A statement qualifies when it assigns a variable written nowhere else
+        and read only inside this block, from literals, loop indices, values
+        that never change, and earlier qualifying statements — like
+        ``_t0 = x[i]`` in a loop over ``i``.  Tapenade stores only what is
+        overwritten before it is needed; this is that idea for loop bodies.
+        Plans are keyed like block paths: ``(id(statement), branch)``.
         """
-        plans = {}
+        plans: dict = {}
         stable = {n for n, c in self.counts.count.items() if not self.counts.unstable(n)}
-        for loop in _loops(self.func.body.body):
-            inside_reads = _reads_under(loop.body.body)
-            all_reads = _reads_under(self.func.body.body)
-            known = set(stable) | self.loop_indices
+        all_reads = _reads_under(self.func.body.body)
+        base = set(stable) | self.loop_indices
+
+        def plan_block(key, stmts, known):
+            inside = _reads_under(stmts)
+            known = set(known)
             plan = []
-            for stmt in loop.body.body:
-                if not isinstance(stmt, cst.SimpleStatementLine):
-                    continue
-                a = dataflow.classify(stmt)
-                if a.kind != "assign" or self.counts.count.get(a.target) != 1 or \
-                        all_reads.get(a.target, 0) != inside_reads.get(a.target, 0):
-                    continue
-                if not cf.is_atom(a.value) and cf.primitive_of(a.value).name in _EFFECTFUL:
-                    continue
-                if all(n in known for n in dataflow.value_reads(a.value)):
-                    plan.append(stmt)
-                    known.add(a.target)
-            plans[id(loop)] = plan
+            for stmt in stmts:
+                if isinstance(stmt, cst.SimpleStatementLine):
+                    a = dataflow.classify(stmt)
+                    if a.kind != "assign" or self.counts.count.get(a.target) != 1 or \
+                            all_reads.get(a.target, 0) != inside.get(a.target, 0):
+                        continue
+                    if not cf.is_atom(a.value) and cf.primitive_of(a.value).name in _EFFECTFUL:
+                        continue
+                    if all(n in known for n in dataflow.value_reads(a.value)):
+                        plan.append(stmt)
+                        known.add(a.target)
+                elif isinstance(stmt, cst.If):
+                    for branch, block in enumerate(_child_blocks(stmt)):
+                        plan_block((id(stmt), branch), block, known)
+                elif isinstance(stmt, (cst.For, cst.While)):
+                    plan_block((id(stmt), 0), stmt.body.body, base)
+            plans[key] = plan
+
+        for stmt in self.func.body.body:
+            for loop in ([stmt] if isinstance(stmt, (cst.For, cst.While)) else _loops([stmt])):
+                if (id(loop), 0) not in plans:
+                    plan_block((id(loop), 0), loop.body.body, base)
         return plans
 
 
@@ -406,6 +436,11 @@ class _Reverse:
                 shown = groups[position]
                 produced[0] = _prepend_comment(produced[0], f"# vjp of: {shown}")
             out += produced
+        recompute = self.recomputation(path[-1] if path else None, out)
+        if recompute and _has_code(out):
+            recompute[0] = _prepend_comment(recompute[0].with_changes(leading_lines=()),
+                                            "# recompute this iteration's values instead of taping them")
+            out = recompute + out
         return out
 
     def backward_if(self, stmt: cst.If, path) -> list:
@@ -426,11 +461,6 @@ class _Reverse:
     def backward_loop(self, loop, path) -> list:
         info = self.loop_info[id(loop)]
         body = self.backward(loop.body.body, path)
-        recompute = self.recomputation(loop, body)
-        if recompute and _has_code(body):
-            recompute[0] = cf.with_comment(recompute[0].with_changes(leading_lines=()),
-                                           "# recompute this iteration's values instead of taping them")
-            body = recompute + body
         out = []
         for name in reversed(info.get("stacked", [])):
             out.append(cf.assign(name, cf.call("rt.pop", [cst.Name(self.stack(name))])))
@@ -460,9 +490,9 @@ class _Reverse:
         out.append(cst.For(target=cst.Name(index), iter=cf.call("range", bounds), body=cf.block(body)))
         return out
 
-    def recomputation(self, loop, body) -> list:
-        """The loop's recomputable statements that the reversed body reads, in forward order."""
-        plan = self.a.recompute.get(id(loop), [])
+    def recomputation(self, block_key, body) -> list:
+        """The block's recomputable statements that its reversed body reads, in forward order."""
+        plan = self.a.recompute.get(block_key, [])
         finder = _ValueReads()
         for stmt in body:
             stmt.visit(finder)
@@ -657,6 +687,21 @@ def _loops(stmts):
             yield from _loops(block)
 
 
+def _reversed_control_reads(stmts) -> set[str]:
+    """Names the backward sweep's control flow reads: if-conditions and for-loop
+    bounds (a while loop replays its recorded trip count; ``if flag: break``
+    needs nothing)."""
+    names: set[str] = set()
+    for stmt in stmts:
+        if isinstance(stmt, cst.If) and not _is_exit_break(stmt):
+            names.update(atom_names(stmt.test))
+        elif isinstance(stmt, cst.For):
+            names.update(n for arg in stmt.iter.args for n in atom_names(arg.value))
+        for block in _child_blocks(stmt):
+            names |= _reversed_control_reads(block)
+    return names
+
+
 def _reads_under(stmts) -> dict:
     """How many statements under ``stmts`` read each name."""
     counts: dict = {}
@@ -675,15 +720,40 @@ def _mentions(stmt, name: str) -> bool:
 
 
 def _carried(name: str, loop) -> bool:
-    """True unless the loop body surely assigns ``name`` before any read of it."""
-    for stmt in loop.body.body:
+    """True unless each pass of the loop body assigns ``name`` before reading it."""
+    return _first_touch(loop.body.body, name) == "use"
+
+
+def _first_touch(stmts, name: str) -> str | None:
+    """"def" if ``stmts`` surely assign ``name`` before any read, "use" if some
+    path may read it first, None if they never mention it."""
+    partial = False
+    for stmt in stmts:
         if not _mentions(stmt, name):
             continue
+        if partial:
+            return "use"
         if isinstance(stmt, cst.SimpleStatementLine):
             a = dataflow.classify(stmt)
-            return not (a.kind == "assign" and a.target == name and name not in dataflow.value_reads(a.value))
-        return True
-    return True
+            defines = a.kind == "assign" and a.target == name and name not in dataflow.value_reads(a.value)
+            return "def" if defines else "use"
+        if isinstance(stmt, cst.If):
+            if name in atom_names(stmt.test):
+                return "use"
+            results = [_first_touch(block, name) for block in _child_blocks(stmt)]
+            if len(results) == 1:
+                results.append(None)
+            if "use" in results:
+                return "use"
+            if results == ["def", "def"]:
+                return "def"
+            partial = True      # assigned on one path only: a later read may see an older value
+        else:                   # a nested loop may run zero times
+            if _first_touch(stmt.body.body, name) == "use" or \
+                    (isinstance(stmt, cst.For) and name in {n for a in stmt.iter.args for n in atom_names(a.value)}):
+                return "use"
+            partial = True
+    return "def" if partial else None
 
 
 def _has_code(stmts) -> bool:

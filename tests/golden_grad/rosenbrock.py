@@ -1,0 +1,70 @@
+def grad_rosenbrock(x):
+    # forward sweep: the original computation, recording what the backward sweep needs
+    # s = 0.0   [corpus_grad.py:292]
+    s = 0.0
+    # for i in range(len(x) - 1):   [corpus_grad.py:293]
+    _t0 = len(x)
+    _t1 = _t0 - 1
+    for i in range(_t1):
+        # s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2   [corpus_grad.py:294]
+        _t2 = i + 1
+        _t3 = x[_t2]
+        _t4 = x[i]
+        _t5 = _t4 ** 2
+        _t6 = _t3 - _t5
+        _t7 = _t6 ** 2
+        _t8 = 100.0 * _t7
+        _t9 = x[i]
+        _t10 = 1 - _t9
+        _t11 = _t10 ** 2
+        _t12 = _t8 + _t11
+        s = s + _t12
+    # backward sweep: cotangents flow from the output back to the inputs
+    x_bar = rt.zeros_like(x)
+    _t62 = rt.scalar_seed(s)
+    s_bar = _t62
+    # vjp of: for i in range(len(x) - 1):   [corpus_grad.py:293]
+    _t60 = _t1 - 1
+    for i in range(_t60, -1, -1):
+        # recompute this iteration's values instead of taping them
+        _t2 = i + 1
+        _t3 = x[_t2]
+        _t4 = x[i]
+        _t5 = _t4 ** 2
+        _t6 = _t3 - _t5
+        _t7 = _t6 ** 2
+        _t9 = x[i]
+        _t10 = 1 - _t9
+        _t11 = _t10 ** 2
+        # vjp of: s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2   [corpus_grad.py:294]
+        _t13 = rt.unbroadcast(s_bar, s)
+        _t14 = rt.unbroadcast(s_bar, _t12)
+        s_bar = _t13
+        _t15 = rt.unbroadcast(_t14, _t8)
+        _t16 = rt.unbroadcast(_t14, _t11)
+        _t17 = _t16 * 2
+        _t20 = _t17 * _t10
+        _t21 = rt.unbroadcast(_t20, _t10)
+        _t27 = -_t21
+        _t28 = rt.unbroadcast(_t27, _t9)
+        _t29 = x_bar[i]
+        _t30 = _t29 + _t28
+        x_bar[i] = _t30
+        _t33 = _t15 * 100.0
+        _t34 = rt.unbroadcast(_t33, _t7)
+        _t35 = _t34 * 2
+        _t38 = _t35 * _t6
+        _t39 = rt.unbroadcast(_t38, _t6)
+        _t44 = rt.unbroadcast(_t39, _t3)
+        _t45 = -_t39
+        _t46 = rt.unbroadcast(_t45, _t5)
+        _t47 = _t46 * 2
+        _t50 = _t47 * _t4
+        _t51 = rt.unbroadcast(_t50, _t4)
+        _t56 = x_bar[i]
+        _t57 = _t56 + _t51
+        x_bar[i] = _t57
+        _t58 = x_bar[_t2]
+        _t59 = _t58 + _t44
+        x_bar[_t2] = _t59
+    return x_bar
