@@ -207,7 +207,7 @@ def helper_align(x):
 
 unsupported("batching", ["rt.stack", "rt.push", "rt.pop", "rt.top"],
             "a reverse-mode tape (grad of a loop) holds one value per pass; batching it is not supported yet")
-unsupported("batching", ["rt.split_like", "rt.unstack_like"],
+unsupported("batching", ["rt.split_like", "rt.vsplit_like", "rt.unstack_like"],
             "these return a tuple of pieces; batching them is not supported yet")
 unsupported("batching", ["rt.custom_vjp_call"], "custom_vjp functions cannot be batched yet")
 
