@@ -102,6 +102,7 @@ def test_highlighting_uses_pygments_when_asked():
     (["show", "{model}:loop_sum", "--apply", "f.__class__"], "expected f or a transform call"),
     (["show", "{model}:loop_sum", "--apply", "jit()"], "needs the function as its first argument"),
     (["show", "{model}:loop_sum", "--apply", "jit(f, static_argnums=(0,))"], "static_argnums"),
+    (["show", "{model}:loop_sum", "--apply", "jit(f, static_argnums=0)"], "static_argnums"),   # 0 is an index
     (["check", "missing_file.py"], "missing_file.py: no such file"),
 ])
 def test_usage_errors_are_one_line_and_exit_2(capsys, model, argv_tail, message):

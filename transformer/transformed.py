@@ -55,7 +55,8 @@ class Transformed:
 
     def on_target(self, target: str, static_argnums=()) -> "Transformed":
         return Transformed(self.__transformer_fn__, self.steps, target,
-                           static_argnums or self.static_argnums, self.boundaries)
+                           self.static_argnums if static_argnums == () else static_argnums,  # 0 is an index
+                           self.boundaries)
 
     @property
     def __transformer_chain__(self) -> str:
