@@ -588,8 +588,35 @@ def dot_vjp_y_tangent(g, x, y, g_dot, x_dot):
     return rt.dot_vjp_y(g_dot, x, y) + rt.dot_vjp_y(g, x_dot, y)
 
 
-unsupported("tangent", ["rt.stack", "rt.push", "rt.pop", "rt.top"],
-            "forward mode through reverse mode's tape (a loop in grad's code) is not written yet")
+# The tape: a tangent tape rides beside each primal tape.  What is pushed onto
+# ``s`` has its tangent pushed onto ``s_dot`` in the same statement's place,
+# and every pop of ``s`` pops ``s_dot``, so the two stay in step.  ``tape=True``
+# tells the transform three things: the tangent of a tape that carries
+# tangents starts as an empty tape even though ``rt.stack()`` has no operand;
+# an inactive value pushed onto an active tape pushes real zeros (one type per
+# tape, and never a dropped push); and pops are effects, kept even when the
+# popped tangent is not used.
+
+
+@rule("tangent", "rt.stack", tape=True)
+def stack_tangent():
+    return rt.stack()
+
+
+@rule("tangent", "rt.push", tape=True)
+def push_tangent(tape_dot, value_dot):
+    return rt.push(tape_dot, value_dot)
+
+
+@rule("tangent", "rt.pop", tape=True)
+def pop_tangent(tape_dot):
+    return rt.pop(tape_dot)
+
+
+@rule("tangent", "rt.top", tape=True)
+def top_tangent(tape_dot):
+    return rt.top(tape_dot)
+
 unsupported("tangent", ["rt.custom_vjp_call"],
             "forward mode of a custom_vjp function needs its custom_jvp rule, which is not supported yet")
 unsupported("tangent", ["rt.prod_vjp", "rt.cumprod_vjp", "rt.norm_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b"],

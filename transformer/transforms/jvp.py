@@ -212,6 +212,8 @@ class _Forward:
             x_dot = cst.Name(self.tangent(args["x"].value))
             return [stmt] + self.tag([cf.assign(dot, value.with_changes(value=x_dot))])
         template = self.rule_for(prim, keywords)
+        if getattr(template, "rule_options", {}).get("tape"):
+            return self.apply_rule(stmt, name, value, template, args, keywords)   # a tape's tangent keeps in step
         if template is None or not _value_is_active(value, self.active, self.table):
             return [stmt] + self.tag(self.zero_tangent(name, self.shapes.of_value(value), into=dot))
         return self.apply_rule(stmt, name, value, template, args, keywords)
@@ -236,12 +238,13 @@ class _Forward:
         bound, pre = {}, []
         widening_operands = False
         result_param = "z" in params and "z" not in args     # `z` is the result unless the primitive has a z
+        dense = getattr(template, "rule_options", {}).get("tape", False)   # a tape takes real zeros, never a folded one
         for p in params:
             if p == "z" and result_param:
                 continue
             if p.endswith("_dot"):
                 operand = args.get(p[:-4])
-                if operand is not None and atom_names(operand) & self.active:
+                if operand is not None and (dense or atom_names(operand) & self.active):
                     stmts, tangent = self.tangent_atom(operand, self.shapes.of_value(operand))
                     pre += stmts
                     bound[p] = tangent
@@ -462,6 +465,9 @@ def _prune_dead_tangents(body: list, tangent_names: set[str]) -> list:
             base = target.value.value if isinstance(target, cst.Subscript) else target.value
             if base in tangent_names:
                 depends[base] |= atom_names(small.value) | (atom_names(target) if isinstance(target, cst.Subscript) else set())
+            popped = _popped_tape(small.value)
+            if popped in tangent_names:
+                depends[popped].add(base)    # a live tape keeps every pop, or its pushes and pops fall out of step
     live, todo = set(), list(roots)
     while todo:
         name = todo.pop()
@@ -469,6 +475,14 @@ def _prune_dead_tangents(body: list, tangent_names: set[str]) -> list:
             live.add(name)
             todo.extend(depends[name] & tangent_names)
     return _keep(body, tangent_names - live, tangent_names)
+
+
+def _popped_tape(value) -> str | None:
+    """The tape ``value`` pops (``rt.pop(s_dot)`` -> ``"s_dot"``), if it is a pop."""
+    if isinstance(value, cst.Call) and cst.Module([]).code_for_node(value.func) == "rt.pop" and \
+            isinstance(value.args[0].value, cst.Name):
+        return value.args[0].value.value
+    return None
 
 
 def _keep(stmts, dead: set[str], tangent_names: set[str]) -> list:

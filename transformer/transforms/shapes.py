@@ -142,6 +142,7 @@ class Shapes:
         """``ndims``: per parameter, its number of dimensions if known (0 for a scalar)."""
         self.constants = core.constants
         self.tokens: dict[str, tuple] = {}
+        self.tape_items: dict[str, tuple] = {}     # a tape (reverse mode's rt.stack) -> what it holds
         for i, p in enumerate(core.params):
             ndim = ndims[i] if ndims and len(ndims) == len(core.params) else None
             self.tokens[p] = SCALAR if ndim == 0 else (ndim, p)
@@ -155,6 +156,11 @@ class Shapes:
                 if isinstance(target, cst.Subscript):
                     continue
                 name = target.value
+                pushed = _pushed(value)
+                if pushed is not None:
+                    item = join(self.tape_items.get(name), self.of_value(pushed))
+                    changed |= item != self.tape_items.get(name)
+                    self.tape_items[name] = item
                 new = join(self.tokens.get(name), self.of_value(value))
                 if new != self.tokens.get(name):
                     self.tokens[name] = new
@@ -186,6 +192,10 @@ class Shapes:
         if prim.name == "getitem":
             return self.of_getitem(value)
         args, keywords = operands(value)
+        if prim.name in ("rt.pop", "rt.top") and isinstance(args["tape"], cst.Name):
+            return self.tape_items.get(args["tape"].value, UNKNOWN)
+        if prim.name in _SHAPED_LIKE:           # reverse mode's helpers: a cotangent shaped like an operand
+            return self.of_value(args[_SHAPED_LIKE[prim.name]])
         inputs = [self.of_value(a) for a in args.values()]
         x = inputs[0] if inputs else UNKNOWN
         name = prim.name
@@ -254,5 +264,17 @@ class Shapes:
         return _ndim_token(ndim) if ndim >= 0 else UNKNOWN
 
 
-_SCALAR_RESULTS = {"len", "ndim", "size", "float", "int", "bool", "trace", "det", "vdot"}
+def _pushed(value):
+    """The value ``rt.push(tape, value)`` pushes, if ``value`` is a push."""
+    if isinstance(value, cst.Call) and cst.Module([]).code_for_node(value.func) == "rt.push":
+        return value.args[1].value
+    return None
+
+
+_SCALAR_RESULTS = {"len", "ndim", "size", "float", "int", "bool", "trace", "det", "vdot", "rt.scalar_seed"}
+# runtime helper -> the parameter whose shape its result has
+_SHAPED_LIKE = {"rt.zeros_like": "x", "rt.copy": "x", "rt.unbroadcast": "x", "rt.expand_to": "x",
+                "rt.cast_like": "x", "rt.dot_vjp_x": "x", "rt.dot_vjp_y": "y", "rt.extremum_vjp": "x",
+                "rt.prod_vjp": "x", "rt.cumsum_vjp": "x", "rt.cumprod_vjp": "x", "rt.norm_vjp": "x",
+                "rt.trace_vjp": "x"}
 _SAME_AS_INPUT = {"stop_gradient", "astype", "copy", "asarray", "inv"}
