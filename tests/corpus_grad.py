@@ -464,6 +464,192 @@ def two_arguments(x, y):
     return np.sum(x * y + np.sin(x))
 
 
+# ------------------------------------------------------------ more user code
+def softplus_loss(x):
+    return np.mean(tr.nn.softplus(x) - 0.5 * x)
+
+
+def logistic_regression(w):
+    xs = np.array([[1.0, 2.0, -1.0], [0.5, -1.5, 2.0], [-1.0, 0.3, 0.8], [2.0, 1.0, 0.0]])
+    ys = np.array([1.0, 0.0, 1.0, 0.0])
+    logits = xs @ w
+    return np.mean(np.logaddexp(0.0, logits) - ys * logits)
+
+
+def two_layer_mlp(w):
+    x = np.array([[0.2, -0.4], [1.0, 0.5], [-0.3, 0.8]])
+    h = np.tanh(x @ np.reshape(w[:6], (2, 3)))
+    out = h @ w[6:9]
+    return np.mean((out - 0.5) ** 2)
+
+
+def attention_scores(q):
+    k = np.array([[0.5, -1.0], [1.5, 0.2], [-0.3, 0.7]])
+    scores = q @ k.T / np.sqrt(2.0)
+    weights = tr.nn.softmax(scores, axis=-1)
+    return np.sum(weights * np.arange(3.0))
+
+
+def huber(x):
+    total = 0.0
+    for i in range(len(x)):
+        a = abs(x[i])
+        if a < 1.0:
+            total = total + 0.5 * a * a
+        else:
+            total = total + a - 0.5
+    return total
+
+
+def gaussian_nll(x):
+    mu = np.mean(x)
+    var = np.mean((x - mu) ** 2) + 0.1
+    return 0.5 * np.sum((x - mu) ** 2 / var + np.log(var))
+
+
+def pairwise_distances(x):
+    total = 0.0
+    for i in range(len(x)):
+        for j in range(i + 1, len(x)):
+            d = x[i] - x[j]
+            total = total + np.sqrt(np.sum(d * d) + 1e-3)
+    return total
+
+
+def running_max(x):
+    best = x[0]
+    for i in range(1, len(x)):
+        best = max(best, x[i])
+    return best * best
+
+
+def polynomial_horner(x):
+    coefficients = np.array([0.5, -1.0, 2.0, 0.3])
+    result = np.zeros_like(x)
+    for c in coefficients:
+        result = result * x + c
+    return np.sum(result)
+
+
+def newton_sqrt(x):
+    y = x
+    for _ in range(6):
+        y = 0.5 * (y + x / y)
+    return y
+
+
+def bisection_free_fixed_point(x):
+    y = 0.5
+    k = 0
+    while k < 30:
+        y = np.cos(x * y)
+        k = k + 1
+    return y
+
+
+def leaky_piecewise(x):
+    y = np.where(x > 0, x, 0.1 * x)
+    z = np.where(y > 0.5, y * y, y)
+    return np.sum(z)
+
+
+def matrix_power_loop(x):
+    m = np.reshape(x, (2, 2)) * 0.5
+    acc = np.eye(2)
+    for _ in range(3):
+        acc = acc @ m
+    return np.sum(acc)
+
+
+def column_normalize(x):
+    norms = np.sqrt(np.sum(x * x, axis=0, keepdims=True))
+    y = x / norms
+    return np.sum(y[0] * np.arange(3.0))
+
+
+def slice_assign_loop(x):
+    out = np.zeros((3, 2))
+    for i in range(3):
+        out[i, 0] = x[i]
+        out[i, 1] = x[i] * x[(i + 1) % 3]
+    return np.sum(out ** 2)
+
+
+def reverse_cumulative(x):
+    acc = 0.0
+    total = 0.0
+    for i in range(len(x) - 1, -1, -1):
+        acc = acc * 0.9 + x[i]
+        total = total + acc * acc
+    return total
+
+
+def stepped_range(x):
+    s = 0.0
+    for i in range(1, len(x), 2):
+        s = s + x[i] * x[i - 1]
+    return s
+
+
+def nested_branch_loop(x):
+    s = 0.0
+    for i in range(len(x)):
+        if x[i] > 0:
+            if x[i] > 1.0:
+                s = s + x[i] ** 3
+            else:
+                s = s + x[i] ** 2
+        elif x[i] < -1.0:
+            s = s - x[i]
+    return s
+
+
+def chained_comparison(x):
+    s = 0.0
+    for i in range(len(x)):
+        if -0.5 < x[i] < 0.5:
+            s = s + x[i] * 4.0
+        else:
+            s = s + np.sin(x[i])
+    return s
+
+
+def sum_of_exp_ratio(x):
+    e = np.exp(x - np.max(x))
+    return np.log(np.sum(e)) + np.max(x)
+
+
+def aug_assign_ops(x):
+    y = x * 1.0
+    y += 2.0
+    y *= x
+    y -= 0.5 * x
+    y /= 1.0 + x * x
+    return np.sum(y)
+
+
+def tuple_unpack_helper(x):
+    a, b = _split_pair(x)
+    return np.sum(a * b)
+
+
+def _split_pair(v):
+    return v[:2], v[2:]
+
+
+def mean_std_normalize(x):
+    z = (x - np.mean(x)) / (np.std(x) + 1e-3)
+    return np.sum(z * np.arange(5.0))
+
+
+def triangular_loops(x):
+    s = 0.0
+    for i in range(4):
+        for j in range(i):
+            s = s + x[i] * x[j] * 0.5
+    return s
+
+
 CASES = {
     "sin_sum": (sin_sum, _vec(5)), "poly": (poly, _vec(4)), "exp_log": (exp_log, _vec(4)),
     "tanh_square": (tanh_square, _vec(6)), "math_scalar": (math_scalar, lambda r: (float(r.normal()),)),
@@ -503,4 +689,18 @@ CASES = {
     "helper_calls": (helper_calls, _vec(4)), "nested_helpers": (nested_helpers, _vec(4)),
     "helper_inplace": (helper_inplace, _vec(4)),
     "two_arguments": (two_arguments, lambda r: (r.normal(size=3), r.normal(size=3))),
+    "softplus_loss": (softplus_loss, _vec(5)), "logistic_regression": (logistic_regression, _vec(3)),
+    "two_layer_mlp": (two_layer_mlp, _vec(9)), "attention_scores": (attention_scores, _mat(4, 2)),
+    "huber": (huber, lambda r: (r.normal(size=6) * 2.0,)), "gaussian_nll": (gaussian_nll, _vec(6)),
+    "pairwise_distances": (pairwise_distances, _mat(4, 2)), "running_max": (running_max, _vec(6)),
+    "polynomial_horner": (polynomial_horner, _vec(4)),
+    "newton_sqrt": (newton_sqrt, lambda r: (float(r.uniform(1.0, 4.0)),)),
+    "bisection_free_fixed_point": (bisection_free_fixed_point, lambda r: (float(r.uniform(0.2, 0.8)),)),
+    "leaky_piecewise": (leaky_piecewise, _vec(6)), "matrix_power_loop": (matrix_power_loop, _vec(4)),
+    "column_normalize": (column_normalize, lambda r: (r.uniform(0.5, 1.5, (3, 3)),)),
+    "slice_assign_loop": (slice_assign_loop, _vec(3)), "reverse_cumulative": (reverse_cumulative, _vec(5)),
+    "stepped_range": (stepped_range, _vec(6)), "nested_branch_loop": (nested_branch_loop, lambda r: (r.normal(size=8) * 1.5,)),
+    "chained_comparison": (chained_comparison, _vec(6)), "sum_of_exp_ratio": (sum_of_exp_ratio, _vec(5)),
+    "aug_assign_ops": (aug_assign_ops, _vec(4)), "tuple_unpack_helper": (tuple_unpack_helper, _vec(4)),
+    "mean_std_normalize": (mean_std_normalize, _vec(5)), "triangular_loops": (triangular_loops, _vec(4)),
 }

@@ -224,11 +224,14 @@ def remove_dead_code(func: cst.FunctionDef) -> cst.FunctionDef:
     its pops and its creation.
     """
     fresh = _fresh_arrays(func)
-    trial, _ = _sweep(list(func.body.body), set(), fresh, live_stacks=set())
-    live_stacks = {_stack_of(a.value) for a in walk(trial)
-                   if a.kind == "assign" and _spelling(a.value) in ("rt.pop", "rt.top")}
-    body, _ = _sweep(list(func.body.body), set(), fresh, live_stacks)
-    return func.with_changes(body=cf.block(body))
+    live_stacks: set = set()
+    while True:   # a tape is live once any of its reads survives; grow that set to a fixed point
+        body, _ = _sweep(list(func.body.body), set(), fresh, live_stacks)
+        read = {_stack_of(a.value) for a in walk(body)
+                if a.kind == "assign" and _spelling(a.value) in ("rt.pop", "rt.top")}
+        if read <= live_stacks:
+            return func.with_changes(body=cf.block(body))
+        live_stacks |= read
 
 
 def _sweep(stmts, live_out: set, fresh: set, live_stacks=None) -> tuple[list, set]:

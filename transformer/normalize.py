@@ -168,6 +168,19 @@ class _Normalizer:
             if atom is None:
                 atom = self.atom(value_node)
             written = {self.local(el.value.value) for el in target.elements if isinstance(el.value, cst.Name)}
+            if isinstance(atom, cst.Tuple) and len(atom.elements) == len(target.elements):
+                # a, b = helper(...) returning a pair of atoms: no tuple at run time
+                items = []
+                for item in atom.elements:
+                    value = item.value
+                    if isinstance(value, cst.Name) and value.value in written:   # a, b = (b, a)
+                        copy = self.temp()
+                        self.assign(copy, value)
+                        value = cst.Name(copy)
+                    items.append(value)
+                for element, value in zip(target.elements, items):
+                    self.store(element.value, value)
+                return
             if isinstance(atom, cst.Name) and atom.value in written:   # first, x = x
                 copy = self.temp()
                 self.assign(copy, atom)

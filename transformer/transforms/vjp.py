@@ -687,6 +687,27 @@ def _loops(stmts):
             yield from _loops(block)
 
 
+def _isolate_conditions(stmts, scope) -> list:
+    """``if c:`` whose branches assign ``c`` again (``a < b < c`` does) tests a copy
+    of ``c``, so the backward sweep can read which branch ran."""
+    out = []
+    for stmt in stmts:
+        if isinstance(stmt, cst.If):
+            assigned = {a.target for block in _child_blocks(stmt) for a in dataflow.walk(block)}
+            blocks = [_isolate_conditions(list(block), scope) for block in _child_blocks(stmt)]
+            test = stmt.test
+            if isinstance(test, cst.Name) and test.value in assigned:
+                branch = scope.claim(f"{test.value}_branch")
+                out.append(cf.assign(branch, test))
+                test = cst.Name(branch)
+            stmt = stmt.with_changes(test=test, body=cf.block(blocks[0]),
+                                     orelse=cst.Else(cf.block(blocks[1])) if stmt.orelse is not None else None)
+        elif isinstance(stmt, (cst.For, cst.While)):
+            stmt = stmt.with_changes(body=cf.block(_isolate_conditions(list(stmt.body.body), scope)))
+        out.append(stmt)
+    return out
+
+
 def _reversed_control_reads(stmts) -> set[str]:
     """Names the backward sweep's control flow reads: if-conditions and for-loop
     bounds (a while loop replays its recorded trip count; ``if flag: break``
@@ -771,6 +792,7 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
     core = CoreFunction(node=core.node, scope=copy.deepcopy(core.scope), sources=dict(core.sources),
                         constants=dict(core.constants), functions=dict(core.functions))
     core = structure_exits(core)
+    core.node = core.node.with_changes(body=cf.block(_isolate_conditions(list(core.node.body.body), core.scope)))
     func = core.node
     params = [p.name.value for p in func.params.params]
     for i in argnums:
