@@ -619,5 +619,28 @@ def top_tangent(tape_dot):
 
 unsupported("tangent", ["rt.custom_vjp_call"],
             "forward mode of a custom_vjp function needs its custom_jvp rule, which is not supported yet")
-unsupported("tangent", ["rt.prod_vjp", "rt.cumprod_vjp", "rt.norm_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b"],
-            "forward mode of this reverse-mode helper is not written yet")
+@rule("tangent", "rt.norm_vjp")
+def norm_vjp_tangent(g, x, norm, g_dot, x_dot, norm_dot, axis=None, keepdims=False):
+    # norm_vjp is expand_to(g / norm) * x: the quotient rule, then the product rule
+    scale_dot = g_dot / norm - g * norm_dot / (norm * norm)
+    return rt.expand_to(scale_dot, x, axis=axis, keepdims=keepdims) * x + \
+        rt.expand_to(g / norm, x, axis=axis, keepdims=keepdims) * x_dot
+
+
+@rule("tangent", "rt.solve_vjp_b")
+def solve_vjp_b_tangent(a, solution, z, g_dot, a_dot):
+    # z = solve(a.T, g), so a.T z_dot = g_dot - a_dot.T z
+    return rt.solve_vjp_b(g_dot - np.transpose(a_dot) @ z, a, solution)
+
+
+@rule("tangent", "rt.solve_vjp_a")
+def solve_vjp_a_tangent(g, a, solution, g_dot, a_dot, solution_dot):
+    # solve_vjp_a is -(b_bar times solution.T) with b_bar = solve(a.T, g): the product rule
+    b_bar = rt.solve_vjp_b(g, a, solution)
+    b_bar_dot = rt.solve_vjp_b(g_dot - np.transpose(a_dot) @ b_bar, a, solution)
+    return -(rt.dot_vjp_x(b_bar_dot, a, solution) + rt.dot_vjp_x(b_bar, a, solution_dot))
+
+
+unsupported("tangent", ["rt.prod_vjp", "rt.cumprod_vjp"],
+            "second derivatives of np.prod and np.cumprod are not written (exact where entries are zero "
+            "needs products of all but two entries); write the product as a loop of multiplications")
