@@ -14,14 +14,15 @@ from numba.core import errors as numba_errors
 
 from ..emit import MODULE_PREAMBLE, user_location_in
 from ..errors import CompileError
-from . import numba_lowering
+from . import numba_lowering, numba_runtime
 
 NAME = "cpu"
-PREAMBLE = MODULE_PREAMBLE + "from transformer.backends import numba_lowering as nl\n"
+PREAMBLE = MODULE_PREAMBLE + "from transformer.backends import numba_lowering as nl\n" + "from numba.typed import List\n"
 
 
 def source(core):
-    return numba_lowering.lower(core).code(), PREAMBLE
+    core = numba_runtime.lower(numba_lowering.lower(core))   # rt.* helpers: typed tapes; overloads do the rest
+    return core.code(), PREAMBLE
 
 
 def finish(function, path):
@@ -47,5 +48,9 @@ def _user_error(err, generated_file: str) -> CompileError:
     summary = reasons[0]
     if summary.endswith(":") and len(reasons) > 1 and reasons[1].startswith(">>>"):
         summary = f"{summary} {reasons[1][3:].strip()}"
+    # a lowering helper's overload says why it refused (e.g. squeeze without axis=)
+    specific = re.search(r"raised a specific error:\s*TypingError: (.+)", message)
+    if specific:
+        summary = f"{summary}: {specific.group(1).strip()}"
     return CompileError(f"numba cannot compile this line: {summary}", location,
                         f"see `transformer show` for the generated code ({generated_file})")

@@ -1,0 +1,594 @@
+"""The runtime helpers of reverse mode, for numba.
+
+Generated gradient code calls the helpers in ``transformer.runtime``
+(``rt.unbroadcast``, ``rt.pop``...).  They are plain NumPy; here each one
+gets an ``overload`` that numba compiles instead, chosen by the argument
+*types* (scalar or array, and the array's ``ndim``), which numba knows when
+it compiles: the Python helpers ask ``isinstance``/``np.ndim`` at run time,
+these overloads ask once, at compile time, and keep only the code that case
+needs.
+
+One helper cannot be an overload: the tape.  ``rt.stack()`` is an empty list
+whose item type numba can only learn from the first value pushed, and numba
+learns it only from a method call on the list itself.  So ``lower`` rewrites
+``h_stack = rt.stack()`` into ``h_stack = List()`` (a ``numba.typed.List``)
+and ``h_stack = rt.push(h_stack, h)`` into ``h_stack.append(h)``.
+
+Reductions and broadcasts in any number of dimensions share one walk: the
+big array (``x`` of ``expand_to``, ``g`` of ``unbroadcast``) is visited in C
+order while an offset follows the element of the small array it broadcasts
+from (stride 0 along the broadcast dimensions).  A walk costs one add per
+element; no index arrays are built except where an element's group is
+walked twice (``prod_vjp``).
+"""
+from __future__ import annotations
+
+import libcst as cst
+import numpy as np
+from numba import njit, types
+from numba.core.errors import TypingError
+from numba.extending import overload
+from numba.np.numpy_support import as_dtype
+from numba.np.unsafe.ndarray import to_fixed_tuple
+
+from .. import core_form as cf
+from .. import runtime as rt
+
+
+# ------------------------------------------------------------- lowering pass
+class _LowerTape(cst.CSTTransformer):
+    def leave_Assign(self, original, updated):
+        value = updated.value
+        if _is_call(value, "rt.stack"):
+            return updated.with_changes(value=cst.Call(cst.Name("List")))
+        return updated
+
+    def leave_SimpleStatementLine(self, original, updated):
+        # ``s = rt.push(s, v)`` -> ``s.append(v)``: numba infers a typed
+        # List's item type only from a method call on the list.
+        if len(updated.body) != 1 or not isinstance(updated.body[0], cst.Assign):
+            return updated
+        assign = updated.body[0]
+        if not _is_call(assign.value, "rt.push"):
+            return updated
+        tape, value = (arg.value for arg in assign.value.args)
+        append = cst.Call(cst.Attribute(tape, cst.Name("append")), [cst.Arg(value)])
+        return updated.with_changes(body=[cst.Expr(append)])
+
+
+def _is_call(node, spelling: str) -> bool:
+    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, cst.Name)
+            and f"{node.func.value.value}.{node.func.attr.value}" == spelling)
+
+
+def lower(core: cf.CoreFunction) -> cf.CoreFunction:
+    """A copy of ``core`` whose tapes are typed numba lists (``List`` comes from the CPU preamble)."""
+    node = core.node.visit(_LowerTape())
+    return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants)
+
+
+# ------------------------------------------------------------- typing helpers
+def _is_array(t) -> bool:
+    return isinstance(t, types.Array) and t.ndim > 0
+
+
+def _is_none(t) -> bool:
+    return t is None or isinstance(t, types.NoneType) or (isinstance(t, types.Omitted) and t.value is None)
+
+
+def _float_class(t):
+    """The NumPy scalar class of the floating dtype a cotangent of ``t`` has (ints -> float64)."""
+    dtype = t.dtype if isinstance(t, types.Array) else t
+    if isinstance(dtype, (types.Float, types.Complex)):
+        return as_dtype(dtype).type
+    return np.float64
+
+
+def _axis_kind(axis) -> str:
+    if _is_none(axis):
+        return "none"
+    if isinstance(axis, types.Omitted):
+        axis = types.typeof(axis.value)
+    if isinstance(axis, types.Integer):
+        return "int"
+    if isinstance(axis, types.BaseTuple) and all(isinstance(a, types.Integer) for a in axis):
+        return "tuple"
+    raise TypingError(f"axis must be None, an int or a tuple of ints, not {axis}")
+
+
+# --------------------------------------------------- the broadcast walk (njit)
+@njit(cache=True)
+def _shape_array(shape):
+    """A tuple shape as an intp array (``()`` -> ``[1]``: a scalar is walked as one element)."""
+    out = np.ones(max(len(shape), 1), np.intp)
+    for d in range(len(shape)):
+        out[d] = shape[d]
+    return out
+
+
+@njit(cache=True)
+def _strides_over(big, small):
+    """C strides (in elements) of an array of shape ``small`` laid over ``big`` dim by dim, 0 where it broadcasts."""
+    strides = np.zeros(big.size, np.intp)
+    step = 1
+    for d in range(big.size - 1, -1, -1):
+        if small[d] != 1:
+            strides[d] = step
+            step *= small[d]
+    return strides
+
+
+@njit(cache=True)
+def _trailing(big, small_shape):
+    """``small_shape`` aligned to the last dims of ``big`` (NumPy broadcasting): its size per big dim."""
+    small = np.ones(big.size, np.intp)
+    lead = big.size - len(small_shape)
+    for d in range(len(small_shape)):
+        small[lead + d] = small_shape[d]
+    return small
+
+
+@njit(cache=True)
+def _without_axes(big, small_shape, reduced):
+    """The sizes of a reduction's result, which lost the ``reduced`` dims of ``big``, per big dim."""
+    small = np.ones(big.size, np.intp)
+    j = 0
+    for d in range(big.size):
+        if not reduced[d]:
+            small[d] = small_shape[j]
+            j += 1
+    return small
+
+
+@njit(cache=True)
+def _advance(index, offset, big, strides):
+    """Step the odometer ``index`` over all dims but the last; return the small array's new offset."""
+    d = big.size - 2
+    while d >= 0:
+        index[d] += 1
+        offset += strides[d]
+        if index[d] < big[d]:
+            return offset
+        offset -= strides[d] * big[d]
+        index[d] = 0
+        d -= 1
+    return offset
+
+
+@njit(cache=True)
+def _gather(small, strides, big, out):
+    """``out`` (flat, shape ``big``) = the flat ``small`` broadcast over it."""
+    inner = big[big.size - 1]
+    step = strides[big.size - 1]
+    index = np.zeros(big.size, np.intp)
+    offset = 0
+    for base in range(0, out.size, inner):
+        for j in range(inner):
+            out[base + j] = small[offset + j * step]
+        offset = _advance(index, offset, big, strides)
+
+
+@njit(cache=True)
+def _scatter_add(values, strides, big, small):
+    """``small`` (flat) += the flat ``values`` (shape ``big``) summed over the dims ``small`` broadcasts along."""
+    inner = big[big.size - 1]
+    step = strides[big.size - 1]
+    index = np.zeros(big.size, np.intp)
+    offset = 0
+    for base in range(0, values.size, inner):
+        for j in range(inner):
+            small[offset + j * step] += values[base + j]
+        offset = _advance(index, offset, big, strides)
+
+
+def _flat(v):
+    """``v`` as a flat C-order array (a view when it already is one); a scalar as one element."""
+    return np.ravel(v)
+
+
+@overload(_flat)
+def _flat_numba(v):
+    if isinstance(v, types.Array):
+        return lambda v: v.ravel()   # a view for C-layout arrays, a copy otherwise
+    return lambda v: np.full(1, v)
+
+
+def _small_sizes(big, small, axis, keepdims):
+    """Per dim of ``big`` (a shape array), the size the reduced value ``small`` has there."""
+
+
+@overload(_small_sizes)
+def _small_sizes_numba(big, small, axis, keepdims):
+    if not _is_array(small):
+        return lambda big, small, axis, keepdims: np.ones(big.size, np.intp)
+    kind = _axis_kind(axis)
+    if kind == "none":
+        return lambda big, small, axis, keepdims: _trailing(big, small.shape)
+    if kind == "int":
+        def one_axis(big, small, axis, keepdims):
+            if keepdims:
+                return _trailing(big, small.shape)
+            reduced = np.zeros(big.size, np.bool_)
+            reduced[axis % big.size] = True
+            return _without_axes(big, small.shape, reduced)
+        return one_axis
+
+    def many_axes(big, small, axis, keepdims):
+        if keepdims:
+            return _trailing(big, small.shape)
+        reduced = np.zeros(big.size, np.bool_)
+        for a in axis:
+            reduced[a % big.size] = True
+        return _without_axes(big, small.shape, reduced)
+    return many_axes
+
+
+# ------------------------------------------------------------ cotangent basics
+@overload(rt.zeros_like)
+def zeros_like(x):
+    cls = _float_class(x)
+    if _is_array(x):
+        return lambda x: np.zeros(x.shape, cls)
+    return lambda x: cls(0)
+
+
+@overload(rt.scalar_seed)
+def scalar_seed(out):
+    cls = _float_class(out)
+    if _is_array(out):
+        message = (f"grad requires a scalar output, but the function returned a {out.ndim}-D array; "
+                   f"use vjp or jacrev for non-scalar outputs")
+
+        def refuse(out):
+            # A condition numba cannot fold away: the seed keeps a scalar
+            # type, so the rest of the function still compiles.
+            if out.size >= 0:
+                raise TypeError(message)
+            return cls(1)
+        return refuse
+    return lambda out: cls(1)
+
+
+@overload(rt.copy)
+def copy(x):
+    if isinstance(x, types.Array):
+        return lambda x: x.copy()
+    return lambda x: x
+
+
+@overload(rt.unbroadcast)
+def unbroadcast(g, x):
+    if not _is_array(g):
+        if not _is_array(x):
+            return lambda g, x: g
+        return lambda g, x: np.full(x.shape, g)
+    if not _is_array(x):
+        return lambda g, x: g.sum()
+    if g.ndim < x.ndim:       # g broadcasts up to x
+        return lambda g, x: rt.expand_to(g, x)
+
+    def reduce(g, x):
+        if g.ndim == x.ndim and g.shape == x.shape:
+            return g         # the common case: nothing was broadcast, so no copy
+        big = _shape_array(g.shape)
+        out = np.zeros(x.shape, g.dtype)
+        _scatter_add(_flat(g), _strides_over(big, _trailing(big, x.shape)), big, out.reshape(-1))
+        return out
+    return reduce
+
+
+@overload(rt.expand_to)
+def expand_to(g, x, axis=None, keepdims=False):
+    cls = _float_class(g)
+    if not _is_array(x):
+        if _is_array(g):
+            return lambda g, x, axis=None, keepdims=False: cls(g.ravel()[0])
+        return lambda g, x, axis=None, keepdims=False: cls(g)
+    if not _is_array(g):
+        def fill(g, x, axis=None, keepdims=False):
+            out = np.empty(x.shape, cls)
+            out.fill(g)
+            return out
+        return fill
+
+    def expand(g, x, axis=None, keepdims=False):
+        if g.ndim == x.ndim and g.shape == x.shape:
+            return g.astype(cls)   # a fresh array: callers may write into it
+        big = _shape_array(x.shape)
+        out = np.empty(x.shape, cls)
+        _gather(_flat(g), _strides_over(big, _small_sizes(big, g, axis, keepdims)), big, out.reshape(-1))
+        return out
+    return expand
+
+
+# ------------------------------------------------------------------ the tape
+@overload(rt.pop)
+def pop(tape):
+    return lambda tape: tape.pop()
+
+
+@overload(rt.top)
+def top(tape):
+    return lambda tape: tape[-1]
+
+
+# ------------------------------------------------------ adjoints of products
+@overload(rt.dot_vjp_x)
+def dot_vjp_x(g, x, y):
+    return _dot_vjp(g, x, y, outer_first=False)
+
+
+@overload(rt.dot_vjp_y)
+def dot_vjp_y(g, x, y):
+    # z = x . y  is  z^T = y^T . x^T: the cotangent of y is that of x with the roles swapped
+    return _dot_vjp(g, y, x, outer_first=True)
+
+
+def _dot_vjp(g, mine, other, outer_first):
+    """The cotangent of ``mine`` in ``np.dot``; ``outer_first`` when ``mine`` is the right operand."""
+    if not _is_array(mine):
+        if _is_array(other):
+            return lambda g, x, y: np.sum(g * (x if outer_first else y))
+        return lambda g, x, y: g * (x if outer_first else y)
+    if not _is_array(other):
+        return lambda g, x, y: g * (x if outer_first else y)
+    if other.ndim == 1:
+        if mine.ndim == 1:
+            return lambda g, x, y: g * (x if outer_first else y)
+        if outer_first:
+            return lambda g, x, y: np.outer(x, g)
+        return lambda g, x, y: np.outer(g, y)
+    if mine.ndim > 2 or other.ndim > 2:
+        raise TypingError("np.dot gradients support 1-D and 2-D operands")
+    if outer_first:
+        return lambda g, x, y: np.dot(np.transpose(x), g)
+    return lambda g, x, y: np.dot(g, np.transpose(y))
+
+
+@overload(rt.extremum_vjp)
+def extremum_vjp(g, x, peak, axis=None, keepdims=False):
+    cls = _float_class(x)
+    if not _is_array(x):
+        return lambda g, x, peak, axis=None, keepdims=False: cls(g)
+
+    def split_among_ties(g, x, peak, axis=None, keepdims=False):
+        big = _shape_array(x.shape)
+        strides = _strides_over(big, _small_sizes(big, peak, axis, keepdims))
+        hits = (x == rt.expand_to(peak, x, axis, keepdims)).astype(cls)
+        counts = np.zeros(_flat(peak).size, cls)
+        _scatter_add(hits.reshape(-1), strides, big, counts)
+        share = _flat(g) / counts
+        out = np.empty(x.shape, cls)
+        _gather(share, strides, big, out.reshape(-1))
+        return out * hits
+    return split_among_ties
+
+
+@overload(rt.prod_vjp)
+def prod_vjp(g, x, axis=None, keepdims=False):
+    cls = _float_class(x)
+    if not _is_array(x):
+        return lambda g, x, axis=None, keepdims=False: cls(g)
+
+    def product_of_others(g, x, axis=None, keepdims=False):
+        # Each element's cotangent is (product before it) * (product after it)
+        # within its group: exact with zeros, no division.  The group of each
+        # element is walked forwards and backwards, so its offsets are kept.
+        big = _shape_array(x.shape)
+        gs = _flat(g)
+        group = np.empty(x.size, np.intp)
+        _gather(np.arange(gs.size), _strides_over(big, _small_sizes(big, g, axis, keepdims)), big, group)
+        xs = _flat(x)
+        others = np.empty(x.size, cls)
+        running = np.ones(gs.size, cls)
+        for k in range(x.size):
+            others[k] = running[group[k]]
+            running[group[k]] *= xs[k]
+        running[:] = 1
+        for k in range(x.size - 1, -1, -1):
+            others[k] *= running[group[k]]
+            running[group[k]] *= xs[k]
+        for k in range(x.size):
+            others[k] = gs[group[k]] * others[k]
+        return others.reshape(x.shape)
+    return product_of_others
+
+
+@njit(cache=True)
+def _along(shape, axis):
+    """``shape`` as (outer, n, inner) around ``axis``: a C-order array viewed so the axis is the middle one."""
+    axis = axis % len(shape)
+    outer = 1
+    inner = 1
+    for d in range(axis):
+        outer *= shape[d]
+    for d in range(axis + 1, len(shape)):
+        inner *= shape[d]
+    return outer, shape[axis], inner
+
+
+@overload(rt.cumsum_vjp)
+def cumsum_vjp(g, x, axis=None):
+    if not _is_array(x):
+        return lambda g, x, axis=None: _flat(g)[0]
+    cls = _float_class(g)
+
+    def reversed_cumsum(g, x, axis=None):
+        # x_bar[i] = sum of g[j] for j >= i along the axis (flattened when None)
+        outer, n, inner = (1, g.size, 1) if axis is None else _along(g.shape, axis)
+        gs = np.ascontiguousarray(g).reshape((outer, n, inner))
+        out = np.empty((outer, n, inner), cls)
+        for a in range(outer):
+            for c in range(inner):
+                total = cls(0)
+                for i in range(n - 1, -1, -1):
+                    total += gs[a, i, c]
+                    out[a, i, c] = total
+        return out.reshape(x.shape)
+    return reversed_cumsum
+
+
+@overload(rt.cumprod_vjp)
+def cumprod_vjp(g, x, products, axis=None):
+    if not _is_array(x):
+        return lambda g, x, products, axis=None: _flat(g)[0]
+    cls = _float_class(x)
+
+    def through_products(g, x, products, axis=None):
+        # x_bar[i] = sum_{j >= i} g[j] * prod_{k <= j, k != i} x[k], in O(n) per line.
+        # With z = products: before the first zero p of a line, prod_{k<=j, k!=i} x[k] = z[j] / x[i]
+        # (and terms with j >= p vanish); at p, the running product skips x[p];
+        # after p every term holds x[p] = 0.
+        outer, n, inner = (1, x.size, 1) if axis is None else _along(x.shape, axis)
+        xs = np.ascontiguousarray(x).reshape((outer, n, inner))
+        gs = np.ascontiguousarray(g).reshape((outer, n, inner))
+        zs = np.ascontiguousarray(products).reshape((outer, n, inner))
+        out = np.zeros((outer, n, inner), cls)
+        for a in range(outer):
+            for c in range(inner):
+                p = 0
+                while p < n and xs[a, p, c] != 0:
+                    p += 1
+                if p < n:
+                    running = cls(1) if p == 0 else zs[a, p - 1, c]
+                    total = gs[a, p, c] * running
+                    for j in range(p + 1, n):
+                        running *= xs[a, j, c]
+                        total += gs[a, j, c] * running
+                    out[a, p, c] = total
+                tail = cls(0)
+                for i in range(p - 1, -1, -1):
+                    tail += gs[a, i, c] * zs[a, i, c]
+                    out[a, i, c] = tail / xs[a, i, c]
+        return out.reshape(x.shape)
+    return through_products
+
+
+@overload(rt.norm_vjp)
+def norm_vjp(g, x, norm, axis=None, keepdims=False):
+    return lambda g, x, norm, axis=None, keepdims=False: rt.expand_to(g / norm, x, axis, keepdims) * x
+
+
+@overload(rt.transpose_vjp)
+def transpose_vjp(g, axes=None):
+    if _is_none(axes):
+        return lambda g, axes=None: np.transpose(g)
+    ndim = g.ndim
+
+    def inverse_permutation(g, axes=None):
+        inverse = np.empty(ndim, np.intp)
+        for i in range(ndim):
+            inverse[axes[i] % ndim] = i
+        return np.transpose(g, to_fixed_tuple(inverse, ndim))
+    return inverse_permutation
+
+
+@overload(rt.trace_vjp)
+def trace_vjp(g, x):
+    cls = _float_class(x)
+
+    def diagonal(g, x):
+        out = np.zeros(x.shape, cls)
+        for i in range(min(x.shape[0], x.shape[1])):
+            out[i, i] = g
+        return out
+    return diagonal
+
+
+# -------------------------------------------------- concatenate and stack
+@njit(cache=True)
+def _lines(g, axis):
+    """``g`` as a C-order (outer, n, inner) array around ``axis``, and the axis made non-negative."""
+    outer, n, inner = _along(g.shape, axis)
+    return np.ascontiguousarray(g).reshape((outer, n, inner)), axis % g.ndim
+
+
+def _pieces(params, statements):
+    """An implementation ``impl(params)`` running ``statements`` and returning ``(piece0, piece1, ...)``.
+
+    numba needs a tuple's length when it compiles, so the code is written for
+    the number of arrays the call was given.
+    """
+    count = sum(line.startswith("piece") for line in statements)
+    lines = [f"def impl({params}):"] + ["    " + line for line in statements]
+    lines.append(f"    return ({', '.join(f'piece{i}' for i in range(count))},)")
+    namespace = {"_lines": _lines, "np": np}
+    exec("\n".join(lines), namespace)   # noqa: S102  (code built from the fixed lines here)
+    return namespace["impl"]
+
+
+@overload(rt.split_like)
+def split_like(g, arrays, axis=0):
+    # Pieces are copies, as NumPy's np.take makes: generated code may write into a cotangent.
+    statements = ["lines, axis = _lines(g, axis)", "start = 0"]
+    for i in range(len(arrays)):
+        statements += [f"piece{i} = np.ascontiguousarray(lines[:, start:start + arrays[{i}].shape[axis], :])"
+                       f".reshape(arrays[{i}].shape)",
+                       f"start += arrays[{i}].shape[axis]"]
+    return _pieces("g, arrays, axis=0", statements)
+
+
+@overload(rt.vsplit_like)
+def vsplit_like(g, arrays):
+    statements = ["start = 0"]
+    for i, a in enumerate(arrays):
+        if not _is_array(a):       # a scalar was stacked as a 1x1 row
+            statements += [f"piece{i} = g[start, 0]", "start += 1"]
+        else:                      # a 1-D array was stacked as one row
+            rows = "1" if a.ndim == 1 else f"arrays[{i}].shape[0]"
+            statements += [f"piece{i} = np.ascontiguousarray(g[start:start + {rows}]).reshape(arrays[{i}].shape)",
+                           f"start += {rows}"]
+    return _pieces("g, arrays", statements)
+
+
+@overload(rt.unstack_like)
+def unstack_like(g, arrays, axis=0):
+    statements = ["lines, axis = _lines(g, axis)"]
+    for i, a in enumerate(arrays):
+        if _is_array(a):
+            statements.append(f"piece{i} = np.ascontiguousarray(lines[:, {i}, :]).reshape(arrays[{i}].shape)")
+        else:   # stacked scalars come back as scalars
+            statements.append(f"piece{i} = lines[0, {i}, 0]")
+    return _pieces("g, arrays, axis=0", statements)
+
+
+# ------------------------------------------------------------------- linalg
+@overload(rt.solve_vjp_b)
+def solve_vjp_b(g, a, solution):
+    return lambda g, a, solution: np.linalg.solve(np.transpose(a), g)
+
+
+@overload(rt.solve_vjp_a)
+def solve_vjp_a(g, a, solution):
+    if _is_array(solution) and solution.ndim == 1:
+        return lambda g, a, solution: -np.outer(np.linalg.solve(np.transpose(a), g), solution)
+    return lambda g, a, solution: -np.dot(np.linalg.solve(np.transpose(a), g), np.transpose(solution))
+
+
+# -------------------------------------------------------------------- casts
+@overload(rt.cast_like)
+def cast_like(g, x):
+    cls = _float_class(x)
+    if isinstance(g, types.Array):
+        return lambda g, x: g.astype(cls)
+    return lambda g, x: cls(g)
+
+
+@overload(rt.astype)
+def astype(x, dtype):
+    if isinstance(dtype, types.NumberClass):
+        cls = as_dtype(dtype.instance_type).type
+    elif isinstance(dtype, types.Function) and dtype.typing_key in (float, int, bool):
+        cls = {float: np.float64, int: np.int64, bool: np.bool_}[dtype.typing_key]
+    else:
+        raise TypingError(f"astype needs a NumPy scalar type such as np.float32, not {dtype}")
+    if isinstance(x, types.Array):
+        return lambda x, dtype: x.astype(cls)
+    return lambda x, dtype: dtype(x)
+
+
+# ------------------------------------------------------------- custom rules
+@overload(rt.custom_vjp_call)
+def custom_vjp_call(out, inputs, residuals, rule):
+    return lambda out, inputs, residuals, rule: out
