@@ -32,6 +32,11 @@ def jacfwd(fn, argnums=0):
     shape ``A`` has shape ``S + A``; for a tuple ``argnums`` the result is a
     tuple of those.  Columns come one jvp call each, a basis tangent at a time.
     """
+    from .derived import Jacobian, _Derived
+    if isinstance(fn, Jacobian):
+        return fn.forward(argnums)        # jacfwd(jacrev(f)): forward over reverse, a Hessian
+    if isinstance(fn, _Derived):
+        raise TypeError(f"jacfwd of {fn.what} is not supported; differentiate the function inside it")
     several = isinstance(argnums, tuple)
     wanted = argnums if several else (argnums,)
 

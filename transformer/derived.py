@@ -1,0 +1,346 @@
+"""Derived transforms: ``jacrev``, ``hessian``, ``hvp`` and ``linearize`` (JAX meanings).
+
+Each is a composition of the two source transforms, reverse mode (``grad``/
+``vjp``) and forward mode (``jvp``), so the generated code is one function a
+reader can follow:
+
+* ``hvp(f)(x, v)`` is forward over reverse, ``jvp(grad(f), (x,), (v,))[1]``:
+  one generated function ``jvp_grad_f(x, x_dot)`` whose tangent output is
+  ``H v``.
+* ``jacrev(f)`` calls ``vjp_f(x, out_bar)`` once per output element, with
+  ``out_bar`` a basis vector: row ``i`` of the Jacobian.
+* ``hessian(f)`` is ``jacfwd(jacrev(f))``: the generated function is
+  ``jvp_grad_f`` (for a scalar ``f``; ``jvp_vjp_f`` otherwise), called once
+  per input element with a basis tangent: column ``j`` of the Hessian.
+
+The loop over basis vectors runs in Python around the generated (and, under
+``jit``, compiled) function; ``tr.show`` shows that function.  What the steps
+are depends on the arguments (which leaves carry tangents, their ranks, the
+output's shape), so the chain is built per argument layout and cached.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import tree
+from .differentiate import _check_argnums
+from .errors import TransformError
+from .forward import jvp
+from .staging import Step
+from .transformed import Transformed
+
+
+class _Derived(Transformed):
+    """A function computed from calls of one generated function (see the module docstring)."""
+
+    def __init__(self, base: Transformed):
+        super().__init__(base.__transformer_fn__, base.steps, base.target, base.static_argnums, base.boundaries)
+        self.base = base
+        self._chains: dict = {}
+
+    # a subclass says which steps its generated function needs for these
+    # arguments (None: no example arguments, as for tr.show(f))
+    def steps_for(self, args, layout, out) -> tuple:
+        raise NotImplementedError
+
+    def rebuilt(self, base: Transformed) -> "_Derived":
+        raise NotImplementedError
+
+    def on_target(self, target: str, static_argnums=()) -> "_Derived":
+        return self.rebuilt(self.base.on_target(target, static_argnums))
+
+    def then(self, step, boundary=None):
+        raise TransformError(f"{self.what} is computed by calling generated code once per basis vector, so it "
+                             f"cannot be transformed again by {step.name}; transform the function inside it "
+                             f"instead (e.g. tr.hessian(f) rather than tr.jacfwd(tr.hessian(f)), "
+                             f"tr.jvp(tr.grad(f), ...) for a Hessian-vector product)")
+
+    def chain(self, args, out=None) -> Transformed:
+        layout = _Layout(self.base, args)
+        steps = self.steps_for(args, layout, out)
+        chain = self._chains.get(steps)
+        if chain is None:
+            chain = self._chains[steps] = Transformed(self.base.__transformer_fn__, self.base.steps + steps,
+                                                      self.base.target, self.base.static_argnums)
+        return chain
+
+    def bind(self, args, kwargs) -> tuple:
+        if kwargs or len(args) < len(self.signature.parameters):
+            bound = self.signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            args = bound.args
+        for boundary in reversed(self.base.boundaries):
+            args = boundary.before(args)          # the inner transforms' argument checks
+        return tuple(args)
+
+    def source(self, *args) -> str:
+        if args:
+            return self.chain(args, self.output(args)).source(*args)
+        return Transformed(self.base.__transformer_fn__, self.base.steps + self.steps_for(None, None, None),
+                           self.base.target, self.base.static_argnums).source()
+
+    @property
+    def __transformer_chain__(self) -> str:
+        return f"{self.what} of {self.base.__transformer_chain__}"
+
+    def __repr__(self) -> str:
+        return f"<{self.what} of {self.__qualname__} on {self.target}>"
+
+    def output(self, args):
+        return None
+
+
+class _Layout:
+    """Where each argument's leaves sit among the generated function's flat parameters."""
+
+    def __init__(self, base: Transformed, args):
+        self.args = args
+        self.positions, self.leaves = [], []
+        for i, arg in enumerate(args):
+            if i in base.static_argnums:
+                self.positions.append([])
+                continue
+            leaves = tree.leaves(arg) if isinstance(arg, (tuple, list, dict)) else [arg]
+            self.positions.append(list(range(len(self.leaves), len(self.leaves) + len(leaves))))
+            self.leaves += leaves
+        self.structured = any(isinstance(a, (tuple, list, dict)) for a in args)
+        if self.structured and base.steps:
+            raise TypeError("derivatives of an already transformed function take arrays and numbers; "
+                            "pytree arguments work when the function is a plain one")
+
+    def of(self, argnums) -> list[int]:
+        return [leaf for i in argnums for leaf in self.positions[i]]
+
+    def ndims(self) -> tuple:
+        return tuple(np.ndim(leaf) for leaf in self.leaves)
+
+
+def _argnums(fn, argnums, n) -> tuple:
+    _check_argnums(fn, argnums)
+    return tuple(i % n for i in (argnums if isinstance(argnums, tuple) else (argnums,)))
+
+
+def _check_float(args, argnums, layout, what):
+    for i in argnums:
+        for leaf in (layout.leaves[p] for p in layout.positions[i]):
+            if not np.issubdtype(np.result_type(leaf), np.inexact):
+                raise TypeError(f"{what} requires real-valued inputs, but argument {i} has dtype "
+                                f"{np.result_type(leaf)}; pass floats, e.g. np.asarray(x, dtype=float)")
+
+
+def _basis(like, k):
+    """The k-th basis vector shaped like ``like`` (1.0 for a scalar)."""
+    if np.ndim(like) == 0:
+        return 1.0
+    e = np.zeros(np.shape(like))
+    e.flat[k] = 1.0
+    return e
+
+
+def _zero(like):
+    return np.zeros(np.shape(like)) if np.ndim(like) else 0.0
+
+
+# ------------------------------------------------------------------ Jacobians
+class Jacobian(_Derived):
+    """``jacrev(f, rev)``, or ``jacfwd(jacrev(f, rev), fwd)`` when ``fwd`` is set."""
+
+    def __init__(self, base, rev, rev_several, fwd=None, fwd_several=False):
+        super().__init__(base)
+        self.rev, self.rev_several = rev, rev_several
+        self.fwd, self.fwd_several = fwd, fwd_several
+        self.what = "jacrev" if fwd is None else "jacfwd(jacrev)"
+
+    def rebuilt(self, base):
+        return Jacobian(base, self.rev, self.rev_several, self.fwd, self.fwd_several)
+
+    def forward(self, argnums) -> "Jacobian":
+        """``jacfwd`` of this reverse-mode Jacobian: forward over reverse."""
+        if self.fwd is not None:
+            raise TransformError("jacfwd of a Hessian (third derivatives) is not supported; "
+                                 "differentiate a gradient twice instead")
+        n = len(self.signature.parameters)
+        return Jacobian(self.base, self.rev, self.rev_several, _argnums(self.__transformer_fn__, argnums, n),
+                        isinstance(argnums, tuple))
+
+    def steps_for(self, args, layout, out) -> tuple:
+        scalar = out is None or np.ndim(out) == 0
+        if scalar:     # a scalar output: grad's code, no seed parameter
+            reverse = Step("grad", (("argnums", self.rev), ("has_aux", False)))
+        else:
+            reverse = Step("vjp", (("has_aux", False),))
+        if self.fwd is None:
+            return (reverse,)
+        if layout is None:
+            active, ndims = self.fwd, None
+        else:
+            active = tuple(layout.of(self.fwd))
+            ndims = layout.ndims() + (() if scalar else (np.ndim(out),))
+        return reverse, Step("jvp", (("active", active), ("ndims", ndims)))
+
+    def output(self, args):
+        """The function's value (its shape decides the steps and the Jacobian's shape)."""
+        out = self.base(*args)
+        if isinstance(out, (tuple, list, dict)):
+            raise TypeError(f"{self.what} of a function returning a {type(out).__name__} is not supported; "
+                            f"return one array")
+        if not np.issubdtype(np.result_type(out), np.inexact):
+            raise TypeError(f"{self.what} requires a real-valued output, got dtype {np.result_type(out)}")
+        return out
+
+    def __call__(self, *args, **kwargs):
+        args = self.bind(args, kwargs)
+        layout = _Layout(self.base, args)
+        _check_float(args, self.rev + (self.fwd or ()), layout, self.what)
+        out = self.output(args)
+        scalar = np.ndim(out) == 0
+        generated = self.chain(args, out).compiled(*args)
+        flat = layout.leaves
+        rev_leaves = layout.of(self.rev)
+        # blocks[(r, q)]: d out / d leaf r (then d / d leaf q), each of shape
+        # (out.size,) + leaf_r.shape (+ (leaf_q.size,))
+        if self.fwd is None:
+            rows = []
+            for i in range(np.size(out)):
+                cotangents = generated(*flat) if scalar else generated(*flat, _basis(out, i))
+                cotangents = cotangents if isinstance(cotangents, tuple) else (cotangents,)
+                rows.append(cotangents if scalar else [cotangents[r] for r in rev_leaves])
+            blocks = {(r,): np.stack([np.asarray(row[k], dtype=float) for row in rows])
+                      for k, r in enumerate(rev_leaves)}
+        else:
+            blocks = self._forward_blocks(generated, layout, out, scalar, rev_leaves)
+        return self._assemble(blocks, layout, out)
+
+    def _forward_blocks(self, generated, layout, out, scalar, rev_leaves) -> dict:
+        flat = layout.leaves
+        zeros = [_zero(leaf) for leaf in flat]
+        seed_dot = () if scalar else (_zero(out),)
+        blocks = {}
+        for q in layout.of(self.fwd):
+            per_output = []
+            for i in range(np.size(out)):
+                seed = () if scalar else (_basis(out, i),)
+                columns = []
+                for k in range(np.size(flat[q])):
+                    tangents = list(zeros)
+                    tangents[q] = _basis(flat[q], k)
+                    _, dots = generated(*flat, *seed, *tangents, *seed_dot)
+                    dots = dots if isinstance(dots, tuple) else (dots,)
+                    columns.append([np.asarray(d, dtype=float) for d in
+                                    (dots if scalar else [dots[r] for r in rev_leaves])])
+                per_output.append(columns)
+            for j, r in enumerate(rev_leaves):
+                # (out.size, leaf_q.size) + leaf_r.shape -> (out.size,) + leaf_r.shape + (leaf_q.size,)
+                block = np.array([[column[j] for column in columns] for columns in per_output])
+                blocks[(r, q)] = np.moveaxis(block, 1, -1)
+        return blocks
+
+    def _assemble(self, blocks, layout, out):
+        flat = layout.leaves
+
+        def reshaped(r, q=None):
+            shape = np.shape(out) + np.shape(flat[r]) + (() if q is None else np.shape(flat[q]))
+            return blocks[(r,) if q is None else (r, q)].reshape(shape)
+
+        def regroup(i, fill):
+            """Argument i's structure with leaf position p replaced by fill(p)."""
+            leaves = [fill(p) for p in layout.positions[i]]
+            arg = layout.args[i]
+            return tree.unflatten(tree.flatten(arg)[1], leaves) if isinstance(arg, (tuple, list, dict)) else leaves[0]
+
+        def inner(r):
+            if self.fwd is None:
+                return reshaped(r)
+            parts = tuple(regroup(b, lambda q: reshaped(r, q)) for b in self.fwd)
+            return parts if self.fwd_several else parts[0]
+
+        result = tuple(regroup(a, inner) for a in self.rev)
+        return result if self.rev_several else result[0]
+
+
+def jacrev(fn, argnums=0):
+    """The Jacobian of ``fn`` by reverse mode, one vjp per output element.
+
+    For an output of shape ``S`` and an argument of shape ``A`` it has shape
+    ``S + A``; a tuple ``argnums`` gives a tuple, a pytree argument a pytree.
+    """
+    if isinstance(fn, _Derived):
+        raise TransformError(f"jacrev of {fn.what} is not supported; differentiate the function inside it")
+    base = Transformed.of(fn)
+    return Jacobian(base, _argnums(fn, argnums, len(base.signature.parameters)), isinstance(argnums, tuple))
+
+
+def hessian(fn, argnums=0):
+    """``jacfwd(jacrev(fn, argnums), argnums)``: forward over reverse, as JAX does."""
+    from .forward import jacfwd
+    return jacfwd(jacrev(fn, argnums), argnums)
+
+
+# ----------------------------------------------------- Hessian-vector products
+class HessianVectorProduct(_Derived):
+    """``hvp(f)(*args, v)``: ``jvp(grad(f, argnums), args, tangents)[1]`` with ``v`` as argument
+    ``argnums``'s tangent (zero tangents elsewhere)."""
+
+    what = "hvp"
+
+    def __init__(self, base, argnum):
+        super().__init__(base)
+        self.argnum = argnum
+
+    def rebuilt(self, base):
+        return HessianVectorProduct(base, self.argnum)
+
+    def steps_for(self, args, layout, out) -> tuple:
+        grad = Step("grad", (("argnums", (self.argnum,)), ("has_aux", False)))
+        if layout is None:
+            return grad, Step("jvp", (("active", (self.argnum,)), ("ndims", None)))
+        return grad, Step("jvp", (("active", tuple(layout.of((self.argnum,)))), ("ndims", layout.ndims())))
+
+    def __call__(self, *args):
+        n = len(self.signature.parameters)
+        if len(args) != n + 1:
+            raise TypeError(f"hvp(f) takes f's {n} arguments and then the vector v; got {len(args)} arguments")
+        *args, v = args
+        args = self.bind(tuple(args), {})
+        layout = _Layout(self.base, args)
+        _check_float(args, (self.argnum,), layout, "hvp")
+        where = args[self.argnum]
+        v_leaves, v_def = tree.flatten(v) if isinstance(v, (tuple, list, dict)) else ([v], None)
+        if (v_def is None) != (not isinstance(where, (tuple, list, dict))) or \
+                [np.shape(x) for x in v_leaves] != [np.shape(layout.leaves[p]) for p in layout.positions[self.argnum]]:
+            raise ValueError(f"hvp: v must have the structure and shapes of argument {self.argnum}")
+        tangents = [_zero(leaf) for leaf in layout.leaves]
+        for p, leaf in zip(layout.positions[self.argnum], v_leaves):
+            tangents[p] = np.asarray(leaf, dtype=float) if np.ndim(leaf) else float(leaf)
+        generated = self.chain(args).compiled(*args)
+        _, dots = generated(*layout.leaves, *tangents)
+        dots = list(dots) if isinstance(dots, tuple) else [dots]
+        return tree.unflatten(v_def, dots) if v_def is not None else dots[0]
+
+
+def hvp(fn, argnums=0):
+    """``hvp(f)(x, v)``: the Hessian of scalar ``f`` times ``v``, by forward over reverse
+    (about the cost of a few gradients; the Hessian itself is never formed)."""
+    if isinstance(fn, _Derived):
+        raise TransformError(f"hvp of {fn.what} is not supported; differentiate the function inside it")
+    base = Transformed.of(fn)
+    if isinstance(argnums, tuple):
+        raise TypeError("hvp differentiates one argument: pass an int argnums")
+    return HessianVectorProduct(base, _argnums(fn, argnums, len(base.signature.parameters))[0])
+
+
+# ------------------------------------------------------------------ linearize
+def linearize(fn, *primals):
+    """``(fn(*primals), f_jvp)`` with ``f_jvp(*tangents)`` the jvp at ``primals``.
+
+    Here ``f_jvp`` runs the generated jvp function again (the primal with it)
+    rather than replaying a stored linearization as JAX does: same values,
+    a primal's worth more work per call.
+    """
+    forward = Transformed.of(fn)
+    out = forward(*primals)
+
+    def f_jvp(*tangents):
+        return jvp(forward, primals, tangents)[1]
+
+    return out, f_jvp
