@@ -73,6 +73,8 @@ def _visit(fn, digest, seen):
     if code is None or code in seen:
         return
     seen.add(code)
+    # where the source sits, too: generated comments and error messages cite file:line
+    digest.update(f"{code.co_filename}:{code.co_firstlineno}".encode())
     try:
         digest.update(inspect.getsource(fn).encode())
     except (OSError, TypeError):
