@@ -47,7 +47,7 @@ class Primitive:
 
     @property
     def is_operator(self) -> bool:
-        return not self.spelling[0].isalpha()
+        return self.spelling == "not" or not self.spelling[0].isalpha()
 
 
 REGISTRY: dict[str, Primitive] = {}
