@@ -1,0 +1,151 @@
+"""Reverse-mode benchmarks (issue 3), printed as ratios measured in one run.
+
+    python benchmarks/bench_grad.py           # full sizes
+    python benchmarks/bench_grad.py --quick   # tiny sizes: checks it runs
+
+1. 2-layer tanh MLP, batch 128, 784 -> 256 -> 10, MSE: tr.jit(tr.value_and_grad)
+   against JAX jit(value_and_grad) (when JAX is installed; target <= 0.8x) and
+   against backpropagation written by hand in NumPy.
+2. Rosenbrock as a scalar Python loop over n = 100,000: tr.jit(tr.value_and_grad)
+   against hand-written numba adjoints (target within 1.25x) and against
+   tr.jit(f) (the cheap-gradient bound: at most 3x).
+3. Peak memory of that gradient against the 8*n bytes a tape of one float per
+   iteration would hold (target <= 2x), from the peak resident size of a fresh
+   process that computes only f against one that computes the gradient, at
+   n = 5 * 10^7 so that the arrays dominate numba's compile-time peak.
+
+Times are the minimum over repeats.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import transformer as tr  # noqa: E402
+import grad_functions as gf  # noqa: E402
+
+
+def best_time(fn, *args, repeat=7, min_seconds=0.05):
+    fn(*args)
+    best = float("inf")
+    for _ in range(repeat):
+        calls, start = 0, time.perf_counter()
+        while True:
+            fn(*args)
+            calls += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= min_seconds:
+                break
+        best = min(best, elapsed / calls)
+    return best
+
+
+def mlp_rows(quick):
+    rng = np.random.default_rng(0)
+    batch, d_in, d_hidden, d_out = (8, 16, 8, 2) if quick else (128, 784, 256, 10)
+    params = (rng.normal(size=(d_in, d_hidden)) * 0.05, np.zeros(d_hidden),
+              rng.normal(size=(d_hidden, d_out)) * 0.05, np.zeros(d_out))
+    x, y = rng.normal(size=(batch, d_in)), rng.normal(size=(batch, d_out))
+    ours = tr.jit(tr.value_and_grad(gf.mlp_loss))
+    value, grads = ours(params, x, y)
+    ref_value, ref_grads = gf.numpy_mlp_value_and_grad(params, x, y)
+    assert np.allclose(value, ref_value) and all(np.allclose(a, b) for a, b in zip(grads, ref_grads))
+    t_ours = best_time(ours, params, x, y)
+    rows = [("MLP value_and_grad", "transformer jit", t_ours, 1.0)]
+    t_numpy = best_time(gf.numpy_mlp_value_and_grad, params, x, y)
+    rows.append(("MLP value_and_grad", "NumPy backprop by hand", t_numpy, t_ours / t_numpy))
+    try:
+        import jax
+        import jax.numpy as jnp
+        jax.config.update("jax_enable_x64", True)
+
+        def jax_loss(p, x, y):
+            w1, b1, w2, b2 = p
+            h = jnp.tanh(x @ w1 + b1)
+            return jnp.mean((h @ w2 + b2 - y) ** 2)
+        jax_step = jax.jit(jax.value_and_grad(jax_loss))
+        jparams = tuple(jnp.asarray(p) for p in params)
+        jx, jy = jnp.asarray(x), jnp.asarray(y)
+
+        def run_jax():
+            v, g = jax_step(jparams, jx, jy)
+            jax.block_until_ready(g)
+        t_jax = best_time(run_jax)
+        rows.append(("MLP value_and_grad", "JAX jit (target: ratio <= 0.8)", t_jax, t_ours / t_jax))
+    except ImportError:
+        rows.append(("MLP value_and_grad", "JAX jit: not installed", float("nan"), float("nan")))
+    return rows
+
+
+def rosenbrock_rows(quick):
+    n = 1000 if quick else 100_000
+    x = np.random.default_rng(1).normal(size=n)
+    ours = tr.jit(tr.value_and_grad(gf.rosenbrock))
+    value, grad = ours(x)
+    ref_value, ref_grad = gf.rosenbrock_fused(x)
+    assert np.isclose(value, ref_value) and np.allclose(grad, ref_grad)
+    t_ours = best_time(ours, x)
+    t_f = best_time(tr.jit(gf.rosenbrock), x)
+    t_two = best_time(gf.rosenbrock_two_sweeps, x)
+    t_fused = best_time(gf.rosenbrock_fused, x)
+    return [("Rosenbrock value_and_grad", "transformer jit", t_ours, 1.0),
+            ("Rosenbrock value_and_grad", "hand numba, two sweeps (target: ratio <= 1.25)", t_two, t_ours / t_two),
+            ("Rosenbrock value_and_grad", "hand numba, one fused loop", t_fused, t_ours / t_fused),
+            ("Rosenbrock value_and_grad", "transformer jit(f) (target: ratio <= 3)", t_f, t_ours / t_f)]
+
+
+_MEMORY_SCRIPT = """
+import resource, sys
+import numpy as np
+sys.path.insert(0, {here!r})
+import transformer as tr
+import grad_functions as gf
+mode, n = sys.argv[1], int(sys.argv[2])
+small = np.random.default_rng(0).normal(size=16)
+fn = tr.jit(tr.value_and_grad(gf.rosenbrock)) if mode == "grad" else tr.jit(gf.rosenbrock)
+fn(small)                                    # compile before measuring
+x = np.random.default_rng(1).normal(size=n)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+fn(x)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print((after - before) * 1024)
+"""
+
+
+def memory_rows(quick):
+    n = 100_000 if quick else 50_000_000
+    script = _MEMORY_SCRIPT.format(here=str(HERE))
+    env = dict(os.environ)
+    results = {}
+    for mode in ("f", "grad"):
+        out = subprocess.run([sys.executable, "-c", script, mode, str(n)], capture_output=True, text=True,
+                             env=env, check=True)
+        results[mode] = int(out.stdout.strip().splitlines()[-1])
+    extra = results["grad"] - results["f"]
+    tape = 8 * n
+    return [("Rosenbrock gradient memory", f"extra peak bytes over f at n={n:,} vs 8n (target <= 2)",
+             float(extra), extra / tape)]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the script runs")
+    args = parser.parse_args()
+    rows = mlp_rows(args.quick) + rosenbrock_rows(args.quick) + memory_rows(args.quick)
+    print(f"{'benchmark':28} {'against':52} {'time or bytes':>14} {'ours / theirs':>14}")
+    for bench, against, value, ratio in rows:
+        shown = f"{value * 1e3:11.3f} ms" if "memory" not in bench else f"{value / 1e6:11.1f} MB"
+        print(f"{bench:28} {against:52} {shown:>14} {ratio:14.2f}")
+
+
+if __name__ == "__main__":
+    main()
