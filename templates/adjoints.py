@@ -514,3 +514,9 @@ unsupported("adjoint", ["rt.cumprod_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b"],
 unsupported("adjoint", ["rt.split_like", "rt.vsplit_like", "rt.unstack_like"],
             "second derivatives through np.concatenate/np.stack are not implemented")
 unsupported("adjoint", ["rt.custom_vjp_call"], "a custom_vjp rule is not itself differentiable")
+
+
+@rule("adjoint", "rt.custom_jvp_call", wrt=("out",))
+def custom_jvp_call(z_bar, z, out):
+    # reverse mode of a custom_jvp function differentiates its own body (JAX would transpose the rule)
+    return z_bar

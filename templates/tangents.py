@@ -617,6 +617,13 @@ def pop_tangent(tape_dot):
 def top_tangent(tape_dot):
     return rt.top(tape_dot)
 
+@rule("tangent", "rt.custom_jvp_call", by_transform=True)
+def custom_jvp_call_tangent(inputs_dot):
+    """A custom_jvp function's output: its tangent is the second result of the
+    user's jvp rule, which the transform inlines with the inputs and their
+    tangents (real zeros for inputs that carry none)."""
+
+
 unsupported("tangent", ["rt.custom_vjp_call"],
             "forward mode of a custom_vjp function needs its custom_jvp rule, which is not supported yet")
 @rule("tangent", "rt.norm_vjp")

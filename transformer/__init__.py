@@ -6,7 +6,7 @@ __version__ = "0.1.0"
 from . import lax, nn
 from .errors import CompileError, NoSourceError, TransformError
 from .batching import vmap
-from .custom import custom_vjp
+from .custom import custom_jvp, custom_vjp
 from .differentiate import grad, value_and_grad, vjp
 from .derived import hessian, hvp, jacrev, linearize
 from .forward import jacfwd, jvp
@@ -14,4 +14,4 @@ from .jit import jit
 from .lax import stop_gradient
 from .show import show
 
-__all__ = ["jit", "vmap", "jvp", "jacfwd", "jacrev", "hessian", "hvp", "linearize", "grad", "value_and_grad", "vjp", "custom_vjp", "show", "stop_gradient", "lax", "nn", "TransformError", "CompileError", "NoSourceError"]
+__all__ = ["jit", "vmap", "jvp", "jacfwd", "jacrev", "hessian", "hvp", "linearize", "grad", "value_and_grad", "vjp", "custom_vjp", "custom_jvp", "show", "stop_gradient", "lax", "nn", "TransformError", "CompileError", "NoSourceError"]

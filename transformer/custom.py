@@ -1,4 +1,4 @@
-"""``custom_vjp``: a function whose reverse-mode derivative the user writes.
+"""``custom_vjp`` and ``custom_jvp``: functions whose derivative the user writes.
 
 As in JAX::
 
@@ -17,10 +17,31 @@ As in JAX::
 Called from a transformed function, the forward rule is inlined, and reverse
 mode inlines the backward rule where the derivative would otherwise go
 through the function's own code.
+
+``custom_jvp`` is the forward-mode twin, as in JAX::
+
+    @tr.custom_jvp
+    def log1pexp(x):
+        return np.log1p(np.exp(x))
+
+    @log1pexp.defjvp
+    def log1pexp_jvp(primals, tangents):
+        x, = primals
+        x_dot, = tangents
+        return log1pexp(x), x_dot / (1.0 + np.exp(-x))   # (output, output tangent)
+
+Called from a transformed function, its own body is inlined and its output
+marked with ``rt.custom_jvp_call(out, inputs, rule)``; forward mode inlines
+the rule there for the output's tangent.  Reverse mode differs from JAX: JAX
+transposes the jvp rule, here reverse mode differentiates the function's own
+body (the marker passes the cotangent straight to ``out``), so the gradient
+of a custom_jvp function is that of its primal code.
 """
 from __future__ import annotations
 
 import functools
+
+from . import rules
 
 
 class custom_vjp:
@@ -37,3 +58,24 @@ class custom_vjp:
 
     def __call__(self, *args, **kwargs):
         return self.fun(*args, **kwargs)
+
+
+class custom_jvp:
+    def __init__(self, fun):
+        self.fun = fun
+        self.jvp = None
+        functools.update_wrapper(self, fun)
+
+    def defjvp(self, jvp):
+        """Set the rule ``jvp(primals, tangents) -> (out, out_tangent)``; returns it (a decorator)."""
+        self.jvp = jvp
+        return jvp
+
+    def __call__(self, *args, **kwargs):
+        return self.fun(*args, **kwargs)
+
+
+# vmap's batching rule for the marker belongs with the other batching rules
+# (templates/batching.py); until it is written there, vmap refuses clearly.
+rules.unsupported("batching", ["rt.custom_jvp_call"],
+                  "vmap of a custom_jvp function is not written yet; vmap the function without its custom rule")

@@ -15,7 +15,7 @@ import numpy as np
 from . import core_form as cf
 from . import fence, methods, primitives, resolve, source
 from .core_form import CoreFunction
-from .custom import custom_vjp
+from .custom import custom_jvp, custom_vjp
 from .errors import TransformError
 from .naming import NameScope
 
@@ -566,6 +566,8 @@ class _Normalizer:
     def inline(self, node: cst.Call, fn, discard):
         if isinstance(fn, custom_vjp):
             return self.custom_vjp_call(node, fn)
+        if isinstance(fn, custom_jvp):
+            return self.custom_jvp_call(node, fn)
         base = getattr(fn, "__transformer_fn__", None)
         if base is not None:
             if getattr(fn, "steps", ()):
@@ -606,6 +608,22 @@ class _Normalizer:
         self.core.functions[rule] = fn.bwd
         inputs = cf.tuple_of([bound[p.name.value] for p in callee.node.params.params])
         return cf.call("rt.custom_vjp_call", [out, inputs, residuals, cf.literal(rule)])
+
+    def custom_jvp_call(self, node: cst.Call, fn: custom_jvp):
+        """``y = f(x)`` for a custom_jvp ``f``: inline its body, and mark the output
+        with ``rt.custom_jvp_call`` so forward mode applies the user's jvp rule."""
+        if fn.jvp is None or fn.fun.__code__ in self.stack:   # no rule yet, or recursion (inline reports it)
+            return self.inline(node, fn.fun, discard=False)
+        callee = source.load(fn.fun)
+        fence.check(callee)
+        bound = self.bind_arguments(node, fn.fun, callee)
+        out = self.inline_bound(callee, bound)
+        if out is None:
+            raise self.error(node, f"{fn.fun.__name__}() returns nothing, but a custom_jvp function must return its output")
+        rule = self.scope.claim(f"{fn.jvp.__name__}")
+        self.core.functions[rule] = fn.jvp
+        inputs = cf.tuple_of([bound[p.name.value] for p in callee.node.params.params])
+        return cf.call("rt.custom_jvp_call", [out, inputs, cf.literal(rule)])
 
     def bind_arguments(self, node: cst.Call, fn, callee) -> dict:
         """Parameter name -> atom, for a call of user function ``fn``."""

@@ -18,7 +18,7 @@ import libcst as cst
 import numpy as np
 
 from . import primitives
-from .custom import custom_vjp
+from .custom import custom_jvp, custom_vjp
 from .primitives import Primitive
 
 # Builtins with a meaning of their own in the core form (loops only).
@@ -66,7 +66,7 @@ def classify(value, dotted: str = "") -> Resolved:
         return Resolved("primitive", value, prim, dotted)
     if hasattr(value, "__transformer_fn__"):   # another transformed function (e.g. @tr.jit helper)
         return Resolved("user", value, None, dotted)
-    if isinstance(value, custom_vjp):          # inlined through its forward rule
+    if isinstance(value, (custom_vjp, custom_jvp)):   # inlined through its forward rule / its own body
         return Resolved("user", value, None, dotted)
     if isinstance(value, types.FunctionType):
         return Resolved("user", value, None, dotted)

@@ -208,3 +208,13 @@ def custom_vjp_call(out, inputs, residuals, rule):
     computation.
     """
     return out
+
+
+def custom_jvp_call(out, inputs, rule):
+    """The value of a ``custom_jvp`` function's call: ``out`` itself.
+
+    It marks where a user's jvp rule applies: forward mode computes the
+    output's tangent with the function named ``rule`` from ``inputs`` and
+    their tangents, never through ``out``'s own computation.
+    """
+    return out

@@ -36,6 +36,8 @@ from ..normalize import apply_template
 from . import register
 from .shapes import SCALAR, Shapes, assignments, atom_names, is_array, operands, walk
 
+_CUSTOM_JVP = "rt.custom_jvp_call"
+
 # Template calls that take several tangents; an inactive one becomes a literal 0.0.
 _SEVERAL_TANGENTS = {"np.where": slice(1, 3), "np.linspace": slice(0, 2)}
 
@@ -211,12 +213,39 @@ class _Forward:
                 return [stmt] + self.tag(self.zero_tangent(name, self.shapes.of_value(value), into=dot))
             x_dot = cst.Name(self.tangent(args["x"].value))
             return [stmt] + self.tag([cf.assign(dot, value.with_changes(value=x_dot))])
+        if prim.name == _CUSTOM_JVP:
+            if not _value_is_active(value, self.active, self.table):
+                return [stmt] + self.tag(self.zero_tangent(name, self.shapes.of_value(value), into=dot))
+            return [stmt] + self.tag(self.custom_rule(dot, args))
         template = self.rule_for(prim, keywords)
         if getattr(template, "rule_options", {}).get("tape"):
             return self.apply_rule(stmt, name, value, template, args, keywords)   # a tape's tangent keeps in step
         if template is None or not _value_is_active(value, self.active, self.table):
             return [stmt] + self.tag(self.zero_tangent(name, self.shapes.of_value(value), into=dot))
         return self.apply_rule(stmt, name, value, template, args, keywords)
+
+    def custom_rule(self, dot: str, args) -> list:
+        """``y = rt.custom_jvp_call(out, inputs, rule)``: inline the user's rule
+        ``rule(primals, tangents) -> (out, out_dot)`` and keep its ``out_dot``."""
+        jvp_rule = self.core.functions[args["rule"].evaluated_value]
+        pre, tangents = [], []
+        for element in args["inputs"].elements:
+            stmts, tangent = self.tangent_atom(element.value, self.shapes.of_value(element.value))
+            pre += stmts
+            tangents.append(tangent)
+        primals, tangents_param = list(inspect.signature(jvp_rule).parameters)[:2]
+        stmts, result = apply_template(self.core, jvp_rule, {primals: args["inputs"],
+                                                             tangents_param: cf.tuple_of(tangents)})
+        for stmt in walk(stmts):                # the rule's own lines are tangent code: unused ones go
+            small = stmt.body[0]
+            if isinstance(small, cst.Assign) and isinstance(small.targets[0].target, cst.Name):
+                self.tangent_names.add(small.targets[0].target.value)
+        if isinstance(result, cst.Tuple) and len(result.elements) == 2:
+            return pre + stmts + [cf.assign(dot, result.elements[1].value)]
+        if result is None:
+            raise self.error(f"the custom_jvp rule {jvp_rule.__name__}() must return (output, output tangent)")
+        second = cst.Subscript(result, [cst.SubscriptElement(cst.Index(cf.literal(1)))])
+        return pre + stmts + [cf.assign(dot, second)]
 
     def rule_for(self, prim, keywords):
         template = self.table.get(prim.name)
