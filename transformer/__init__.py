@@ -12,6 +12,7 @@ from .derived import hessian, hvp, jacrev, linearize
 from .forward import jacfwd, jvp
 from .jit import jit
 from .lax import stop_gradient
+from .parallel import devices, pmap
 from .show import show
 
-__all__ = ["jit", "vmap", "jvp", "jacfwd", "jacrev", "hessian", "hvp", "linearize", "grad", "value_and_grad", "vjp", "custom_vjp", "custom_jvp", "show", "stop_gradient", "lax", "nn", "TransformError", "CompileError", "NoSourceError"]
+__all__ = ["jit", "vmap", "pmap", "devices", "jvp", "jacfwd", "jacrev", "hessian", "hvp", "linearize", "grad", "value_and_grad", "vjp", "custom_vjp", "custom_jvp", "show", "stop_gradient", "lax", "nn", "TransformError", "CompileError", "NoSourceError"]

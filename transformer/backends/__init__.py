@@ -13,6 +13,8 @@ import importlib
 _MODULES = {
     "python": "transformer.backends.python",
     "cpu": "transformer.backends.cpu",
+    "pmap-cpu": "transformer.backends.cpu_devices",   # pmap's shard code on local CPU devices
+    "pmap-mpi": "transformer.backends.mpi",           # pmap's shard code on MPI ranks
 }
 
 

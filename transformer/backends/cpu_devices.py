@@ -1,0 +1,180 @@
+"""The ``pmap-cpu`` target: one device's shard code for local CPU devices.
+
+The same numba lowering as the ``cpu`` target, compiled with ``nogil=True``
+so device threads run at once, and with each collective rewritten to a call
+of this module (``dev.psum(x)``).  Those calls are numba overloads that pass
+the value's address to the host through a C callback (``cpu_threads``),
+registered as a named symbol so that numba's on-disk cache stays valid across
+processes.  Why threads and a callback rather than stages: see cpu_threads.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+
+import numba
+import numpy as np
+from llvmlite import binding as llvm
+from numba import types
+from numba.core import errors as numba_errors
+from numba.extending import overload
+
+from . import cpu, numba_lowering, numba_runtime
+from .cpu_threads import CALLBACK, DTYPES, OP, DeviceAborted
+from .device_code import lower_collectives
+
+NAME = "pmap-cpu"
+PREAMBLE = cpu.PREAMBLE + "from transformer.backends import cpu_devices as dev\n"
+
+_SYMBOL = "transformer_pmap_cpu_collective"
+llvm.add_symbol(_SYMBOL, ctypes.cast(CALLBACK, ctypes.c_void_p).value)
+# (op, dtype code, source address, destination address, shape address, ndim) -> status
+_host = types.ExternalFunction(_SYMBOL, types.int64(types.int64, types.int64, types.intp, types.intp,
+                                                    types.intp, types.int64))
+
+
+def source(core):
+    core = numba_runtime.lower(numba_lowering.lower(lower_collectives(core, "dev")))
+    return core.code(), PREAMBLE
+
+
+def finish(function, path):
+    dispatcher = numba.njit(cache=True, nogil=True)(function)
+
+    @functools.wraps(function)
+    def compiled(*args):
+        try:
+            return dispatcher(*args)
+        except (numba_errors.TypingError, numba_errors.LoweringError, numba_errors.UnsupportedError) as err:
+            raise cpu._user_error(err, str(path)) from None
+
+    compiled.dispatcher = dispatcher
+    return compiled
+
+
+# ------------------------------------------------------------------ compiled side
+@numba.njit(nogil=True, cache=True)
+def _exchange(op, dtype_code, src, out):
+    shape = np.empty(max(src.ndim, 1), np.int64)
+    for k in range(src.ndim):
+        shape[k] = src.shape[k]
+    if _host(op, dtype_code, src.ctypes.data, out.ctypes.data, shape.ctypes.data, src.ndim) < 0:
+        raise DeviceAborted("pmap collective failed; the caller raises the error that caused it")
+
+
+@numba.njit(nogil=True, cache=True)
+def _ask(op):
+    answer = _host(op, 0, 0, 0, 0, 0)
+    if answer < 0:
+        raise DeviceAborted("lax.axis_index called outside pmap")
+    return answer
+
+
+def _dtype_code(dtype) -> int:
+    try:
+        return DTYPES.index(np.dtype(str(dtype)))
+    except (TypeError, ValueError):
+        raise numba_errors.TypingError(f"pmap collectives take float64, float32, int64 or int32 values, "
+                                       f"not {dtype}") from None
+
+
+def _value_dtype(x):
+    if isinstance(x, types.Array):
+        return x.dtype
+    if isinstance(x, (types.Float, types.Integer)) and not isinstance(x, types.Boolean):
+        return x
+    raise numba_errors.TypingError(f"pmap collectives take arrays or numbers, not {x}")
+
+
+# Generated device code calls these; only their numba overloads ever run.
+def psum(x):
+    raise NotImplementedError("compiled device code only")
+
+
+def pmean(x):
+    raise NotImplementedError("compiled device code only")
+
+
+def pmax(x):
+    raise NotImplementedError("compiled device code only")
+
+
+def pmin(x):
+    raise NotImplementedError("compiled device code only")
+
+
+def all_gather(x):
+    raise NotImplementedError("compiled device code only")
+
+
+def axis_index():
+    raise NotImplementedError("compiled device code only")
+
+
+def _elementwise_collective(name):
+    """An overload for a collective whose result has the value's shape."""
+    op = OP[name]
+
+    def typer(x):
+        dtype = _value_dtype(x)
+        to_float = name == "pmean" and isinstance(dtype, types.Integer)   # the mean of ints is a float
+        code = _dtype_code(types.float64 if to_float else dtype)
+        if isinstance(x, types.Array):
+            if to_float:
+                def impl(x):
+                    src = np.ascontiguousarray(x).astype(np.float64)
+                    out = np.empty_like(src)
+                    _exchange(op, code, src, out)
+                    return out
+            else:
+                def impl(x):
+                    src = np.ascontiguousarray(x)
+                    out = np.empty_like(src)
+                    _exchange(op, code, src, out)
+                    return out
+        elif to_float:
+            def impl(x):
+                src = np.array([float(x)])
+                out = np.empty_like(src)
+                _exchange(op, code, src, out)
+                return out[0]
+        else:
+            def impl(x):
+                src = np.array([x])
+                out = np.empty_like(src)
+                _exchange(op, code, src, out)
+                return out[0]
+        return impl
+    return typer
+
+
+for _name, _stub in (("psum", psum), ("pmean", pmean), ("pmax", pmax), ("pmin", pmin)):
+    overload(_stub, jit_options={"nogil": True})(_elementwise_collective(_name))
+
+
+@overload(all_gather, jit_options={"nogil": True})
+def _all_gather(x):
+    op, size = OP["all_gather"], OP["axis_size"]
+    code = _dtype_code(_value_dtype(x))
+    if isinstance(x, types.Array):
+        def impl(x):
+            src = np.ascontiguousarray(x)
+            out = np.empty((_ask(size),) + src.shape, src.dtype)
+            _exchange(op, code, src, out)
+            return out
+    else:
+        def impl(x):
+            src = np.array([x])
+            out = np.empty(_ask(size), src.dtype)
+            _exchange(op, code, src, out)      # the host stacks (1,)-shaped values: n numbers
+            return out
+    return impl
+
+
+@overload(axis_index, jit_options={"nogil": True})
+def _axis_index():
+    op = OP["axis_index"]
+
+    def impl():
+        return _ask(op)
+    return impl

@@ -1,0 +1,213 @@
+"""The ``pmap-mpi`` target: one device per MPI rank, collectives as MPI calls.
+
+Every rank runs the whole shard function, compiled by numba; each collective
+is rewritten to a call of this module (``mpi_dev.psum(x)``), a numba overload
+that calls numba-mpi's ``allreduce``/``allgather`` inside the compiled code —
+no trip back to Python.  Before reducing, ranks agree on the operation and
+shape (one small ``allreduce`` of max and -min): ranks that disagree all raise
+``CollectiveMismatch`` together instead of corrupting memory or hanging.
+
+Faults: MPI cannot cancel a collective another rank is waiting in.  So an
+error every rank sees alike (shapes that differ across ranks, checked on entry
+with mpi4py; a collective mismatch; a transform or compile error) is raised on
+every rank, and any other error — one rank failing alone — is printed with
+its traceback and ends the whole job through ``MPI_Abort``: every rank exits
+with an error instead of hanging.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+import traceback
+
+import numba
+import numba_mpi
+import numpy as np
+from numba import types
+from numba.core import errors as numba_errors
+from numba.extending import overload
+
+from ..errors import TransformError
+from . import cpu, numba_lowering, numba_runtime
+from .cpu_devices import _value_dtype
+from .device_code import lower_collectives
+
+NAME = "pmap-mpi"
+PREAMBLE = cpu.PREAMBLE + "from transformer.backends import mpi as mpi_dev\n"
+_MAX_NDIM = 8
+
+
+class CollectiveMismatch(ValueError):
+    """Ranks reached a collective with different operations or shapes (raised on every rank)."""
+
+
+def source(core):
+    core = numba_runtime.lower(numba_lowering.lower(lower_collectives(core, "mpi_dev")))
+    return core.code(), PREAMBLE
+
+
+def finish(function, path):
+    dispatcher = numba.njit(cache=True)(function)
+
+    @functools.wraps(function)
+    def compiled(*args):
+        try:
+            return dispatcher(*args)
+        except (numba_errors.TypingError, numba_errors.LoweringError, numba_errors.UnsupportedError) as err:
+            raise cpu._user_error(err, str(path)) from None
+
+    compiled.dispatcher = dispatcher
+    return compiled
+
+
+# ------------------------------------------------------------------ host side
+def _comm():
+    from mpi4py import MPI
+    return MPI.COMM_WORLD
+
+
+def world_size() -> int:
+    return _comm().Get_size()
+
+
+def run(shard_fn, args: tuple):
+    """This rank's shard; errors as the module docstring says."""
+    comm = _comm()
+    mine = [(np.shape(leaf), np.result_type(leaf).str) for leaf in tree_leaves(args)]
+    everyone = comm.allgather(mine)
+    if any(other != mine for other in everyone):
+        listed = "; ".join(f"rank {r}: {[f'{s}{d}' for s, d in shapes]}" for r, shapes in enumerate(everyone))
+        raise ValueError(f"pmap on MPI needs the same argument shapes and dtypes on every rank; got {listed}")
+    try:
+        return shard_fn(*args)
+    except (CollectiveMismatch, TransformError):
+        raise
+    except BaseException:
+        traceback.print_exc()
+        sys.stderr.write(f"pmap: rank {comm.Get_rank()} failed alone; aborting every rank of the job\n")
+        sys.stderr.flush()
+        comm.Abort(1)
+
+
+def tree_leaves(args):
+    from .. import tree
+    return [leaf for arg in args for leaf in tree.leaves(arg)]
+
+
+# ------------------------------------------------------------------ compiled side
+_OPS = {"psum": 1, "pmean": 2, "pmax": 3, "pmin": 4, "all_gather": 5}
+
+
+@numba.njit(cache=True)
+def _agree(op, src):
+    """Every rank reached the same collective with the same shape, or all raise."""
+    mine = np.zeros(2 * (_MAX_NDIM + 2), np.int64)
+    half = _MAX_NDIM + 2
+    mine[0] = op
+    mine[1] = src.ndim
+    for k in range(src.ndim):
+        mine[2 + k] = src.shape[k]
+    for k in range(half):
+        mine[half + k] = -mine[k]
+    extremes = np.empty_like(mine)
+    if numba_mpi.allreduce(mine, extremes, numba_mpi.Operator.MAX) != 0:
+        raise RuntimeError("MPI allreduce failed")
+    for k in range(half):
+        if extremes[k] != -extremes[half + k]:
+            raise CollectiveMismatch("pmap ranks reached a collective with different operations or shapes")
+
+
+def psum(x):
+    raise NotImplementedError("compiled device code only")
+
+
+def pmean(x):
+    raise NotImplementedError("compiled device code only")
+
+
+def pmax(x):
+    raise NotImplementedError("compiled device code only")
+
+
+def pmin(x):
+    raise NotImplementedError("compiled device code only")
+
+
+def all_gather(x):
+    raise NotImplementedError("compiled device code only")
+
+
+def axis_index():
+    raise NotImplementedError("compiled device code only")
+
+
+_OPERATOR = {"psum": numba_mpi.Operator.SUM, "pmean": numba_mpi.Operator.SUM,
+             "pmax": numba_mpi.Operator.MAX, "pmin": numba_mpi.Operator.MIN}
+
+
+def _reduction(name):
+    """An overload for a collective whose result has the value's shape."""
+    op, operator = _OPS[name], _OPERATOR[name]
+    divide = name == "pmean"         # pmean = psum / number of ranks; the mean of ints is a float
+
+    def typer(x):
+        if isinstance(x, types.Array):
+            if divide:
+                def impl(x):
+                    return _reduce(op, np.ascontiguousarray(x).astype(np.float64), operator) / numba_mpi.size()
+            else:
+                def impl(x):
+                    return _reduce(op, np.ascontiguousarray(x), operator)
+        else:
+            _value_dtype(x)
+            if divide:
+                def impl(x):
+                    return _reduce(op, np.array([float(x)]), operator)[0] / numba_mpi.size()
+            else:
+                def impl(x):
+                    return _reduce(op, np.array([x]), operator)[0]
+        return impl
+    return typer
+
+
+@numba.njit(cache=True)
+def _reduce(op, src, operator):
+    _agree(op, src)
+    out = np.empty_like(src)
+    if numba_mpi.allreduce(src, out, operator) != 0:
+        raise RuntimeError("MPI allreduce failed")
+    return out
+
+
+for _name, _stub in (("psum", psum), ("pmean", pmean), ("pmax", pmax), ("pmin", pmin)):
+    overload(_stub)(_reduction(_name))
+
+
+@overload(all_gather)
+def _all_gather(x):
+    op = _OPS["all_gather"]
+    _value_dtype(x)
+    if isinstance(x, types.Array):
+        def impl(x):
+            src = np.ascontiguousarray(x)
+            _agree(op, src)
+            out = np.empty((numba_mpi.size(),) + src.shape, src.dtype)
+            if numba_mpi.allgather(src, out, src.size) != 0:
+                raise RuntimeError("MPI allgather failed")
+            return out
+    else:
+        def impl(x):
+            src = np.array([x])
+            _agree(op, src)
+            out = np.empty(numba_mpi.size(), src.dtype)
+            if numba_mpi.allgather(src, out, 1) != 0:
+                raise RuntimeError("MPI allgather failed")
+            return out
+    return impl
+
+
+@overload(axis_index)
+def _axis_index():
+    def impl():
+        return numba_mpi.rank()
+    return impl

@@ -1,0 +1,198 @@
+"""``pmap`` and ``devices``: SPMD over devices (JAX meanings).
+
+``pmap(f, axis_name, in_axes, out_axes, devices, backend)`` runs ``f`` once per
+device, each on its slice of the mapped arguments, with ``lax.psum`` & co.
+over ``axis_name`` talking between the devices.  The mapped axis size is the
+number of devices used.
+
+Backends:
+- ``"cpu"`` (default): local CPU devices, as many as ``TRANSFORMER_CPU_DEVICES``
+  says (default: the core count).  Each device is a thread running the shard
+  function compiled by numba with ``nogil=True`` (``backends/cpu_threads.py``
+  says why this rather than splitting at collectives).
+- ``"mpi"``: one device per MPI rank (``mpiexec -n K python script.py``).  As in
+  JAX's multi-process pmap, every rank passes its *local* shard: mapped
+  arguments have a leading axis of 1 (this rank's one device), and so do
+  mapped outputs.  Collectives are MPI calls inside the compiled code
+  (numba-mpi).
+- ``"cuda"``: lands with the CUDA target (issue 7); refused clearly until then.
+
+The generated code: a device runs the ``pmap_shard`` step's output — the
+user's function with its collectives lowered by the device backend.  Seen
+from outside, ``pmap(f)`` computes what ``vmap(f)`` computes, so a transform
+applied *on top* of a pmapped function (``grad(pmap(f))``, ``vmap(pmap(f))``)
+composes through the ``pmap`` step, which writes the vmapped code: exact,
+run on one device.  ``jit(pmap(f))`` is ``pmap(f)``, which compiles already.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import tree
+from .batching import VmapBoundary, _normalize_in_axes, _normalize_out_axes
+from .staging import Step
+from .transformed import Transformed
+from .transforms import pmap as _registers_transforms  # noqa: F401  ("pmap", "pmap_shard" steps)
+
+BACKENDS = ("cpu", "mpi", "cuda")
+
+
+@dataclass(frozen=True)
+class Device:
+    id: int
+    platform: str
+    process_index: int = 0
+
+    def __repr__(self) -> str:
+        return f"{self.platform.upper()}Device(id={self.id})"
+
+
+def devices(backend: str | None = None) -> list[Device]:
+    """Every device of ``backend`` (default ``"cpu"``); for MPI, one per rank of the job."""
+    backend = _backend_name(backend)
+    if backend == "cpu":
+        return [Device(i, "cpu") for i in range(_cpu_device_count())]
+    from .backends import mpi
+    return [Device(rank, "mpi", rank) for rank in range(mpi.world_size())]
+
+
+def _cpu_device_count() -> int:
+    text = os.environ.get("TRANSFORMER_CPU_DEVICES")
+    if text is None:
+        return os.cpu_count() or 1
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"TRANSFORMER_CPU_DEVICES must be a positive integer, got {text!r}")
+    return int(text)
+
+
+def _backend_name(backend) -> str:
+    backend = "cpu" if backend is None else backend
+    if backend == "cuda":
+        raise NotImplementedError("pmap over CUDA devices lands with the CUDA target (issue 7); "
+                                  "use backend='cpu' or backend='mpi' for now")
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown pmap backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    return backend
+
+
+def pmap(fn=None, axis_name=None, in_axes=0, out_axes=0, devices=None, backend=None):
+    """Run ``fn`` in parallel over devices, one slice of the mapped axis each (JAX's ``pmap``)."""
+    if fn is None:
+        return functools.partial(pmap, axis_name=axis_name, in_axes=in_axes, out_axes=out_axes,
+                                 devices=devices, backend=backend)
+    backend = _backend_name(backend)
+    if devices is not None:
+        devices = list(devices)
+        if not devices or any(not isinstance(d, Device) or d.platform != backend for d in devices):
+            raise ValueError(f"devices must be a non-empty list of tr.devices({backend!r}) entries, got {devices!r}")
+    return Pmapped(Transformed.of(fn), axis_name, in_axes, out_axes, devices, backend)
+
+
+class PmapBoundary(VmapBoundary):
+    """Checks, where arrays enter: mapped sizes agree and fit the devices."""
+
+    def __init__(self, in_axes, device_count, explicit_devices, outer=()):
+        super().__init__(in_axes, None, outer)
+        self.device_count = device_count
+        self.explicit_devices = explicit_devices
+
+    def nested_in(self, outer_axes) -> "PmapBoundary":
+        return PmapBoundary(self.in_axes, self.device_count, self.explicit_devices, (outer_axes,) + self.outer)
+
+    def before(self, args):
+        args = super().before(args)
+        size = self.mapped_size(args)
+        if self.explicit_devices and size != self.device_count:
+            raise ValueError(f"pmap was given {self.device_count} devices but the mapped axis has size {size}: "
+                             f"they must be equal")
+        if size > self.device_count:
+            raise ValueError(f"pmap's mapped axis has size {size} but only {self.device_count} devices exist "
+                             f"(set TRANSFORMER_CPU_DEVICES, or map fewer)")
+        return args
+
+    def mapped_size(self, args) -> int:
+        for arg, axis in zip(args, self.in_axes):
+            if axis is not None:
+                return self._example_shape(np.shape(tree.leaves(arg)[0]), 0)[axis]
+        raise ValueError("pmap must have at least one non-None value in in_axes")
+
+
+class Pmapped(Transformed):
+    """A pmapped function: runs shards on devices when called; composes as its vmap."""
+
+    def __init__(self, inner: Transformed, axis_name, in_axes, out_axes, devices, backend):
+        n_params = len(inner.signature.parameters)
+        self.in_axes = tuple(None if i in inner.static_argnums else a
+                             for i, a in enumerate(_normalize_in_axes(in_axes, n_params)))
+        if all(a is None for a in self.in_axes):
+            raise ValueError("pmap must have at least one non-None value in in_axes")
+        self.out_axes = _normalize_out_axes(out_axes)
+        self.axis_name, self.devices, self.backend = axis_name, devices, backend
+        self.inner = inner
+        whole = Step("pmap", (("axis_name", axis_name), ("in_axes", self.in_axes), ("out_axes", self.out_axes)))
+        boundary = PmapBoundary(self.in_axes, self._device_count(), devices is not None)
+        super().__init__(inner.__transformer_fn__, inner.steps + (whole,), inner.target, inner.static_argnums,
+                         inner.boundaries + (boundary,))
+        self.boundary = boundary
+        self.shard = Transformed(inner.__transformer_fn__,
+                                 inner.steps + (Step("pmap_shard", (("axis_name", axis_name),)),),
+                                 f"pmap-{backend}", inner.static_argnums, inner.boundaries)
+
+    def _device_count(self) -> int:
+        if self.devices is not None:
+            return len(self.devices)
+        return len(devices(self.backend)) if self.backend == "cpu" else 1   # MPI: this rank's one device
+
+    def on_target(self, target, static_argnums=()):
+        return self        # jit(pmap(f)): pmap compiles its shards already
+
+    def __call__(self, *args, **kwargs):
+        if kwargs or len(args) < len(self.signature.parameters):
+            bound = self.signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            args = bound.args
+        args = self.boundary.before(args)
+        size = self.boundary.mapped_size(args)
+        shards = [tuple(arg if axis is None else tree.map(lambda leaf: _slice(leaf, axis, d), arg)
+                        for arg, axis in zip(args, self.in_axes))
+                  for d in range(size)]
+        if self.backend == "mpi":
+            from .backends import mpi
+            results = [mpi.run(self.shard, shards[0])]
+        else:
+            from .backends import cpu_threads
+            self.shard.compiled(*shards[0])      # build once here, not on every device thread
+            results = cpu_threads.run(self.shard, shards)
+        return _stack(results, self.out_axes)
+
+    def source(self, *args) -> str:
+        """The code one device runs (before the device backend lowers its collectives)."""
+        return self.shard.on_target("python").source(*args)
+
+    def __repr__(self) -> str:
+        return f"<pmap(axis_name={self.axis_name!r}) of {self.inner!r} on {self.backend}>"
+
+
+def _slice(leaf, axis, index):
+    leaf = np.asarray(leaf)
+    if leaf.ndim == 0:
+        raise ValueError("pmap cannot map a scalar argument: give it a device axis, or in_axes=None")
+    return leaf[index] if axis == 0 else np.ascontiguousarray(np.take(leaf, index, axis=axis))
+
+
+def _stack(results, out_axes):
+    """Per-device results -> one result with the device axis at ``out_axes``."""
+    leaves_per_device = [tree.flatten(r) for r in results]
+    treedef = leaves_per_device[0][1]
+    n_leaves = len(leaves_per_device[0][0])
+    axes = out_axes if isinstance(out_axes, tuple) and len(out_axes) == n_leaves and n_leaves != 1 \
+        else (out_axes,) * n_leaves
+    stacked = []
+    for k, axis in enumerate(axes):
+        values = [np.asarray(leaves[k]) for leaves, _ in leaves_per_device]
+        stacked.append(values[0] if axis is None else np.stack(values, axis=axis))
+    return tree.unflatten(treedef, stacked)
