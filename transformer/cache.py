@@ -10,11 +10,20 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import contextlib
 import os
+import stat
 import sys
 import tempfile
+import threading
 import types
+import warnings
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:      # not POSIX: the in-process lock in staging still holds
+    fcntl = None
 
 import numpy as np
 
@@ -25,7 +34,13 @@ _code_hash: str | None = None
 
 
 def cache_dir() -> Path:
-    """The per-user cache directory, created private (0700) if missing."""
+    """The per-user cache directory, created private (0700) if missing.
+
+    Importing a generated module runs it, so whoever can write into this
+    directory could make our imports run their code.  A directory another
+    user owns, or that group or others can write, is refused with a warning;
+    the process then uses a private temporary directory instead.
+    """
     configured = os.environ.get("TRANSFORMER_CACHE_DIR")
     if configured:
         path = Path(configured)
@@ -33,7 +48,32 @@ def cache_dir() -> Path:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         path = Path(base) / "transformer"
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return path
+    problem = unsafe_reason(path)
+    if problem is None:
+        return path
+    with _fallback_lock:
+        if path not in _fallbacks:
+            _fallbacks[path] = private_tempdir()
+            warnings.warn(f"transformer: not using cache directory {path}: {problem}; "
+                          f"using the private temporary directory {_fallbacks[path]} instead",
+                          RuntimeWarning, stacklevel=2)
+        return _fallbacks[path]
+
+
+_fallbacks: dict[Path, Path] = {}   # refused directory -> this process's private replacement
+_fallback_lock = threading.Lock()
+
+
+def unsafe_reason(path: Path) -> str | None:
+    """Why ``path`` is not safe to import generated code from, or None if it is."""
+    if not hasattr(os, "getuid"):        # no POSIX owners or modes to check (Windows)
+        return None
+    info = os.stat(path)
+    if info.st_uid != os.getuid():
+        return f"it is owned by another user (uid {info.st_uid}, we are uid {os.getuid()})"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"group or others can write to it (mode {stat.S_IMODE(info.st_mode):o})"
+    return None
 
 
 def code_version() -> str:
@@ -145,5 +185,26 @@ def _all_names(code) -> set[str]:
 
 
 def private_tempdir() -> Path:
+    """A fresh directory only this user can read or write (mkdtemp makes it 0700)."""
     return Path(tempfile.mkdtemp(prefix="transformer-"))
 
+
+
+@contextlib.contextmanager
+def file_lock(directory: Path):
+    """Hold the exclusive lock of the cache ``directory``, across processes.
+
+    Two processes that miss the cache at once would both generate the same
+    module; with the lock the second waits, then finds the first one's file
+    intact.  One lock file for the directory: generating is brief, and a lock
+    file per module would outlive `transformer cache clear`.
+    """
+    if fcntl is None:
+        yield
+        return
+    fd = os.open(directory / ".transformer.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)          # closing releases the lock

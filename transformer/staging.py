@@ -70,6 +70,7 @@ def specialize(core: cf.CoreFunction, static: dict) -> cf.CoreFunction:
 
 
 _build_lock = threading.Lock()
+_finished: dict = {}   # (module path, target) -> the finished callable, shared by every caller
 
 
 def module_path(fn, steps, target: str, static: dict | None, structures: dict | None = None):
@@ -86,16 +87,21 @@ def build(fn, steps, target: str, static: dict | None = None, structures: dict |
     backend = backends.get(target)
     entry = entry_name(base_name_of(fn), steps)
     path, chain = module_path(fn, steps, target, static, structures)
-    with _build_lock:
-        if not emit.is_intact(path):
-            core = make_core(fn, steps, static, structures)
-            code, preamble = backend.source(core)
-            title = f"{chain.split(' | ')[0]} of {getattr(fn, '__qualname__', entry)} for target {target}"
-            text = emit.module_text(code, title=title, sources=core.sources, constants=core.constants,
-                                    preamble=preamble)
-            emit.write(path, text, emit.array_constants(core.constants))
-        module = emit.load(path)
-    return backend.finish(getattr(module, entry), path)
+    with _build_lock:                       # threads of this process, one at a time
+        if emit.is_intact(path) and (path, target) in _finished:
+            return _finished[path, target]
+        with cache.file_lock(path.parent):          # other processes sharing the cache directory
+            if not emit.is_intact(path):
+                core = make_core(fn, steps, static, structures)
+                code, preamble = backend.source(core)
+                title = f"{chain.split(' | ')[0]} of {getattr(fn, '__qualname__', entry)} for target {target}"
+                text = emit.module_text(code, title=title, sources=core.sources, constants=core.constants,
+                                        preamble=preamble)
+                emit.write(path, text, emit.array_constants(core.constants))
+            module = emit.load(path)
+        # one callable per module: numba compiles it once however many threads call it first
+        _finished[path, target] = backend.finish(getattr(module, entry), path)
+        return _finished[path, target]
 
 
 def generated_source(fn, steps, target: str, static: dict | None = None, structures: dict | None = None) -> str:
