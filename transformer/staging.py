@@ -41,14 +41,19 @@ def entry_name(base_name: str, steps) -> str:
     return name
 
 
-def make_core(fn, steps, static: dict | None = None, structures: dict | None = None) -> cf.CoreFunction:
+def make_core(fn, steps, static: dict | None = None, structures: dict | None = None,
+              backend=None) -> cf.CoreFunction:
     core = normalize(fn)
     if structures:
         user_params = core.params
         core = structure.flatten_parameters(core, structures)
         steps = structure.adapt_steps(steps, user_params, structures)
-    for step in steps:
-        core = TRANSFORMS[step.name](core, **dict(step.options))
+    for i, step in enumerate(steps):
+        taken = None
+        if i == len(steps) - 1 and hasattr(backend, "take_last_step"):
+            # a backend may compile the outermost step itself (cuda: vmap as one thread per example)
+            taken = backend.take_last_step(core, step)
+        core = taken or TRANSFORMS[step.name](core, **dict(step.options))
     if static:
         core = specialize(core, static)
     core.node = core.node.with_changes(name=cf.name(entry_name(base_name_of(fn), steps)))
@@ -92,7 +97,7 @@ def build(fn, steps, target: str, static: dict | None = None, structures: dict |
             return _finished[path, target]
         with cache.file_lock(path.parent):          # other processes sharing the cache directory
             if not emit.is_intact(path):
-                core = make_core(fn, steps, static, structures)
+                core = make_core(fn, steps, static, structures, backend)
                 code, preamble = backend.source(core)
                 title = f"{chain.split(' | ')[0]} of {getattr(fn, '__qualname__', entry)} for target {target}"
                 text = emit.module_text(code, title=title, sources=core.sources, constants=core.constants,

@@ -13,6 +13,7 @@ import importlib
 _MODULES = {
     "python": "transformer.backends.python",
     "cpu": "transformer.backends.cpu",
+    "cuda": "transformer.backends.cuda",                # numba.cuda kernels (NUMBA_ENABLE_CUDASIM=1 without a GPU)
     "pmap-cpu": "transformer.backends.cpu_devices",   # pmap's shard code on local CPU devices
     "pmap-mpi": "transformer.backends.mpi",           # pmap's shard code on MPI ranks
 }

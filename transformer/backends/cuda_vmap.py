@@ -1,0 +1,221 @@
+"""vmap on the CUDA target: one thread per example, running the un-batched code.
+
+``vmap`` as a source transform writes array code with a batch axis (the
+right thing for NumPy and the CPU).  On a GPU, per-example *scalar* code —
+loops, branches, a data-dependent ``while`` — runs best as it was written,
+with one thread per example.  So when ``vmap`` is the outermost step of a
+chain compiled for ``target="cuda"``, the backend takes that step over
+(``take_last_step``): the core form of the function *before* vmap becomes the
+body of a kernel, and each thread reads its example's arguments, runs the
+body, and writes its results.
+
+Reverse mode's tapes become fixed-size local arrays (``TAPE_CAPACITY``
+values each, float64); a loop that pushes more sets a flag and the host
+raises.  Cotangent helpers reduce to their scalar meaning (``rt.zeros_like(x)``
+is ``0.0``).  Code using anything else (array creation, reductions,
+in-place writes) is not per-example scalar code: the step is left to the
+ordinary vmap transform, and the array path compiles it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from .. import core_form as cf
+from .. import primitives
+from ..core_form import CoreFunction
+
+TAPE_CAPACITY = 256
+
+_SCALAR_KINDS = (primitives.UNARY, primitives.BINARY, primitives.COMPARE)
+_SCALAR_NAMES = {"where", "clip", "float", "int", "bool", "astype", "getitem", "len", "stop_gradient",
+                 "rt.zeros_like", "rt.scalar_seed", "rt.unbroadcast", "rt.copy", "rt.cast_like",
+                 "rt.stack", "rt.push", "rt.pop", "rt.top"}
+
+
+@dataclass
+class PerExampleVmap(CoreFunction):
+    """The un-batched core form of a vmapped function, to be compiled one thread per example."""
+
+    in_axes: tuple = ()
+
+
+def take_vmap(core: CoreFunction, options: dict) -> PerExampleVmap | None:
+    """The per-example form of ``vmap(core)``, or None when the ordinary vmap should run."""
+    in_axes = tuple(options.get("in_axes", ()))
+    out_axes = options.get("out_axes", 0)
+    if options.get("axis_name") is not None or options.get("axis_size") is not None:
+        return None
+    if any(a not in (None, 0) and not isinstance(a, int) for a in in_axes) or len(in_axes) != len(core.params):
+        return None
+    if not all(a == 0 for a in (out_axes if isinstance(out_axes, tuple) else (out_axes,))):
+        return None
+    if not _is_scalar_code(core.node.body.body) or _return_arity(core.node.body.body) is None:
+        return None
+    return PerExampleVmap(core.node, core.scope, core.sources, core.constants, core.functions, in_axes)
+
+
+def _is_scalar_code(stmts) -> bool:
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            small = stmt.body[0]
+            if isinstance(small, cst.Assign):
+                if isinstance(small.targets[0].target, cst.Subscript):
+                    return False               # an in-place write: per-example arrays are read-only here
+                if not cf.is_atom(small.value):
+                    prim = cf.primitive_of(small.value)
+                    if prim is None or not (prim.kind in _SCALAR_KINDS or prim.name in _SCALAR_NAMES):
+                        return False
+                    if prim.name in ("matmul", "round"):
+                        return False
+        else:
+            for block in _blocks(stmt):
+                if not _is_scalar_code(block):
+                    return False
+    return True
+
+
+def _blocks(stmt):
+    if isinstance(stmt, (cst.If, cst.For, cst.While)):
+        yield stmt.body.body
+        if getattr(stmt, "orelse", None) is not None:
+            yield stmt.orelse.body.body
+
+
+def _returns(stmts):
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            if isinstance(stmt.body[0], cst.Return):
+                yield stmt.body[0]
+        else:
+            for block in _blocks(stmt):
+                yield from _returns(block)
+
+
+def _return_arity(stmts) -> int | None:
+    arities = {len(r.value.elements) if isinstance(r.value, cst.Tuple) else 1 for r in _returns(stmts)
+               if r.value is not None}
+    return arities.pop() if len(arities) == 1 else None
+
+
+# ------------------------------------------------------------------ writing
+def source(core: PerExampleVmap) -> str:
+    """The kernel, the plain one-example function, and the host driver named ``core.name``."""
+    name = core.name
+    scope = core.scope
+    kernel_name = scope.claim(f"{name}_kernel")
+    one_name = scope.claim(f"{name}_one_example")
+    example = scope.claim("example")
+    n_examples = scope.claim("n_examples")
+    status = scope.claim("status")
+    params = core.params
+    in_axes = core.in_axes[-len(params):] if params else ()
+    batched = {p: scope.claim(f"{p}_batch") for p, axis in zip(params, in_axes) if axis is not None}
+    outs = [scope.claim(f"result{k}") for k in range(_return_arity(core.node.body.body))]
+
+    writer = _KernelBody(scope, example, outs, status)
+    body = writer.block(core.node.body.body)
+    head = [cf.statement(cst.parse_statement(f"{example} = cuda.grid(1)").body[0],
+                         "# this thread's example"),
+            cst.parse_statement(f"if {example} >= {n_examples}:\n    return\n")]
+    head += [cf.assign(p, cst.parse_expression(f"{batched[p]}[{example}]")) for p in params if p in batched]
+    kernel_params = [n_examples] + [batched.get(p, p) for p in params] + outs + [status]
+    kernel = cst.FunctionDef(
+        name=cst.Name(kernel_name),
+        params=cst.Parameters([cst.Param(cst.Name(p)) for p in kernel_params]),
+        body=cst.IndentedBlock([cst.SimpleStatementLine([cst.Expr(cst.SimpleString(
+            f'"""{name}: one thread per example runs the code below on its own arguments."""'))]),
+            *head, *body]),
+        decorators=[cst.Decorator(cst.parse_expression("cuda.jit"))])
+    one = core.node.with_changes(name=cst.Name(one_name))
+    axes = ", ".join(repr(a) for a in in_axes) + ("," if len(in_axes) == 1 else "")
+    driver = cst.parse_statement(
+        f"def {name}({', '.join(params)}):\n"
+        f"    return cu.run_examples({kernel_name}, {one_name}, ({', '.join(params)}{',' if len(params) == 1 else ''}),"
+        f" in_axes=({axes}))\n")
+    parts = []
+    if writer.uses_tapes:
+        parts.append(f"TAPE_CAPACITY = {TAPE_CAPACITY}   # values per reverse-mode tape, per thread\n\n\n")
+    parts.append(cst.Module([kernel]).code)
+    parts.append("\n\n# The same code as plain Python: the host runs it for the first example only, to learn\n"
+                 "# the number and dtypes of the results.\n")
+    parts.append(cst.Module([one]).code)
+    parts.append("\n\n# vmap over the device: copy the arguments there, launch one thread per example.\n")
+    parts.append(cst.Module([driver]).code)
+    return "".join(parts)
+
+
+class _KernelBody:
+    """Per-example core form -> kernel statements (tapes, returns and helpers rewritten)."""
+
+    def __init__(self, scope, example, outs, status):
+        self.scope, self.example, self.outs, self.status = scope, example, outs, status
+        self.tape_sizes: dict[str, str] = {}
+        self.uses_tapes = False
+
+    def block(self, stmts):
+        out = []
+        for stmt in stmts:
+            out.extend(self.statement(stmt))
+        return out
+
+    def statement(self, stmt):
+        if isinstance(stmt, cst.SimpleStatementLine):
+            new = self.simple(stmt.body[0])
+            if new is None:
+                return [stmt]
+            new = [s if isinstance(s, cst.BaseStatement) else cst.SimpleStatementLine([s]) for s in new]
+            new[0] = new[0].with_changes(leading_lines=stmt.leading_lines)
+            return new
+        if isinstance(stmt, cst.If):
+            orelse = stmt.orelse.with_changes(body=cf.block(self.block(stmt.orelse.body.body))) \
+                if stmt.orelse is not None else None
+            return [stmt.with_changes(body=cf.block(self.block(stmt.body.body)), orelse=orelse)]
+        return [stmt.with_changes(body=cf.block(self.block(stmt.body.body)))]
+
+    def simple(self, small):
+        if isinstance(small, cst.Return):
+            values = small.value.elements if isinstance(small.value, cst.Tuple) else [cst.Element(small.value)]
+            writes = [cst.parse_statement(f"{out}[{self.example}] = 0").body[0].with_changes(value=v.value)
+                      for out, v in zip(self.outs, values)]
+            return writes + [cst.Return()]
+        if not isinstance(small, cst.Assign) or cf.is_atom(small.value):
+            return None
+        prim = cf.primitive_of(small.value)
+        target = small.targets[0].target.value
+        args = [a.value for a in getattr(small.value, "args", ())]
+        code = cst.Module([]).code_for_node
+        if prim.name == "rt.stack":
+            self.uses_tapes = True
+            size = self.tape_sizes[target] = self.scope.claim(f"{target}_size")
+            return [_parse(f"{target} = cuda.local.array(TAPE_CAPACITY, np.float64)"), _parse(f"{size} = 0")]
+        if prim.name == "rt.push":
+            tape = code(args[0])
+            size = self.tape_sizes[tape]
+            return [_parse(f"{size} = tape_push({tape}, {size}, {code(args[1])}, {self.status})")]
+        if prim.name == "rt.pop":
+            tape = code(args[0])
+            size = self.tape_sizes[tape]
+            return [_parse(f"{size} = {size} - 1"), _parse(f"{target} = tape_peek({tape}, {size})")]
+        if prim.name == "rt.top":
+            tape = code(args[0])
+            return [_parse(f"{target} = tape_peek({tape}, {self.tape_sizes[tape]} - 1)")]
+        scalar_meaning = {
+            "rt.zeros_like": lambda x: "0.0",
+            "rt.scalar_seed": lambda y: "1.0",
+            "rt.unbroadcast": lambda g, x: g,
+            "rt.copy": lambda x: x,
+            "rt.cast_like": lambda g, x: f"float({g})",
+            "stop_gradient": lambda x: x,
+            "where": lambda c, a, b: f"{a} if {c} else {b}",
+            "clip": lambda x, lo, hi: f"min(max({x}, {lo}), {hi})",
+            "astype": lambda x, dtype: f"{dtype}({x})",
+        }.get(prim.name)
+        if scalar_meaning is None:
+            return None
+        return [_parse(f"{target} = {scalar_meaning(*[code(a) for a in args[:len(prim.params)]])}")]
+
+
+def _parse(text: str) -> cst.BaseSmallStatement:
+    return cst.parse_statement(text + "\n").body[0]
