@@ -59,3 +59,70 @@ def fails_on_device_one(x):
 def ragged(x):
     mine = x[:lax.axis_index("i") + 1]      # device d holds d + 1 elements
     return lax.psum(mine, "i")
+
+
+def data_parallel_loss(w, x, y):
+    """The loss at pmean(w): w is replicated so the value is loss(w); the adjoint of
+    pmean averages the devices' gradients (a data-parallel step's gradient)."""
+    return loss(lax.pmean(w, "i"), x, y)
+
+
+def one_sided(x):
+    total = 0.0
+    if lax.axis_index("i") == 0:
+        total = lax.psum(np.sum(x), "i")      # device 1 never gets here
+    return x + total
+
+
+# ------------------------------------------------------------------ MPI program
+# test_pmap_mpi.py runs this file under `mpiexec -n 2 python pmap_cases.py SCENARIO...`;
+# each rank prints "rank R SCENARIO: <json>" per scenario, or the error it caught.
+COLLECTIVE_CASES = (normalize_rows, centered, extremes, gather_and_index, collective_in_loop)
+
+
+def mpi_inputs(rank):
+    """Rank r's shard of the stacked test input (leading axis 1: this rank's one device)."""
+    return np.arange(6.0).reshape(2, 3)[rank:rank + 1] * (1.0 + rank)
+
+
+def train_inputs(rank):
+    rng = np.random.default_rng(rank)
+    return np.full(3, 0.3), rng.random((1, 4, 3)), rng.random((1, 4))
+
+
+def _mpi_scenario(scenario, rank):
+    if scenario == "collectives":
+        found = {f.__name__: tr.pmap(f, axis_name="i", backend="mpi")(mpi_inputs(rank)).tolist()
+                 for f in COLLECTIVE_CASES}
+        found["devices"] = [repr(d) for d in tr.devices("mpi")]
+        return found
+    if scenario == "train_step":
+        w, x, y = train_inputs(rank)
+        local = tr.pmap(tr.jit(tr.grad(loss)), in_axes=(None, 0, 0), backend="mpi")
+        mean = tr.pmap(tr.jit(tr.grad(data_parallel_loss)), axis_name="i", in_axes=(None, 0, 0), backend="mpi")
+        return {"local": local(w, x, y).tolist(), "mean": mean(w, x, y).tolist()}
+    if scenario == "shapes_differ":
+        return tr.pmap(centered, axis_name="i", backend="mpi")(np.ones((1, 2 + rank))).tolist()
+    if scenario == "ragged":
+        return tr.pmap(ragged, axis_name="i", backend="mpi")(np.ones((1, 3))).tolist()
+    if scenario == "rank_fails":
+        return tr.pmap(fails_on_device_one, axis_name="i", backend="mpi")(np.ones((1, 3))).tolist()
+    raise SystemExit(f"unknown scenario {scenario!r}")
+
+
+def _mpi_main(scenarios):
+    import json
+    from mpi4py import MPI
+    rank = MPI.COMM_WORLD.Get_rank()
+    for scenario in scenarios:
+        try:
+            found = _mpi_scenario(scenario, rank)
+        except ValueError as err:
+            print(f"rank {rank} {scenario}: caught {type(err).__name__}: {err}", flush=True)
+            continue
+        print(f"rank {rank} {scenario}: {json.dumps(found)}", flush=True)
+
+
+if __name__ == "__main__":
+    import sys
+    _mpi_main(sys.argv[1:])

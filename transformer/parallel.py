@@ -104,8 +104,20 @@ class PmapBoundary(VmapBoundary):
         return PmapBoundary(self.in_axes, self.device_count, self.explicit_devices, (outer_axes,) + self.outer)
 
     def before(self, args):
-        args = super().before(args)
-        size = self.mapped_size(args)
+        sizes = {}
+        for position, (arg, axis) in enumerate(zip(args, self.in_axes)):
+            if axis is None:
+                continue
+            for leaf in tree.leaves(arg):
+                shape = self._example_shape(np.shape(leaf), position)
+                if not -len(shape) <= axis < len(shape):
+                    raise ValueError(f"pmap in_axes={axis} is out of range for argument {position} of rank "
+                                     f"{len(shape)} (shape {shape}); unmapped arguments need in_axes=None")
+                sizes.setdefault(shape[axis], position)
+        if len(sizes) > 1:
+            listed = ", ".join(f"argument {p} has {n}" for n, p in sizes.items())
+            raise ValueError(f"pmap got different sizes along the mapped axis: {listed}")
+        size = next(iter(sizes))
         if self.explicit_devices and size != self.device_count:
             raise ValueError(f"pmap was given {self.device_count} devices but the mapped axis has size {size}: "
                              f"they must be equal")
@@ -115,9 +127,9 @@ class PmapBoundary(VmapBoundary):
         return args
 
     def mapped_size(self, args) -> int:
-        for arg, axis in zip(args, self.in_axes):
+        for position, (arg, axis) in enumerate(zip(args, self.in_axes)):
             if axis is not None:
-                return self._example_shape(np.shape(tree.leaves(arg)[0]), 0)[axis]
+                return self._example_shape(np.shape(tree.leaves(arg)[0]), position)[axis]
         raise ValueError("pmap must have at least one non-None value in in_axes")
 
 
@@ -178,9 +190,7 @@ class Pmapped(Transformed):
 
 
 def _slice(leaf, axis, index):
-    leaf = np.asarray(leaf)
-    if leaf.ndim == 0:
-        raise ValueError("pmap cannot map a scalar argument: give it a device axis, or in_axes=None")
+    leaf = np.asarray(leaf)     # PmapBoundary has checked the axis exists
     return leaf[index] if axis == 0 else np.ascontiguousarray(np.take(leaf, index, axis=axis))
 
 
@@ -193,6 +203,6 @@ def _stack(results, out_axes):
         else (out_axes,) * n_leaves
     stacked = []
     for k, axis in enumerate(axes):
-        values = [np.asarray(leaves[k]) for leaves, _ in leaves_per_device]
-        stacked.append(values[0] if axis is None else np.stack(values, axis=axis))
+        values = [leaves[k] for leaves, _ in leaves_per_device]
+        stacked.append(values[0] if axis is None else np.stack(values, axis=axis))   # None: replicated
     return tree.unflatten(treedef, stacked)

@@ -17,6 +17,7 @@ with an error instead of hanging.
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import traceback
 
@@ -47,7 +48,7 @@ def source(core):
 
 
 def finish(function, path):
-    dispatcher = numba.njit(cache=True)(function)
+    dispatcher = numba.njit(function)   # no disk cache: numba-mpi's ctypes pointers forbid it
 
     @functools.wraps(function)
     def compiled(*args):
@@ -87,6 +88,7 @@ def run(shard_fn, args: tuple):
         sys.stderr.write(f"pmap: rank {comm.Get_rank()} failed alone; aborting every rank of the job\n")
         sys.stderr.flush()
         comm.Abort(1)
+        os._exit(1)        # MPI_Abort may return before mpiexec ends this process
 
 
 def tree_leaves(args):
@@ -98,7 +100,7 @@ def tree_leaves(args):
 _OPS = {"psum": 1, "pmean": 2, "pmax": 3, "pmin": 4, "all_gather": 5}
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _agree(op, src):
     """Every rank reached the same collective with the same shape, or all raise."""
     mine = np.zeros(2 * (_MAX_NDIM + 2), np.int64)
@@ -170,7 +172,7 @@ def _reduction(name):
     return typer
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _reduce(op, src, operator):
     _agree(op, src)
     out = np.empty_like(src)
