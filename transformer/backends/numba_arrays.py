@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit, types
 from numba.core.errors import TypingError
 from numba.extending import overload
+from numba.np.numpy_support import as_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from .. import lax, runtime
@@ -115,6 +116,9 @@ def clip(x, lo, hi):
 def _clip(x, lo, hi):
     # numba's np.clip takes arrays only; NumPy also clips a scalar.
     if _is_array(x):
+        if isinstance(x.dtype, types.Integer) and (isinstance(lo, types.Float) or isinstance(hi, types.Float)):
+            # NumPy clips integers between float bounds in float64; numba keeps the integers
+            return lambda x, lo, hi: np.clip(x.astype(np.float64), lo, hi)
         return lambda x, lo, hi: np.clip(x, lo, hi)
     if _is_none(lo):
         return lambda x, lo, hi: min(x, hi)
@@ -144,9 +148,9 @@ def _is_float_array(t) -> bool:
 
 
 @njit
-def _int_matmul(x, y):
+def _int_matmul(x, y, out_type):
     # numba's np.dot is BLAS: floats only.  NumPy multiplies integers exactly.
-    out = np.zeros((x.shape[0], y.shape[1]), np.result_type(x.dtype, y.dtype))
+    out = np.zeros((x.shape[0], y.shape[1]), out_type)
     for i in range(x.shape[0]):
         for k in range(x.shape[1]):
             for j in range(y.shape[1]):
@@ -170,17 +174,22 @@ def _dot(x, y):
         return lambda x, y: x * y           # np.dot with a scalar multiplies
     if x.ndim > 2 or y.ndim > 2:
         raise TypingError("np.dot of arrays with more than two dimensions is not supported under jit; "
-                          "use x @ y (batched) or np.tensordot outside jit")
+                          "for stacks of matrices write x @ y")
     if _is_float_array(x) and _is_float_array(y):
+        if x.dtype != y.dtype:
+            # numba's BLAS call needs one dtype; NumPy promotes (float32 with float64 is float64)
+            common = np.result_type(as_dtype(x.dtype), as_dtype(y.dtype)).type
+            return lambda x, y: np.dot(x.astype(common), y.astype(common))
         return lambda x, y: np.dot(x, y)
+    t = np.result_type(as_dtype(x.dtype), as_dtype(y.dtype)).type
     # 1-D operands become a row / a column, and lose that axis again after
     if x.ndim == 1 and y.ndim == 1:
-        return lambda x, y: _int_matmul(_as_row(x), _as_column(y))[0, 0]
+        return lambda x, y: _int_matmul(_as_row(x), _as_column(y), t)[0, 0]
     if x.ndim == 1:
-        return lambda x, y: _int_matmul(_as_row(x), y)[0]
+        return lambda x, y: _int_matmul(_as_row(x), y, t)[0]
     if y.ndim == 1:
-        return lambda x, y: _int_matmul(x, _as_column(y))[:, 0]
-    return lambda x, y: _int_matmul(x, y)
+        return lambda x, y: _int_matmul(x, _as_column(y), t)[:, 0]
+    return lambda x, y: _int_matmul(x, y, t)
 
 
 @overload(matmul)

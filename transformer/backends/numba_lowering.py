@@ -21,7 +21,7 @@ from .. import core_form as cf
 from .. import primitives
 from .numba_arrays import (clip, det, dot, flip_axis, inner, inv, matmul, ndim, reshape,  # noqa: F401
                            scalar_like, solve, squeeze, trace)
-from .numba_reductions import (all_axis, any_axis, max_axis, mean_axis, min_axis,  # noqa: F401
+from .numba_reductions import (all_axis, any_axis, cumprod_axis, max_axis, mean_axis, min_axis,  # noqa: F401
                                norm_axis, prod_axis, std_axis, sum_axis, var_axis)
 
 _NONE = cst.Name("None")
@@ -58,6 +58,13 @@ def _reduction(prim, args):
     return _helper(f"{prim.name}_axis", *atoms)
 
 
+def _cumprod(prim, args):
+    # numba has np.cumsum(x, axis=k) but only np.cumprod(x)
+    if _is_none(args.get("axis")):
+        return None
+    return _helper("cumprod_axis", args["x"], args["axis"])
+
+
 def _norm(prim, args):
     # numba's norm has no axis/keepdims and rejects integer arrays
     return _helper("norm_axis", args["x"], args.get("axis", _NONE), args.get("keepdims", _FALSE),
@@ -90,6 +97,7 @@ def _same_arguments(helper_name):
 
 _RULES = {name: _reduction for name in ("sum", "mean", "prod", "max", "min", "std", "var", "any", "all")}
 _RULES.update({
+    "cumprod": _cumprod,
     "norm": _norm,
     "squeeze": _squeeze,
     "flip": _flip,
@@ -133,7 +141,9 @@ class _Lower(cst.CSTTransformer):
         if prim is None:
             return updated
         if prim.name in _WEAK_LITERAL_PRIMITIVES:
-            args = _weak_literals([arg.value for arg in updated.args])
+            values = [arg.value for arg in updated.args]
+            # np.where's condition is boolean: the literal meets the other branch
+            args = values[:1] + _weak_literals(values[1:]) if prim.name == "where" else _weak_literals(values)
             updated = updated.with_changes(args=[arg.with_changes(value=value)
                                                  for arg, value in zip(updated.args, args)])
         rule = _RULES.get(prim.name)

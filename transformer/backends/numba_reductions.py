@@ -61,6 +61,10 @@ def var_axis(x, axis, keepdims, ddof):
     return np.var(x, axis=axis, keepdims=keepdims, ddof=ddof)
 
 
+def cumprod_axis(x, axis):
+    return np.cumprod(x, axis=axis)
+
+
 def norm_axis(x, axis, keepdims, ord):
     """``np.linalg.norm`` of vectors along ``axis`` (or Frobenius over two axes)."""
     return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
@@ -305,3 +309,26 @@ def _norm_axis(x, axis, keepdims, param=0):  # param: ord (numba wants the typer
     if isinstance(axis, types.BaseTuple) or (_is_none(axis) and x.ndim != 1):
         raise TypingError("np.linalg.norm with ord= under jit needs one axis (matrix norms are not supported)")
     return _ord_norm(x, axis, keepdims, param)
+
+
+@overload(cumprod_axis)
+def _cumprod_axis(x, axis):
+    # numba has np.cumsum(x, axis) but np.cumprod(x) only
+    if not isinstance(x, types.Array) or not isinstance(axis, types.Integer):
+        return None
+    ndim = x.ndim
+    out_type = np.cumprod(np.ones(1, as_dtype(x.dtype))).dtype.type
+
+    def impl(x, axis):
+        blocks = _as_blocks(x, _reduced_one(axis, ndim))
+        outer, n, inner = blocks.shape
+        out = np.empty(blocks.shape, out_type)
+        for o in range(outer):
+            for i in range(inner):
+                running = out_type(1)
+                for j in range(n):
+                    running *= blocks[o, j, i]
+                    out[o, j, i] = running
+        return out.reshape(x.shape)
+
+    return impl
