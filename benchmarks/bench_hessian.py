@@ -1,0 +1,89 @@
+"""Second derivatives: jit(hessian(f)) against JAX, and jit(hvp) against jit(f).
+
+    python benchmarks/bench_hessian.py           # about a minute (numba compiles)
+    python benchmarks/bench_hessian.py --quick   # fewer repeats
+
+f(x) = sum(tanh(W x + b)) + sum(x^4) / 4 with x of 100 entries
+(benchmarks/hessian_functions.py).  Prints one table of times (best of
+repeats, after a warm-up call that compiles) and ratios measured in this run:
+
+* jit(hessian(f)) against JAX's jit(hessian(f)) (when JAX is installed);
+  target <= 1.0x JAX.  Ours calls the compiled jvp_grad_f once per input
+  entry from Python (100 calls); JAX runs one vmapped XLA program.
+* jit(hvp(f)) and jit(grad(f)) against jit(f); target hvp <= 5x f.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+os.environ.setdefault("TRANSFORMER_CACHE_DIR", tempfile.mkdtemp(prefix="bench_hessian-"))
+
+import hessian_functions as hf  # noqa: E402
+import transformer as tr  # noqa: E402
+
+
+def best(fn, *args, repeats=20):
+    fn(*args)                                  # compile / warm up
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn(*args)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def jax_hessian_time(x, repeats):
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None, None
+    jax.config.update("jax_enable_x64", True)
+    w, b = jnp.asarray(hf.W), jnp.asarray(hf.B)
+
+    def f(x):
+        return jnp.sum(jnp.tanh(w @ x + b)) + 0.25 * jnp.sum(x ** 4)
+
+    hess = jax.jit(jax.hessian(f))
+    xj = jnp.asarray(x)
+    return best(lambda y: hess(y).block_until_ready(), xj, repeats=repeats), np.asarray(hess(xj))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    repeats = 5 if parser.parse_args().quick else 30
+    x = np.random.default_rng(1).uniform(-1.0, 1.0, hf.N)
+    v = np.random.default_rng(2).uniform(-1.0, 1.0, hf.N)
+    f = tr.jit(hf.tanh_quartic)
+    rows = {
+        "jit(f)": best(f, x, repeats=repeats),
+        "jit(grad(f))": best(tr.jit(tr.grad(hf.tanh_quartic)), x, repeats=repeats),
+        "jit(hvp(f))": best(tr.jit(tr.hvp(hf.tanh_quartic)), x, v, repeats=repeats),
+        "jit(hessian(f))": best(tr.jit(tr.hessian(hf.tanh_quartic)), x, repeats=repeats),
+        "hessian(f) python target": best(tr.hessian(hf.tanh_quartic), x, repeats=max(2, repeats // 10)),
+    }
+    jax_time, jax_value = jax_hessian_time(x, repeats)
+    if jax_value is not None:
+        ours = tr.jit(tr.hessian(hf.tanh_quartic))(x)
+        assert np.allclose(ours, jax_value, rtol=1e-10, atol=1e-10), "the Hessians disagree"
+        rows["JAX jit(hessian(f))"] = jax_time
+    base = rows["jit(f)"]
+    print(f"f: R^{hf.N} -> R, sum(tanh(W x + b)) + sum(x^4)/4; best of {repeats}")
+    print(f"{'':<28}{'time':>12}{'/ jit(f)':>10}{'/ JAX':>10}")
+    for name, seconds in rows.items():
+        vs_jax = f"{seconds / jax_time:>9.2f}x" if jax_time else f"{'-':>10}"
+        print(f"{name:<28}{seconds * 1e6:>10.1f}us{seconds / base:>9.1f}x{vs_jax}")
+    print("targets: jit(hvp) <= 5x jit(f); jit(hessian) <= 1.0x JAX")
+
+
+if __name__ == "__main__":
+    main()

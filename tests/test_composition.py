@@ -1,0 +1,201 @@
+"""Transforms of transforms: grad of grad, jvp of grad (Hessian-vector
+products), hessian = jacfwd(jacrev), grad of a jvp function (reverse over
+forward), custom_jvp, and ordered pairs and triples of {jit, grad, jvp,
+vmap} — all against central differences that need nothing of ours."""
+import numpy as np
+import pytest
+
+import corpus_composition as corpus
+import transformer as tr
+from oracles import central_difference_hessian, central_difference_jvp
+from transformer.errors import CompileError, TransformError
+from transformer.staging import Step
+from transformer.transformed import Transformed
+from transformer.transforms import pick as _registers_pick  # noqa: F401
+
+TARGETS = ["python", "cpu"]
+# Known gaps outside the derivative transforms, each named precisely (see the report of issue 4):
+BROADCAST_TO_SCALAR = pytest.mark.xfail(
+    strict=True, raises=IndexError,
+    reason="numba cannot lower np.broadcast_to(g, ()) (a 0-d target shape: IndexError in numba's "
+           "cgutils.pack_array); the adjoint of rt.unbroadcast emits it for scalars in grad(grad(f)); "
+           "the CPU backend needs a lowering for it")
+NO_NUMBA_CUSTOM_JVP = pytest.mark.xfail(
+    strict=True, raises=CompileError,
+    reason="transformer/backends/numba_runtime.py has no implementation of rt.custom_jvp_call "
+           "(the identity on its first argument)")
+_IDS = [f"{fn.__name__}-{i}" for i, (fn, _) in enumerate(corpus.ARRAY_CASES)]
+
+
+def _with_targets(cases, ids):
+    """(fn, args, target) for every case on every target, the known gaps marked."""
+    out = []
+    for (fn, args), name in zip(cases, ids):
+        for target in TARGETS:
+            marks = [NO_NUMBA_CUSTOM_JVP] if target == "cpu" and fn is corpus.uses_softplus else []
+            out.append(pytest.param(fn, args, target, marks=marks, id=f"{name}-{target}"))
+    return out
+# The four-point Hessian is good to about 1e-7 here; a wrong rule is off by far more.
+RTOL, ATOL = 1e-5, 1e-5
+
+
+def _on(target, f):
+    return f if target == "python" else tr.jit(f, target=target)
+
+
+def _direction(x, seed=5):
+    return np.random.default_rng(seed).uniform(-1.0, 1.0, np.shape(x))
+
+
+def _second_difference(f, t, h=1e-4):
+    return (f(t + h) - 2.0 * f(t) + f(t - h)) / (h * h)
+
+
+def _rest(args):
+    return tuple(0.0 if np.ndim(a) == 0 else np.zeros_like(a) for a in args[1:])
+
+
+# ------------------------------------------------------------- grad of grad
+@pytest.mark.parametrize("target", ["python", pytest.param("cpu", marks=BROADCAST_TO_SCALAR)])
+@pytest.mark.parametrize("fn, args", corpus.SCALAR_CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_grad_of_grad(fn, args, target):
+    got = _on(target, tr.grad(tr.grad(fn)))(*args)
+    np.testing.assert_allclose(got, _second_difference(fn, args[0]), rtol=1e-5, atol=1e-6)
+
+
+def test_grad_of_grad_through_a_tape_is_refused_with_the_way_out():
+    with pytest.raises(TransformError, match="forward over reverse"):
+        tr.grad(tr.grad(corpus.taped_loop))(corpus.vec())
+
+
+# ------------------------------------------------------- hessian and its kin
+@pytest.mark.parametrize("fn, args, target", _with_targets(corpus.ARRAY_CASES, _IDS))
+def test_hessian(fn, args, target):
+    got = _on(target, tr.hessian(fn))(*args)
+    expected = central_difference_hessian(fn, args)
+    assert np.shape(got) == np.shape(args[0]) * 2
+    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("fn, args, target", _with_targets(corpus.ARRAY_CASES, _IDS))
+def test_jvp_of_grad_and_hvp(fn, args, target):
+    v = _direction(args[0])
+    expected = np.tensordot(central_difference_hessian(fn, args), v, axes=np.ndim(v))
+    _, hv = tr.jvp(_on(target, tr.grad(fn)), args, (v,) + _rest(args))
+    np.testing.assert_allclose(hv, expected, rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(_on(target, tr.hvp(fn))(*args, v), expected, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_jacfwd_of_jacrev_of_a_vector_function(target):
+    x = corpus.vec()
+    got = _on(target, tr.jacfwd(tr.jacrev(corpus.vector_valued)))(x)
+    assert got.shape == (4, 4, 4)
+    for i in range(4):
+        expected = central_difference_hessian(lambda y, i=i: corpus.vector_valued(y)[i], (x,))
+        np.testing.assert_allclose(got[i], expected, rtol=RTOL, atol=ATOL)
+
+
+def test_hessian_argnums_tuple_matches_blocks():
+    a, x = corpus.ARRAY_CASES[7][1]
+    blocks = tr.hessian(corpus.norm_and_solve, argnums=(0, 1))(a, x)
+    np.testing.assert_allclose(blocks[1][1], central_difference_hessian(corpus.norm_and_solve, (a, x), 1),
+                               rtol=RTOL, atol=ATOL)
+    assert blocks[0][1].shape == (3, 3, 3) and blocks[1][0].shape == (3, 3, 3)
+    np.testing.assert_allclose(blocks[0][1], np.moveaxis(blocks[1][0], 0, -1), rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------- grad of a jvp-based function
+def _directional(fn):
+    """x, v -> grad f(x) . v: the tangent output of the generated jvp function."""
+    return Transformed.of(fn).then(Step("jvp", (("active", (0,)), ("ndims", None)))).then(Step("pick", (("index", 1),)))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, args", corpus.ARRAY_CASES[:3], ids=_IDS[:3])
+def test_grad_of_a_jvp_function_is_reverse_over_forward(fn, args, target):
+    x, v = args[0], _direction(args[0])
+    expected = np.tensordot(central_difference_hessian(fn, args), v, axes=np.ndim(v))
+    got = _on(target, tr.grad(_directional(fn)))(x, v)
+    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
+
+
+def test_jvp_of_a_jvp_function_is_u_h_v():
+    fn, (x,) = corpus.ARRAY_CASES[0]
+    u, v = _direction(x, 1), _direction(x, 2)
+    twice = _directional(fn).then(Step("jvp", (("active", (0,)), ("ndims", None))))
+    _, uhv = twice(x, v, u, np.zeros_like(v))
+    np.testing.assert_allclose(uhv, u @ central_difference_hessian(fn, (x,)) @ v, rtol=RTOL, atol=ATOL)
+
+
+# ----------------------------------------------------------------- custom_jvp
+def test_custom_jvp_rule_is_what_jvp_uses():
+    x, v = corpus.vec(), _direction(corpus.vec())
+    _, got = tr.jvp(corpus.uses_softplus, (x,), (v,))
+    expected = central_difference_jvp(corpus.uses_softplus, (x,), (v,))
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)
+    assert "softplus_jvp" in tr.show(tr.hvp(corpus.uses_softplus))
+
+
+def test_custom_jvp_rule_is_used_even_when_it_differs_from_the_body():
+    from corpus_composition_rules import halved_sin_user
+    x = corpus.vec()
+    _, got = tr.jvp(halved_sin_user, (x,), (np.ones_like(x),))
+    np.testing.assert_allclose(got, 0.5 * np.sum(np.cos(x)), rtol=1e-12)
+    # reverse mode differentiates the body, not the rule (JAX would transpose the rule)
+    np.testing.assert_allclose(tr.grad(halved_sin_user)(x), np.cos(x), rtol=1e-12)
+
+
+# -------------------------------------------- ordered pairs and triples
+PAIR_CASES = corpus.ARRAY_CASES[:3] + corpus.ARRAY_CASES[5:6]
+
+
+@pytest.mark.parametrize("fn, args", PAIR_CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_every_ordered_pair_of_jit_grad_jvp(fn, args):
+    x, v = args[0], _direction(args[0])
+    grad_ref = np.array([central_difference_jvp(fn, (x,), (e,)) for e in np.eye(x.size)]).reshape(x.shape)
+    hess_v = np.tensordot(central_difference_hessian(fn, args), v, axes=1)
+    jvp_ref = central_difference_jvp(fn, (x,), (v,))
+    # jit . grad and grad . jit compile the same generated function
+    np.testing.assert_allclose(tr.jit(tr.grad(fn))(x), grad_ref, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(tr.grad(tr.jit(fn))(x), grad_ref, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(tr.jvp(tr.jit(fn), (x,), (v,))[1], jvp_ref, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(tr.jit(_directional(fn))(x, v), jvp_ref, rtol=1e-6, atol=1e-6)   # jit . jvp
+    np.testing.assert_allclose(tr.jvp(tr.grad(fn), (x,), (v,))[1], hess_v, rtol=RTOL, atol=ATOL)  # jvp . grad
+    np.testing.assert_allclose(tr.grad(_directional(fn))(x, v), hess_v, rtol=RTOL, atol=ATOL)      # grad . jvp
+    twice = _directional(fn).then(Step("jvp", (("active", (0,)), ("ndims", None))))             # jvp . jvp
+    np.testing.assert_allclose(twice(x, v, v, np.zeros_like(v))[1], v @ hess_v, rtol=RTOL, atol=ATOL)
+
+
+@BROADCAST_TO_SCALAR
+def test_jit_of_grad_of_grad():
+    fn, (t,) = corpus.SCALAR_CASES[0]
+    np.testing.assert_allclose(tr.jit(tr.grad(tr.grad(fn)))(t), _second_difference(fn, t), rtol=1e-5)
+
+
+NO_BATCHED_TAPE = pytest.mark.xfail(
+    strict=True, raises=TransformError,
+    reason="vmap has no batching rule for reverse mode's tape (rt.push/rt.pop: templates/batching.py refuses "
+           "them), so vmap(grad(f)) of a loop that tapes values is refused (issue 5)")
+
+
+@pytest.mark.parametrize("fn, args", [pytest.param(fn, args, marks=[NO_BATCHED_TAPE] if fn in
+                                                   (corpus.taped_loop, corpus.written_in_place) else [])
+                                      for fn, args in PAIR_CASES], ids=lambda v: getattr(v, "__name__", ""))
+def test_vmap_rows_of_grad(fn, args):
+    x = args[0]
+    batch = np.stack([x, 0.5 * x, -x])
+    expected = np.array([tr.grad(fn)(row) for row in batch])
+    np.testing.assert_allclose(tr.vmap(tr.grad(fn))(batch), expected, rtol=1e-10, atol=1e-12)   # vmap . grad
+    np.testing.assert_allclose(tr.jit(tr.vmap(tr.grad(fn)))(batch), expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError,
+                   reason="vmap counts in_axes against the user function's parameters (x), not the generated "
+                          "jvp function's (x, x_dot): transformer/batching.py reads Transformed.signature")
+def test_vmap_of_jvp_of_grad_is_the_hessian_in_one_call():
+    fn, (x,) = corpus.ARRAY_CASES[0]
+    jvp_of_grad = tr.grad(fn).then(Step("jvp", (("active", (0,)), ("ndims", (1, 1)))))
+    expected = central_difference_hessian(fn, (x,))
+    _, columns = tr.vmap(jvp_of_grad, in_axes=(None, 0))(x, np.eye(x.size))
+    np.testing.assert_allclose(columns, expected, rtol=RTOL, atol=ATOL)
