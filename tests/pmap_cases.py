@@ -75,8 +75,9 @@ def one_sided(x):
 
 
 # ------------------------------------------------------------------ MPI program
-# test_pmap_mpi.py runs this file under `mpiexec -n 2 python pmap_cases.py SCENARIO...`;
-# each rank prints "rank R SCENARIO: <json>" per scenario, or the error it caught.
+# test_pmap_mpi.py runs this file under `mpiexec -n 2 python pmap_cases.py OUT_DIR SCENARIO...`;
+# each rank writes OUT_DIR/SCENARIO-RANK.txt: a JSON result, or the error it caught
+# (files, because two processes printing to one pipe can interleave their lines).
 COLLECTIVE_CASES = (normalize_rows, centered, extremes, gather_and_index, collective_in_loop)
 
 
@@ -110,19 +111,19 @@ def _mpi_scenario(scenario, rank):
     raise SystemExit(f"unknown scenario {scenario!r}")
 
 
-def _mpi_main(scenarios):
+def _mpi_main(out_dir, scenarios):
     import json
+    from pathlib import Path
     from mpi4py import MPI
     rank = MPI.COMM_WORLD.Get_rank()
     for scenario in scenarios:
         try:
-            found = _mpi_scenario(scenario, rank)
+            text = json.dumps(_mpi_scenario(scenario, rank))
         except ValueError as err:
-            print(f"rank {rank} {scenario}: caught {type(err).__name__}: {err}", flush=True)
-            continue
-        print(f"rank {rank} {scenario}: {json.dumps(found)}", flush=True)
+            text = f"caught {type(err).__name__}: {err}"
+        (Path(out_dir) / f"{scenario}-{rank}.txt").write_text(text)
 
 
 if __name__ == "__main__":
     import sys
-    _mpi_main(sys.argv[1:])
+    _mpi_main(sys.argv[1], sys.argv[2:])
