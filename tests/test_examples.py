@@ -28,6 +28,20 @@ KEY_OUTPUT = {
         "scores[i, j] = -np.inf",
         "[nn.py:",                                  # softmax inlined from transformer/nn.py
     ],
+    "grad_vjp_jvp.py": [
+        "grad(loss) has shape (2, 6); matches finite differences: True",
+        "same gradient: True",
+        "vjp(predict) returns one cotangent per argument: (2, 6), (5, 2); matches finite differences: True",
+        "jvp(predict) along a random direction matches finite differences: True",
+        "def grad_loss(w, x, y):",
+        "# vjp of: return np.mean(error ** 2)   [grad_vjp_jvp.py:",
+    ],
+    "control_flow.py": [
+        "data-dependent while under jit: [9.304, 4.706, 2.411, 1.272]",
+        "matches a Python loop: True",
+        "grad through in-place writes matches finite differences: True",
+        "# vjp of: for i in range(len(x)):   [control_flow.py:",
+    ],
 }
 
 

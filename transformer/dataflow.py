@@ -145,33 +145,36 @@ class WriteCounts:
         return self.count.get(name, 0) > 1 or name in self.in_loop
 
 
-def write_counts(func: cst.FunctionDef) -> WriteCounts:
+def write_counts(func: cst.FunctionDef, include_setitem: bool = True) -> WriteCounts:
+    """Writes per variable. With ``include_setitem=False`` only rebindings count
+    (``x = ...``), not writes into an array (``x[i] = ...``)."""
     counts = WriteCounts()
     for p in func.params.params:
         counts.count[p.name.value] = 1
-    _count_block(func.body.body, 0, counts)
+    kinds = ("assign", "setitem") if include_setitem else ("assign",)
+    _count_block(func.body.body, 0, counts, kinds)
     return counts
 
 
-def _count_block(stmts, depth, counts):
+def _count_block(stmts, depth, counts, kinds=("assign", "setitem")):
     for stmt in stmts:
         if isinstance(stmt, cst.SimpleStatementLine):
             a = classify(stmt)
-            if a.kind in ("assign", "setitem"):
+            if a.kind in kinds:
                 counts.count[a.target] = counts.count.get(a.target, 0) + 1
                 if depth:
                     counts.in_loop.add(a.target)
         elif isinstance(stmt, cst.If):
-            _count_block(stmt.body.body, depth, counts)
+            _count_block(stmt.body.body, depth, counts, kinds)
             if stmt.orelse is not None:
-                _count_block(stmt.orelse.body.body, depth, counts)
+                _count_block(stmt.orelse.body.body, depth, counts, kinds)
         elif isinstance(stmt, cst.For):
             name = stmt.target.value
             counts.count[name] = counts.count.get(name, 0) + 1
             counts.in_loop.add(name)
-            _count_block(stmt.body.body, depth + 1, counts)
+            _count_block(stmt.body.body, depth + 1, counts, kinds)
         elif isinstance(stmt, cst.While):
-            _count_block(stmt.body.body, depth + 1, counts)
+            _count_block(stmt.body.body, depth + 1, counts, kinds)
 
 
 # ------------------------------------------------------------ dead code removal

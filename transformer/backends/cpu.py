@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+import warnings
 
 import numba
 from numba.core import errors as numba_errors
@@ -25,7 +26,21 @@ def source(core):
     return core.code(), PREAMBLE
 
 
+_QUIET_DIRECTORIES: set = set()
+
+
+def _quiet_performance_advice(directory) -> None:
+    """numba's advice about layouts in generated code (np.dot on a transposed
+    view, say) concerns code the user did not write and cannot change."""
+    if directory not in _QUIET_DIRECTORIES:
+        _QUIET_DIRECTORIES.add(directory)
+        # warnings name a generated file's "module" by its path without ".py"
+        warnings.filterwarnings("ignore", category=numba_errors.NumbaPerformanceWarning,
+                                module=re.escape(str(directory)))
+
+
 def finish(function, path):
+    _quiet_performance_advice(path.parent)
     dispatcher = numba.njit(cache=True)(function)
 
     @functools.wraps(function)

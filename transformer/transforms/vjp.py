@@ -110,6 +110,7 @@ class _Analysis:
         self.func = func
         self.statements = list(dataflow.walk(func.body.body))
         self.counts = dataflow.write_counts(func)
+        self.rebinds = dataflow.write_counts(func, include_setitem=False)
         self.loop_indices = _loop_indices(func.body.body)
         self.active = self._activity(set(wrt), set(outputs))
         self.check_refusals()
@@ -210,7 +211,9 @@ class _Analysis:
         return needed
 
     def taped(self, name: str) -> bool:
-        return name in self.needed and self.counts.unstable(name) and name not in self.loop_indices \
+        """Rebinding ``name`` loses a value the backward sweep reads.  (Writes into
+        an array are undone in place by the backward sweep, so they need no tape.)"""
+        return name in self.needed and self.rebinds.unstable(name) and name not in self.loop_indices \
             and name not in self.recomputed
 
     # ------------------------------------------------------- recomputation
