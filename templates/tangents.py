@@ -174,7 +174,7 @@ def identity_tangent(x_dot):
 
 
 @rule("tangent", "sign", "floor", "ceil", "rint", "trunc", "round", "isnan", "isinf", "isfinite",
-      "logical_not", "invert", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
+      "not", "logical_not", "invert", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
       "logical_and", "logical_or", "logical_xor", "floor_divide", "any", "all", "argmax", "argmin",
       "shape", "ndim", "size", "len", "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like",
       "arange", "eye", "int", "bool", "stop_gradient", nondifferentiable=True)

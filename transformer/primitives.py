@@ -102,7 +102,9 @@ for _name in ["sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
 register("round", "np.round", np.round, UNARY, ("x",), keywords=("decimals",), aliases=(np.around, builtins.round))
 register("negative", "-", operator.neg, UNARY, ("x",), aliases=(np.negative,))
 register("positive", "+", operator.pos, UNARY, ("x",), aliases=(np.positive,))
-register("logical_not", "not", operator.not_, COMPARE, ("x",), aliases=(np.logical_not,))
+# Python's ``not`` (a truth value, for conditions) and np.logical_not (elementwise) differ on arrays.
+register("not", "not", operator.not_, COMPARE, ("x",))
+register("logical_not", "np.logical_not", np.logical_not, COMPARE, ("x",))
 register("invert", "~", operator.invert, COMPARE, ("x",), aliases=(np.invert, np.bitwise_not))
 
 _OPERATORS = {  # name: (operator spelling, operator function, numpy ufunc)

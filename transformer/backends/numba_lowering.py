@@ -24,8 +24,13 @@ from .numba_arrays import (clip, det, dot, flip_axis, inner, inv, matmul, ndim, 
 from .numba_reductions import (all_axis, any_axis, cumprod_axis, max_axis, mean_axis, min_axis,  # noqa: F401
                                norm_axis, prod_axis, std_axis, sum_axis, var_axis)
 
-_NONE = cst.Name("None")
-_FALSE = cst.Name("False")
+# Built when first needed: a warm start from the cache builds no libcst nodes.
+def _none():
+    return cst.Name("None")
+
+
+def _false():
+    return cst.Name("False")
 
 
 def _helper(name: str, *atoms) -> cst.Call:
@@ -52,7 +57,7 @@ def _reduction(prim, args):
     # numba compiles np.sum(x) but not np.max(x, axis=...), keepdims= or ddof=
     if set(args) == {"x"}:
         return None
-    atoms = [args["x"], args.get("axis", _NONE), args.get("keepdims", _FALSE)]
+    atoms = [args["x"], args.get("axis", _none()), args.get("keepdims", _false())]
     if prim.name in ("std", "var"):
         atoms.append(args.get("ddof", cst.Integer("0")))
     return _helper(f"{prim.name}_axis", *atoms)
@@ -67,12 +72,12 @@ def _cumprod(prim, args):
 
 def _norm(prim, args):
     # numba's norm has no axis/keepdims and rejects integer arrays
-    return _helper("norm_axis", args["x"], args.get("axis", _NONE), args.get("keepdims", _FALSE),
-                   args.get("ord", _NONE))
+    return _helper("norm_axis", args["x"], args.get("axis", _none()), args.get("keepdims", _false()),
+                   args.get("ord", _none()))
 
 
 def _squeeze(prim, args):
-    return _helper("squeeze", args["x"], args.get("axis", _NONE))
+    return _helper("squeeze", args["x"], args.get("axis", _none()))
 
 
 def _flip(prim, args):
