@@ -1,0 +1,29 @@
+"""User functions for tests/test_numerics.py."""
+import numpy as np
+
+
+def exp_affine(x):
+    return np.exp(x) * 2.0 + x
+
+
+def exp_affine_sum(x):
+    return np.sum(np.exp(x) * 2.0 + x)
+
+
+def scaled_tanh(x, w):
+    y = np.tanh(x * w) + 0.5 * x
+    return y * y
+
+
+def int_poly(k, n):
+    total = 0
+    for i in range(n):
+        total = total + k * i + 1
+    return total * 2 - k // 3
+
+
+def int_poly_array(k, n):
+    total = k * 0
+    for i in range(n):
+        total = total + k * i + 1
+    return total * 2 - k // 3
