@@ -42,13 +42,14 @@ REDUCTIONS = {"sum", "mean", "max", "min"}
 # primitive -> the driver's call for it (the same arguments, keywords kept)
 DRIVER_CALLS = {
     "matmul": "cu.matmul", "dot": "cu.matmul", "transpose": "cu.transpose", "reshape": "cu.reshape",
+    "moveaxis": "cu.moveaxis", "shape": "cu.shape",
     "zeros": "cu.zeros", "ones": "cu.ones", "full": "cu.full", "empty": "cu.zeros",
     "zeros_like": "cu.zeros_like", "ones_like": "cu.ones_like", "full_like": "cu.full_like",
     "empty_like": "cu.zeros_like", "rt.zeros_like": "cu.zeros_like", "rt.unbroadcast": "cu.unbroadcast",
     "rt.expand_to": "cu.expand_to", "rt.copy": "cu.copy", "copy": "cu.copy", "broadcast_to": "cu.broadcast_to",
 }
 HOST_MADE = {"arange", "linspace", "eye"}               # built on the host, copied over once
-UNCHANGED = {"shape", "ndim", "size", "len", "getitem", "rt.stack", "rt.push", "rt.pop", "rt.top",
+UNCHANGED = {"ndim", "size", "len", "getitem", "rt.stack", "rt.push", "rt.pop", "rt.top",
              "rt.scalar_seed"}
 CASTS = {"float", "int", "bool"}
 

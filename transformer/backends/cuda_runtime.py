@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
+from .. import runtime
 from . import cuda_kernels as kernels
 
 
@@ -112,6 +113,21 @@ def transpose(x, axes=None):
     return _gather(x, tuple(x.shape[a] for a in axes), [int(c_strides[a]) for a in axes])
 
 
+def shape(x):
+    return tuple(x.shape) if is_device(x) else np.shape(x)     # a plain tuple, negative indices and all
+
+
+def moveaxis(x, source, destination):
+    x = device(x)
+    if not is_device(x):
+        return np.moveaxis(x, source, destination)
+    if not isinstance(source, int) or not isinstance(destination, int):
+        raise CudaTargetError("np.moveaxis with several axes on the cuda target (move one axis at a time)")
+    order = [a for a in range(x.ndim) if a != source % x.ndim]
+    order.insert(destination % x.ndim, source % x.ndim)
+    return transpose(x, order)
+
+
 def reshape(x, shape):
     return device(x) if not hasattr(x, "reshape") else _contiguous(device(x)).reshape(shape)
 
@@ -149,8 +165,7 @@ def elementwise(kernel, element, args):
 def _output_dtypes(element, args):
     key = (element, tuple(np.result_type(a).str if not isinstance(a, (int, float, bool)) else type(a) for a in args))
     if key not in _DTYPE_CACHE:
-        stand_ins = [np.ones((), dtype=a.dtype) if hasattr(a, "dtype") and getattr(a, "ndim", 0) > 0 else a
-                     for a in args]
+        stand_ins = [np.ones((), dtype=a.dtype) if is_device(a) or isinstance(a, np.ndarray) else a for a in args]
         with np.errstate(all="ignore"):
             outputs = element(*stand_ins)
         _DTYPE_CACHE[key] = [np.result_type(o) for o in outputs]
@@ -290,6 +305,41 @@ def ones_like(x, dtype=None):
 
 def full_like(x, fill_value, dtype=None):
     return full(np.shape(x), fill_value, dtype or np.result_type(x))
+
+
+def copy(x):
+    return astype(x, x.dtype) if is_device(x) else runtime.copy(x)
+
+
+# ------------------------------------------------- reverse-mode helpers
+def unbroadcast(g, x):
+    """``rt.unbroadcast`` on the device: sum ``g`` over the axes broadcasting added."""
+    if not is_device(g):
+        return runtime.unbroadcast(g, x)
+    shape = tuple(np.shape(x))
+    if tuple(g.shape) == shape:
+        return g
+    lead = g.ndim - len(shape)
+    if lead > 0:
+        g = reduce("sum", g, axis=tuple(range(lead)))
+    for axis, n in enumerate(shape):
+        if n == 1 and g.shape[axis] != 1:
+            g = reduce("sum", g, axis=axis, keepdims=True)
+    return g
+
+
+def expand_to(g, x, axis=None, keepdims=False):
+    """``rt.expand_to`` on the device: broadcast a reduced ``g`` back over ``x`` (floating)."""
+    shape = tuple(np.shape(x))
+    dtype = np.result_type(g, np.float32) if np.result_type(g).kind != "f" else np.result_type(g)
+    if not is_device(g):
+        return full(shape, g, np.float64 if dtype.kind != "f" else dtype)
+    if axis is not None and not keepdims:
+        kept = list(g.shape)
+        for a in sorted(a % len(shape) for a in ((axis,) if isinstance(axis, int) else axis)):
+            kept.insert(a, 1)
+        g = _contiguous(g).reshape(tuple(kept))
+    return broadcast_to(astype(g, dtype) if g.dtype != dtype else g, shape)
 
 
 # ---------------------------------------------------------- per example
