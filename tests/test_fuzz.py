@@ -1,0 +1,235 @@
+"""Differential fuzzing: random programs in the supported subset, every
+transform checked against a reference that needs nothing of ours.
+
+    grad, vmap(grad), jit(grad)   central differences in float64
+    jvp                           central differences along the tangent
+    jvp(grad)                     central differences of central differences
+    vmap, jit(vmap)               a Python loop over the batch, stacked
+    jit (python and numba)        the plain Python function
+
+The programs come from ``fuzz_programs.programs()`` and are written to real
+files (transforms read source).  The CI run is bounded and deterministic
+(about 230 programs); set ``TRANSFORMER_FUZZ_EXAMPLES`` (e.g. 5000) for a
+longer, randomized run, or run ``benchmarks/fuzz_long.py``.  numba compiles
+take seconds each, so the numba properties get a small share of the budget.
+A failure prints the program; each one found becomes a named test in
+``tests/regressions/``.
+"""
+import contextlib
+import os
+import re
+import tempfile
+
+import numpy as np
+from hypothesis import HealthCheck, assume, given, note, reject, settings
+from hypothesis import strategies as st
+
+import fuzz_programs as fp
+import oracles
+import transformer as tr
+
+# programs per property in the CI run: transforming one program takes about a
+# second of libcst work, and each numba property adds a compile of seconds
+CI_EXAMPLES = {"jit_python": 100, "grad": 40, "jvp": 30, "vmap": 30, "vmap_grad": 12, "jvp_grad": 8,
+               "jit_cpu": 4, "jit_grad_cpu": 3, "jit_vmap_cpu": 3}
+# Refusals the library documents (a clear TransformError at the user's line, never a
+# number): a program that meets one is rejected, not passed.  Anything else fails.
+KNOWN_REFUSALS = [
+    r"rt\.push cannot be batched: a reverse-mode tape",     # vmap(grad(f)) where f has a loop
+]
+TOTAL = int(os.environ.get("TRANSFORMER_FUZZ_EXAMPLES", "0")) or None   # the long mode: this many in all
+LONG = TOTAL is not None
+PROGRAM_DIR = tempfile.mkdtemp(prefix="transformer-fuzz-")
+
+
+def budget(name):
+    if not LONG:
+        return CI_EXAMPLES[name]
+    return max(1, round(TOTAL * CI_EXAMPLES[name] / sum(CI_EXAMPLES.values())))
+
+
+def fuzz_settings(name):
+    return settings(max_examples=budget(name), deadline=None, derandomize=not LONG, database=None,
+                    suppress_health_check=list(HealthCheck), print_blob=True)
+
+
+@contextlib.contextmanager
+def known_refusals_rejected():
+    """Reject a program refused for a documented reason, at a line of its own file."""
+    try:
+        yield
+    except tr.TransformError as err:
+        if "fuzz_" in str(err) and any(re.search(p, str(err)) for p in KNOWN_REFUSALS):
+            reject()
+        raise
+
+
+def loaded(program):
+    note(str(program))
+    return fp.load(program, PROGRAM_DIR).f
+
+
+def arguments_for(program, seed):
+    args = program.arguments(np.random.default_rng(seed))
+    return args
+
+
+def tame(value):
+    """Reject programs whose values are too large for differences to be meaningful."""
+    value = np.asarray(value, dtype=np.float64)
+    assume(np.all(np.isfinite(value)) and np.max(np.abs(value), initial=0.0) < 1e3)
+
+
+def assert_close(actual, expected, rtol, atol, what):
+    actual = np.asarray(actual, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape}, expected {expected.shape}"
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, err_msg=what)
+
+
+seeds = st.integers(0, 2**32 - 1)
+
+
+# ----------------------------------------------------------------- jit: python
+@fuzz_settings("jit_python")
+@given(fp.programs(), seeds)
+def test_jit_python_matches_plain_python(program, seed):
+    f = loaded(program)
+    args = arguments_for(program, seed)
+    expected = f(*args)
+    tame(expected)
+    assert_close(tr.jit(f, target="python")(*args), expected, 1e-12, 1e-12, "jit(target=python)")
+
+
+# ------------------------------------------------------------------------ grad
+@fuzz_settings("grad")
+@given(fp.programs(scalar_out=True), seeds, st.integers(0, 2))
+def test_grad_matches_central_differences(program, seed, argnum):
+    f = loaded(program)
+    argnum = argnum % len(program.shapes)
+    args = arguments_for(program, seed)
+    tame(f(*args))
+    expected = oracles.central_difference_grad(f, args, argnum)
+    tame(expected)
+    got = tr.grad(f, argnums=argnum)(*args)
+    assert_close(got, expected, 1e-5, 1e-6, f"grad argnums={argnum}")
+
+
+# ------------------------------------------------------------------------- jvp
+@fuzz_settings("jvp")
+@given(fp.programs(), seeds)
+def test_jvp_matches_central_differences(program, seed):
+    f = loaded(program)
+    args = arguments_for(program, seed)
+    rng = np.random.default_rng(seed + 1)
+    tangents = tuple(rng.normal(size=np.shape(a)) if isinstance(a, np.ndarray)
+                     else float(rng.normal()) if isinstance(a, float) else 0 for a in args)
+    expected_out = f(*args)
+    tame(expected_out)
+    reference = oracles.central_difference_jvp(
+        f, args, [t if isinstance(a, (float, np.ndarray)) else None for a, t in zip(args, tangents)])
+    tame(reference)
+    out, tangent_out = tr.jvp(f, args, tangents)
+    assert_close(out, expected_out, 1e-12, 1e-12, "jvp primal output")
+    assert_close(tangent_out, reference, 1e-5, 1e-6, "jvp tangent output")
+
+
+# ------------------------------------------------------------------------ vmap
+def _loop_reference(f, batched, args, in_axes):
+    rows = []
+    for b in range(batched[in_axes.index(0)].shape[0]):
+        rows.append(f(*[x[b] if axis == 0 else a for x, a, axis in zip(batched, args, in_axes)]))
+    return np.stack([np.asarray(r) for r in rows])
+
+
+def _batch(program, args, seed, size=3):
+    """Batched copies of the arguments (axis 0) and the in_axes that batch them."""
+    rng = np.random.default_rng(seed + 2)
+    batched, in_axes = [], []
+    for i, a in enumerate(args):
+        if isinstance(a, int) or (i > 0 and rng.integers(0, 2) == 0):
+            batched.append(a)
+            in_axes.append(None)
+        else:
+            batched.append(rng.uniform(-1.0, 1.0, size=(size,) + np.shape(a)))
+            in_axes.append(0)
+    return batched, tuple(in_axes)
+
+
+@fuzz_settings("vmap")
+@given(fp.programs(), seeds)
+def test_vmap_matches_a_python_loop(program, seed):
+    f = loaded(program)
+    args = arguments_for(program, seed)
+    batched, in_axes = _batch(program, args, seed)
+    expected = _loop_reference(f, batched, args, in_axes)
+    tame(expected)
+    assert_close(tr.vmap(f, in_axes=in_axes)(*batched), expected, 1e-12, 1e-12, f"vmap in_axes={in_axes}")
+
+
+@fuzz_settings("vmap_grad")
+@given(fp.programs(scalar_out=True), seeds)
+def test_vmap_of_grad_gives_per_example_gradients(program, seed):
+    f = loaded(program)
+    args = arguments_for(program, seed)
+    batched, in_axes = _batch(program, args, seed)
+    assume(in_axes[0] == 0)
+    tame(_loop_reference(f, batched, args, in_axes))
+    expected = _loop_reference(lambda *a: oracles.central_difference_grad(f, a, 0), batched, args, in_axes)
+    tame(expected)
+    with known_refusals_rejected():
+        got = tr.vmap(tr.grad(f), in_axes=in_axes)(*batched)
+    assert_close(got, expected, 1e-5, 1e-6, f"vmap(grad) in_axes={in_axes}")
+
+
+# ------------------------------------------------------------------ jvp(grad)
+@fuzz_settings("jvp_grad")
+@given(fp.programs(scalar_out=True, max_statements=5), seeds)
+def test_jvp_of_grad_is_a_hessian_vector_product(program, seed):
+    f = loaded(program)
+    args = arguments_for(program, seed)
+    tame(f(*args))
+    rng = np.random.default_rng(seed + 3)
+    v = rng.normal(size=np.shape(args[0])) if isinstance(args[0], np.ndarray) else float(rng.normal())
+    tangents = (v,) + tuple(np.zeros_like(a) if isinstance(a, np.ndarray) else 0.0 if isinstance(a, float)
+                            else 0 for a in args[1:])
+
+    def fd_grad(*a):
+        return oracles.central_difference_grad(f, a, 0, eps=1e-5)
+    reference = oracles.central_difference_jvp(fd_grad, args, (v,) + (None,) * (len(args) - 1), eps=1e-3)
+    tame(reference)
+    _, hvp = tr.jvp(tr.grad(f), args, tangents)
+    assert_close(hvp, reference, 1e-4, 1e-5, "jvp(grad)")
+
+
+# ----------------------------------------------------------------------- numba
+@fuzz_settings("jit_cpu")
+@given(fp.programs(), seeds)
+def test_jit_cpu_matches_plain_python(program, seed):
+    f = loaded(program)
+    args = arguments_for(program, seed)
+    expected = f(*args)
+    tame(expected)
+    assert_close(tr.jit(f)(*args), expected, 1e-10, 1e-12, "jit(target=cpu)")
+
+
+@fuzz_settings("jit_grad_cpu")
+@given(fp.programs(scalar_out=True), seeds)
+def test_jit_grad_cpu_matches_central_differences(program, seed):
+    f = loaded(program)
+    args = arguments_for(program, seed)
+    tame(f(*args))
+    expected = oracles.central_difference_grad(f, args, 0)
+    tame(expected)
+    assert_close(tr.jit(tr.grad(f))(*args), expected, 1e-5, 1e-6, "jit(grad)")
+
+
+@fuzz_settings("jit_vmap_cpu")
+@given(fp.programs(), seeds)
+def test_jit_vmap_cpu_matches_a_python_loop(program, seed):
+    f = loaded(program)
+    args = arguments_for(program, seed)
+    batched, in_axes = _batch(program, args, seed)
+    expected = _loop_reference(f, batched, args, in_axes)
+    tame(expected)
+    assert_close(tr.jit(tr.vmap(f, in_axes=in_axes))(*batched), expected, 1e-10, 1e-12, "jit(vmap)")
