@@ -28,6 +28,13 @@ KEY_OUTPUT = {
         "scores[i, j] = -np.inf",
         "[nn.py:",                                  # softmax inlined from transformer/nn.py
     ],
+    "cuda_target.py": [
+        "jit(gelu_layer, target='cuda') matches NumPy: True",
+        "def gelu_layer_fused0_kernel(",             # the fused kernel is printed
+        "[cuda_target.py:23]",
+        "matches a Python loop: True",
+        "match central differences: True",
+    ],
     "grad_vjp_jvp.py": [
         "grad(loss) has shape (2, 6); matches finite differences: True",
         "same gradient: True",

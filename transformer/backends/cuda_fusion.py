@@ -116,6 +116,7 @@ class _Driver:
         self.kernels: list[str] = []
         self.on_device = self.scope.claim("on_device")
         self.origin = None
+        self.origin_comment = None
         self.code = cst.Module([]).code_for_node
         self.all_reads = self._reads_per_statement(core.node.body.body)
 
@@ -169,8 +170,13 @@ class _Driver:
     def block(self, stmts):
         out, run = [], []
         for stmt in stmts:
-            self.origin = cf.origin_of(stmt) or self.origin
+            if cf.origin_of(stmt):
+                self.origin = cf.origin_of(stmt)
+                self.origin_comment = [line.comment.value for line in stmt.leading_lines if line.comment][-1]
             if is_elementwise(stmt):
+                if not run and not cf.origin_of(stmt) and self.origin_comment:
+                    # the run starts inside a user line whose first operation was not elementwise
+                    stmt = cf.with_comment(stmt, self.origin_comment.replace("# ", "# (continued) ", 1))
                 run.append(stmt)
                 continue
             if run:
