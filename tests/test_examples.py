@@ -43,6 +43,11 @@ KEY_OUTPUT = {
         "def grad_loss(w, x, y):",
         "# vjp of: return np.mean(error ** 2)   [grad_vjp_jvp.py:",
     ],
+    "data_parallel_mlp.py": [
+        "2 CPU devices",
+        "loss fell: True",
+        "parameters match single-device training: True",
+    ],
     "control_flow.py": [
         "data-dependent while under jit: [9.304, 4.706, 2.411, 1.272]",
         "matches a Python loop: True",
