@@ -293,3 +293,83 @@ def return_in_batched(x):
 
 def bad_arange(n):
     return np.arange(0, n)
+
+
+# ------------------------------------------- exits that differ per example
+def first_positive(x):
+    for i in range(len(x)):
+        if x[i] > 0:
+            return i
+    return -1
+
+
+def sum_until_negative(x):
+    total = 0.0
+    for i in range(len(x)):
+        if x[i] < 0:
+            break
+        total += x[i]
+    return total
+
+
+def sum_skip_negative(x):
+    total = 0.0
+    i = 0
+    while i < len(x):
+        i += 1
+        if x[i - 1] < 0:
+            continue
+        total += x[i - 1]
+    return total
+
+
+def stop_index(x):
+    for i in range(len(x)):
+        if x[i] > 1.0:
+            break
+    return i
+
+
+def newton_capped(a):
+    y = a
+    steps = 0
+    while True:
+        y_next = 0.5 * (y + a / y)
+        steps += 1
+        if abs(y_next - y) < 1e-12 or steps >= 50:
+            break
+        y = y_next
+    return y_next, steps
+
+
+def nested_return(x):
+    for i in range(len(x)):
+        for j in range(len(x)):
+            if x[i] + x[j] > 2.5:
+                return i * 10 + j
+    return -1
+
+
+def last_crossing(x, level):
+    for i in range(len(x)):
+        if x[i] > level:
+            found = i
+    return found
+
+
+def sign_and_size(x):
+    if x < 0:
+        return -1.0, -x
+    return 1.0, x
+
+
+def tuple_in_loop(x):
+    pair = (x, 0.0)
+    while x > 1.0:
+        x = x / 2.0
+        pair = (x, 1.0)
+    return pair
+
+
+def affine(params, x):
+    return np.dot(params["W"], x) + params["b"]

@@ -91,6 +91,18 @@ CORPUS = {
     "norm2": (c.norm2, (r(B, 3),), 0, 0),
     "linspace_scale": (c.linspace_scale, (r(B, 1),), 0, 0),
     "returns_unbatched": (c.returns_unbatched, (r(B, 3), r(3)), (0, None), (0, None)),
+    # exits under per-example conditions (exits.structure_exits turns them into flags)
+    "first_positive": (c.first_positive, (r(B, 5) - 1.0,), 0, 0),
+    "sum_until_negative": (c.sum_until_negative, (r(B, 5) + 0.5,), 0, 0),
+    "sum_skip_negative": (c.sum_skip_negative, (r(B, 5),), 0, 0),
+    "stop_index": (c.stop_index, (r(B, 5),), 0, 0),
+    "newton_capped": (c.newton_capped, (np.array([0.5, 2.0, 1e6, 1.0]),), 0, 0),
+    "nested_return": (c.nested_return, (r(B, 4) + 0.8,), 0, 0),
+    "break_in_batched": (c.break_in_batched, (np.array([1.0, 60.0, 0.5, 3.0]),), 0, 0),
+    "return_in_batched": (c.return_in_batched, (np.array([1.0, -60.0, 0.5, -3.0]),), 0, 0),
+    "sign_and_size": (c.sign_and_size, (np.array([1.0, -60.0, 0.5, -3.0]),), 0, 0),
+    # first assigned inside a loop under a per-example condition, read after it
+    "last_crossing": (c.last_crossing, (np.hstack([r(B, 2), np.full((B, 1), 5.0), r(B, 2)]), 0.3), (0, None), 0),
 }
 
 
@@ -220,13 +232,12 @@ def test_batched_output_with_out_axes_none():
 
 
 @pytest.mark.parametrize("fn, line_text", [
-    (c.break_in_batched, "break"),
-    (c.return_in_batched, "return x"),
+    (c.tuple_in_loop, "pair = (x, 1.0)"),
     (c.bad_arange, "np.arange(0, n)"),
 ])
 def test_unbatchable_constructs_name_the_user_line(fn, line_text):
     with pytest.raises(tr.TransformError) as info:
-        tr.vmap(fn)(np.array([1.0, 60.0, -2.0]) if fn is not c.bad_arange else np.array([1, 2]))
+        tr.vmap(fn)(np.array([1.0, 60.0, 2.0]) if fn is not c.bad_arange else np.array([1, 2]))
     location = info.value.location
     assert location is not None and location.filename.endswith("corpus_vmap.py")
     with open(location.filename) as source:
@@ -246,7 +257,8 @@ def test_every_primitive_has_a_batching_rule_or_a_documented_refusal():
 # ------------------------------------------------------------ golden generated code
 GOLDEN = __import__("pathlib").Path(__file__).parent / "golden_vmap"
 UPDATE = __import__("os").environ.get("UPDATE_GOLDEN") == "1"
-GOLDEN_CASES = ["relu_if", "ode_steps", "sum_first", "masked_update", "matmul_both", "gather", "mean_var"]
+GOLDEN_CASES = ["relu_if", "ode_steps", "sum_first", "masked_update", "matmul_both", "gather", "mean_var",
+                "first_positive", "newton_capped"]
 
 
 def generated_function(fn, in_axes, out_axes) -> str:
@@ -274,3 +286,16 @@ def test_vmap_of_grad_gives_per_example_gradients():
     per_example = tr.vmap(tr.grad(c.logistic_loss), in_axes=(None, 0, 0))(w, x, y)
     want = np.stack([central_difference_grad(c.logistic_loss, (w, x[b], y[b])) for b in range(B)])
     np.testing.assert_allclose(per_example, want, rtol=1e-6, atol=1e-8)
+
+
+# ------------------------------------------------------------ pytree arguments
+def test_structured_argument_shares_its_axis_over_leaves():
+    params = {"W": r(B, 3, 2), "b": r(B, 3)}
+    x = r(B, 2)
+    want = np.stack([c.affine({"W": params["W"][i], "b": params["b"][i]}, x[i]) for i in range(B)])
+    np.testing.assert_allclose(tr.vmap(c.affine)(params, x), want)
+    shared = {"W": params["W"][0], "b": params["b"][0]}
+    want = np.stack([c.affine(shared, x[i]) for i in range(B)])
+    np.testing.assert_allclose(tr.vmap(c.affine, in_axes=(None, 0))(shared, x), want)
+    with pytest.raises(ValueError, match="inconsistent batch sizes within argument 0"):
+        tr.vmap(c.affine)({"W": params["W"], "b": params["b"][:3]}, x)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import lax, primitives
+from . import lax, primitives, structure, tree
 from .staging import Step
 from .transformed import Boundary, Transformed
 
@@ -48,6 +48,15 @@ def vmap(fn=None, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     return base.then(step, VmapBoundary(axes, axis_size))
 
 
+def _adapt_in_axes(options: dict, layout, structured: set) -> dict:
+    """in_axes per user parameter -> per leaf parameter (a structured argument's leaves share its axis)."""
+    options["in_axes"] = tuple(axis for axis, leaves in zip(options["in_axes"], layout) for _ in leaves)
+    return options
+
+
+structure.STEP_ADAPTERS.setdefault("vmap", _adapt_in_axes)
+
+
 def _normalize_in_axes(in_axes, n_params) -> tuple:
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
@@ -59,8 +68,9 @@ def _normalize_in_axes(in_axes, n_params) -> tuple:
         raise ValueError(f"in_axes has {len(in_axes)} entries but the function takes {n_params} arguments")
     for axis in in_axes:
         if not (axis is None or isinstance(axis, int) and not isinstance(axis, bool)):
-            raise ValueError(f"in_axes entries must be ints or None (pytree prefixes need flat arguments "
-                             f"until transformer.structure lands), got {axis!r}")
+            raise ValueError(f"in_axes entries must be ints or None (one axis for all leaves of a structured "
+                             f"argument; per-leaf prefixes such as {{'W': 0, 'b': None}} are not supported yet), "
+                             f"got {axis!r}")
     return in_axes
 
 
@@ -96,14 +106,15 @@ class VmapBoundary(Boundary):
         for position, (arg, axis) in enumerate(zip(args, self.in_axes)):
             if axis is None:
                 continue
-            if isinstance(arg, (tuple, list, dict)):
-                raise TypeError(f"vmap argument {position} is a {type(arg).__name__}; pytree arguments need "
-                                f"transformer.structure, which has not landed yet: pass arrays")
-            shape = self._example_shape(np.shape(arg), position)
-            if not -len(shape) <= axis < len(shape):
-                raise ValueError(f"vmap in_axes={axis} is out of range for argument {position} "
-                                 f"of rank {len(shape)} (shape {shape})")
-            sizes[position] = shape[axis]
+            leaves = tree.leaves(arg) if isinstance(arg, (tuple, list, dict)) else [arg]
+            for leaf in leaves:      # a structured argument: each leaf is mapped over the same axis
+                shape = self._example_shape(np.shape(leaf), position)
+                if not -len(shape) <= axis < len(shape):
+                    raise ValueError(f"vmap in_axes={axis} is out of range for argument {position} "
+                                     f"of rank {len(shape)} (shape {shape})")
+                if sizes.setdefault(position, shape[axis]) != shape[axis]:
+                    raise ValueError(f"vmap got inconsistent batch sizes within argument {position}: "
+                                     f"{sizes[position]} and {shape[axis]}")
         if self.axis_size is not None:
             sizes["axis_size"] = self.axis_size
         if len(set(sizes.values())) > 1:

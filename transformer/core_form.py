@@ -13,6 +13,9 @@ such as ``np.pi`` or ``np.float32``, or a tuple of atoms)::
                | NAME[index] = atom                   setitem (an in-place write)
                | if atom: block [else: block]
                | for NAME in range(atom[, atom[, atom]]): block
+               | for NAME in rt.parallel_range(atom[, atom[, atom]]): block
+                                                      passes independent of each other (vmap's
+                                                      per-example loops); read like range
                | while atom: block                    the condition is recomputed at the end of the body
                | break | continue | return atom | pass
     index     := item | item, item, ...
@@ -210,6 +213,12 @@ def origin_of(stmt) -> tuple[str, int] | None:
     return None
 
 
+def is_range(call: cst.Call) -> bool:
+    """``range(...)`` or ``rt.parallel_range(...)``, the iterables of core-form loops."""
+    return isinstance(call.func, cst.Name) and call.func.value == "range" or \
+        cst.Module([]).code_for_node(call.func) == "rt.parallel_range"
+
+
 class CoreFormViolation(AssertionError):
     pass
 
@@ -251,8 +260,7 @@ def _check_block(stmts):
                 _check_block(stmt.orelse.body.body)
         elif isinstance(stmt, cst.For):
             it = stmt.iter
-            if not (isinstance(stmt.target, cst.Name) and isinstance(it, cst.Call)
-                    and isinstance(it.func, cst.Name) and it.func.value == "range"
+            if not (isinstance(stmt.target, cst.Name) and isinstance(it, cst.Call) and is_range(it)
                     and all(is_atom(a.value) for a in it.args)) or stmt.orelse is not None:
                 _fail(stmt, "for loop not of the form: for NAME in range(atoms)")
             _check_block(stmt.body.body)

@@ -66,6 +66,12 @@ def expand_to(g, x, axis=None, keepdims=False):
     return np.broadcast_to(g, shape).astype(_float_dtype(g), copy=True)
 
 
+# ------------------------------------------------------------- loops
+def parallel_range(*bounds):
+    """``range`` whose passes are independent (vmap's per-example loops): numba runs it as ``prange``."""
+    return range(*bounds)
+
+
 # ------------------------------------------------------------------ the tape
 def stack():
     """An empty tape for one variable: values pushed in the forward sweep."""

@@ -7,18 +7,13 @@ def ode_steps(x0):
     # vmap of: x = x0   [corpus_vmap.py:114]
     x = x0
     # vmap of: t = 0.0   [corpus_vmap.py:115]
-    _t7 = np.asarray(0.0)
-    _t8 = np.expand_dims(_t7, -1)
-    _t9 = np.shape(0.0)
-    _t10 = _t9 + (batch_size,)
-    _t11 = np.broadcast_to(_t8, _t10)
-    _t12 = np.copy(_t11)
-    t = _t12
+    _t7 = np.full((batch_size,), 0.0)
+    t = _t7
     # vmap of: while x > 0.01:   [corpus_vmap.py:116]
     _t0 = x > 0.01
     # strategy: the condition differs per example: loop while any example is active
-    _t13 = _t0 != 0
-    active = _t13
+    _t8 = _t0 != 0
+    active = _t8
     any_active = np.any(active)
     while any_active:
         # vmap of: x = x - 0.1 * x * (1.0 + math.sin(t))   [corpus_vmap.py:117]
@@ -26,17 +21,17 @@ def ode_steps(x0):
         _t2 = np.sin(t)
         _t3 = 1.0 + _t2
         _t4 = _t1 * _t3
-        _t14 = x - _t4
-        x = np.where(active, _t14, x)
+        _t9 = x - _t4
+        x = np.where(active, _t9, x)
         # vmap of: t = t + 0.1   [corpus_vmap.py:118]
-        _t15 = t + 0.1
-        t = np.where(active, _t15, t)
+        _t10 = t + 0.1
+        t = np.where(active, _t10, t)
         # vmap of: again: while x > 0.01:   [corpus_vmap.py:116]
-        _t16 = x > 0.01
-        _t0 = np.where(active, _t16, _t0)
-        _t17 = _t0 != 0
-        active = np.logical_and(active, _t17)
+        _t11 = x > 0.01
+        _t0 = np.where(active, _t11, _t0)
+        _t12 = _t0 != 0
+        active = np.logical_and(active, _t12)
         any_active = np.any(active)
     # vmap of: return t   [corpus_vmap.py:119]
-    _t18 = np.moveaxis(t, -1, 0)
-    return _t18
+    _t13 = np.moveaxis(t, -1, 0)
+    return _t13

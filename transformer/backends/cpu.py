@@ -15,7 +15,7 @@ from numba.core import errors as numba_errors
 
 from ..emit import MODULE_PREAMBLE, user_location_in
 from ..errors import CompileError
-from . import numba_lowering, numba_runtime
+from . import numba_lowering, numba_parallel, numba_runtime
 
 NAME = "cpu"
 PREAMBLE = MODULE_PREAMBLE + "from transformer.backends import numba_lowering as nl\n" + "from numba.typed import List\n"
@@ -23,7 +23,8 @@ PREAMBLE = MODULE_PREAMBLE + "from transformer.backends import numba_lowering as
 
 def source(core):
     core = numba_runtime.lower(numba_lowering.lower(core))   # rt.* helpers: typed tapes; overloads do the rest
-    return core.code(), PREAMBLE
+    core, parallel_import = numba_parallel.lower(core)       # vmap's per-example loops -> prange
+    return core.code(), PREAMBLE + parallel_import
 
 
 _QUIET_DIRECTORIES: set = set()
@@ -41,7 +42,7 @@ def _quiet_performance_advice(directory) -> None:
 
 def finish(function, path):
     _quiet_performance_advice(path.parent)
-    dispatcher = numba.njit(cache=True)(function)
+    dispatcher = numba.njit(cache=True, parallel=numba_parallel.is_parallel(function))(function)
 
     @functools.wraps(function)
     def compiled(*args):

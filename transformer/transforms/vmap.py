@@ -22,6 +22,7 @@ from .. import core_form as cf
 from .. import primitives, rules
 from ..core_form import CoreFunction
 from ..errors import Location, TransformError
+from ..exits import structure_exits
 from ..normalize import apply_template
 from . import register
 
@@ -36,6 +37,11 @@ def vmap_transform(core: CoreFunction, in_axes=(), out_axes=0, axis_name=None, a
 
 def _is_batched(state) -> bool:
     return any(_is_batched(s) for s in state) if isinstance(state, tuple) else bool(state)
+
+
+def _all_batched(state):
+    """The state of a value assigned under a per-example condition: every element batched."""
+    return tuple(_all_batched(s) for s in state) if isinstance(state, tuple) else True
 
 
 def _merge(old, new):
@@ -90,6 +96,13 @@ def _index_atoms(index) -> list:
     return atoms
 
 
+def _is_flag_break(stmt) -> bool:
+    """``if flag: break``, the one way ``exits.structure_exits`` leaves a loop."""
+    return isinstance(stmt, cst.If) and stmt.orelse is None and isinstance(stmt.test, cst.Name) and \
+        len(stmt.body.body) == 1 and isinstance(stmt.body.body[0], cst.SimpleStatementLine) and \
+        isinstance(stmt.body.body[0].body[0], cst.Break)
+
+
 def _full_slice() -> cst.SubscriptElement:
     return cst.SubscriptElement(cst.Slice(lower=None, upper=None))
 
@@ -139,7 +152,8 @@ class _Batcher:
         self.out: list = []
         self.mask: str | None = None
         self.defined: set = set()
-        self.masked_loops: list = []     # (entry mask, names read outside, next-pass emitter, reads) per masked loop
+        self.loops: list = []            # (entry mask, names read outside, reads) per enclosing loop
+        self.first_store_flags: list = []  # set at the start: has this name no value yet?
         self.branch_reads: list = []     # per enclosing batched branch: the names it reads
         self.origin: Location | None = None
         self.comment: str | None = None
@@ -151,9 +165,13 @@ class _Batcher:
         if len(params) != len(self.in_axes):
             raise ValueError(f"in_axes has {len(self.in_axes)} entries but {self.core.name} takes "
                              f"{len(params)} arguments")
-        for param, axis in zip(params, self.in_axes):
-            self.state[param] = axis is not None
         self._infer_to_fixpoint()
+        if self._has_batched_exit(self.core.node.body.body, False, False):
+            # Exits that differ per example become flags (one return at the end, loops
+            # leaving only through a final `if flag: break`); a flag is then one more mask.
+            self.core = structure_exits(self.core)
+            self.all_reads = _reads(self.core.node.body)
+            self._infer_to_fixpoint()
         self.batch_size = self.scope.claim("batch_size")
         self.defined = set(params) | {self.batch_size}
         entry = []
@@ -174,12 +192,14 @@ class _Batcher:
         entry[0] = cf.with_comment(entry[0], "# vmap: every batched argument keeps its batch axis last "
                                              "(per-example values broadcast right-aligned)")
         body = self.block(self.core.node.body.body)
+        entry += [cf.assign(flag, cst.Name("True")) for flag in self.first_store_flags]
         self.core.node = self.core.node.with_changes(body=cf.block(entry + body))
         cf.check(self.core.node)
         return self.core
 
     # ------------------------------------------------------------ analysis
     def _infer_to_fixpoint(self):
+        self.state = {param: axis is not None for param, axis in zip(self.core.params, self.in_axes)}
         while True:
             before = dict(self.state)
             self._infer(self.core.node.body.body, False)
@@ -224,8 +244,8 @@ class _Batcher:
                     target, value = small.targets[0].target, small.value
                     if isinstance(target, cst.Name):
                         state = self._value_state(value)
-                        if under_batched and not isinstance(state, tuple):
-                            state = True
+                        if under_batched:
+                            state = _all_batched(state)
                         self._mark(target.value, state)
                     elif under_batched or _is_batched(self._atom_state(value)) or \
                             any(_is_batched(self._atom_state(a)) for a in _index_atoms(target.slice)):
@@ -236,15 +256,55 @@ class _Batcher:
                 if stmt.orelse is not None:
                     self._infer(stmt.orelse.body.body, inner)
             elif isinstance(stmt, cst.While):
-                self._infer(stmt.body.body, under_batched or _is_batched(self._atom_state(stmt.test)))
+                self._infer(stmt.body.body, under_batched or self._is_masked_loop(stmt))
             elif isinstance(stmt, cst.For):
-                bounds = [a.value for a in stmt.iter.args]
-                batched_bounds = any(_is_batched(self._atom_state(b)) for b in bounds)
-                if batched_bounds:
-                    self._mark(stmt.target.value, True)
-                else:
-                    self._mark(stmt.target.value, False)
-                self._infer(stmt.body.body, under_batched or batched_bounds)
+                self._mark(stmt.target.value, self._counts_per_example(stmt))
+                self._infer(stmt.body.body, under_batched or self._is_masked_loop(stmt))
+
+    def _exit_flags(self, loop) -> list:
+        """The flags of the final ``if flag: break`` statements of a loop (``exits.structure_exits``)."""
+        flags = []
+        for stmt in reversed(loop.body.body):
+            if not _is_flag_break(stmt):
+                break
+            flags.append(stmt.test)
+        return flags[::-1]
+
+    def _is_masked_loop(self, loop) -> bool:
+        """Whether examples leave ``loop`` after different passes."""
+        if any(_is_batched(self._atom_state(flag)) for flag in self._exit_flags(loop)):
+            return True
+        if isinstance(loop, cst.While):
+            return _is_batched(self._atom_state(loop.test))
+        return any(_is_batched(self._atom_state(a.value)) for a in loop.iter.args)
+
+    def _counts_per_example(self, loop: cst.For) -> bool:
+        """Whether a for loop's index differs per example: batched bounds, or an index read after
+        a loop that examples leave at different passes (each keeps the index it left with)."""
+        if any(_is_batched(self._atom_state(a.value)) for a in loop.iter.args):
+            return True
+        return self._is_masked_loop(loop) and loop.target.value in self.read_outside(loop)
+
+    def _has_batched_exit(self, stmts, function_masked: bool, loop_masked: bool) -> bool:
+        """Whether a return (a break, a continue) is reached under a condition that differs per example
+        since the function's (the loop's) start."""
+        for stmt in stmts:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                small = stmt.body[0]
+                if isinstance(small, cst.Return) and function_masked or \
+                        isinstance(small, (cst.Break, cst.Continue)) and loop_masked:
+                    return True
+            elif isinstance(stmt, cst.If):
+                batched = _is_batched(self._atom_state(stmt.test))
+                branches = [stmt.body.body] + ([stmt.orelse.body.body] if stmt.orelse is not None else [])
+                if any(self._has_batched_exit(b, function_masked or batched, loop_masked or batched)
+                       for b in branches):
+                    return True
+            elif isinstance(stmt, (cst.For, cst.While)):
+                masked = self._is_masked_loop(stmt)
+                if self._has_batched_exit(stmt.body.body, function_masked or masked, masked):
+                    return True
+        return False
 
     def _own_axis(self, prim, args) -> bool:
         name_atom = args[-1] if args else None
@@ -306,12 +366,8 @@ class _Batcher:
         if isinstance(small, cst.Pass):
             return
         if isinstance(small, (cst.Break, cst.Continue)):
-            if self.masked_loops and self.mask != self.masked_loops[-1][0]:
-                kind = "break" if isinstance(small, cst.Break) else "continue"
-                raise self.error(f"{kind} under a condition that differs between examples cannot be batched yet",
-                                 "compute a flag and make it part of the loop condition")
-            if isinstance(small, cst.Continue) and self.masked_loops:
-                self.masked_loops[-1][2]()      # the next pass's mask, before skipping to it
+            if self.mask is not None:      # run() turned exits under batched conditions into flags
+                raise self.error(f"internal: {type(small).__name__.lower()} left under a batched condition")
             self.emit(cf.statement(small))
             return
         if isinstance(small, cst.Return):
@@ -328,10 +384,16 @@ class _Batcher:
     def store(self, name: str, expr, batched):
         target_state = self.state.get(name, False)
         if isinstance(target_state, tuple):
-            if self.mask is not None:
-                raise self.error(f"the tuple {name!r} is assigned under a condition that differs between "
-                                 f"examples", "assign its elements to separate names")
-            self.assign(name, self.batched_tuple(expr, batched, target_state))
+            expr = self.batched_tuple(expr, batched, target_state)
+            if self.mask is not None and (self.loops or any(isinstance(s, tuple) for s in target_state)):
+                raise self.error(f"the tuple {name!r} is assigned in a loop whose passes differ between examples "
+                                 f"(or nests tuples)", "assign its elements to separate names")
+            if self.mask is not None and name in self.defined:     # element by element, as for arrays
+                old = [self.temp_of(cst.Subscript(cst.Name(name), _index([cst.SubscriptElement(
+                    cst.Index(cf.literal(i)))]))) for i in range(len(target_state))]
+                expr = cf.tuple_of([self.temp_of(cf.call("np.where", [cst.Name(self.mask), el.value, o]))
+                                    for el, o in zip(expr.elements, old)])
+            self.assign(name, expr)
             self.defined.add(name)
             return
         if not target_state:
@@ -339,23 +401,49 @@ class _Batcher:
             self.defined.add(name)
             return
         if self.mask is None or name not in self.defined:
-            if self.mask is not None and self.masked_loops:
-                entry_mask, read_outside, _, loop_reads = self.masked_loops[-1]
-                # Safe when no example can read a value another pass left behind: the name is
-                # not read after the loop, and if this is a branch, only read inside it.
+            if self.mask is not None and self.loops:
+                entry_mask, read_outside, loop_reads = self.loops[-1]
+                # A plain first assignment runs on every pass, for every example: safe only when no
+                # example can read a value another pass left behind -- the name is not read after
+                # the loop, and if this is a branch, only read inside it.
                 branch_only = self.mask == entry_mask or \
                     self.branch_reads and self.branch_reads[-1].get(name, 0) == loop_reads.get(name, 0)
                 if not branch_only or name in read_outside:
-                    raise self.error(f"{name!r} is first assigned inside a loop whose passes differ between "
-                                     f"examples", f"give {name} a value before the loop")
+                    self.first_store_in_loop(name, expr, batched)
+                    return
             if not _is_batched(batched):
                 expr = self.broadcast(self.temp_of(expr))
             self.assign(name, expr)
         else:
-            atom = self.temp_of(expr)
-            if not _is_batched(batched) and not _is_literal(atom):
-                atom = self.template(_templates().align, x=atom)
-            self.assign(name, cf.call("np.where", [cst.Name(self.mask), atom, cst.Name(name)]))
+            self.assign(name, self.masked(expr, batched, name))
+        self.defined.add(name)
+
+    def masked(self, expr, batched, name):
+        """``np.where(mask, expr, name)``: the new value for the active examples only."""
+        atom = self.temp_of(expr)
+        if not _is_batched(batched) and not _is_literal(atom):
+            atom = self.template(_templates().align, x=atom)
+        return cf.call("np.where", [cst.Name(self.mask), atom, cst.Name(name)])
+
+    def first_store_in_loop(self, name, expr, batched):
+        """The first assignment, under a mask, of a name inside a loop that is read outside it.
+
+        Its first run gives every example the value (an example that never assigns it
+        never reads it), later runs only the active ones.  A flag set at the function's
+        start says which; it keeps the variable one type for numba, which also needs the
+        first branch to be the one that defines it.
+        """
+        fresh = self.scope.claim(f"{name}_fresh")
+        self.first_store_flags.append(fresh)
+        atom = self.temp_of(expr)
+        saved, self.out = self.out, []
+        self.assign(name, atom if _is_batched(batched) else self.broadcast(atom))
+        self.assign(fresh, cst.Name("False"))
+        first, self.out = self.out, []
+        self.assign(name, self.masked(atom, batched, name))
+        later, self.out = self.out, saved
+        self.emit(cf.with_comment(cst.If(test=cst.Name(fresh), body=cf.block(first), orelse=cst.Else(cf.block(later))),
+                                  f"# {name} is first given a value inside a loop whose passes differ per example"))
         self.defined.add(name)
 
     def batched_tuple(self, expr, batched, target_state):
@@ -373,6 +461,10 @@ class _Batcher:
         return cf.tuple_of(elements)
 
     def broadcast(self, atom):
+        """An unbatched value given to every example."""
+        if _is_literal(atom) and not isinstance(atom, (cst.Tuple, cst.SimpleString)) and \
+                not (isinstance(atom, cst.Name) and atom.value == "None"):
+            return self.temp_of(cf.call("np.full", [cf.tuple_of([cst.Name(self.batch_size)]), atom]))
         return self.template(_templates().broadcast_batch, x=atom, batch_size=cst.Name(self.batch_size))
 
     def setitem(self, target: cst.Subscript, value):
@@ -411,9 +503,9 @@ class _Batcher:
             self.emit(write)
         body, self.out = self.out, saved
         self.comment = comment
-        self.emit(cf.with_comment(cst.For(target=cst.Name(example), iter=cf.call("range", [cst.Name(self.batch_size)]),
-                                          body=cf.block(body)),
-                                  "# strategy: a loop over the examples (the index differs per example)"))
+        self.emit(cf.with_comment(cst.For(target=cst.Name(example), iter=cf.call("rt.parallel_range", [
+            cst.Name(self.batch_size)]), body=cf.block(body)),
+            "# strategy: a loop over the examples, run in parallel where compiled (the index differs per example)"))
 
     # --------------------------------------------------------------- values
     def batched_value(self, value):
@@ -441,10 +533,10 @@ class _Batcher:
             raise self.error(f"the {', '.join(k for k, _ in keywords)} argument of {prim.spelling} differs "
                              f"between examples", "keep axis and shape arguments the same for every example")
         method = getattr(self, f"rule_{strategy}")
-        return method(prim, rule, args, dict(keywords), states), True
+        return method(prim, rule, args, dict(keywords), states), strategy != "query"   # shapes: one per batch
 
     def rule_elementwise(self, prim, rule, args, keywords, states):
-        if prim.name == "logical_not":     # Python's `not` of an array is an error; per example it is `== 0`
+        if prim.name == "not":     # Python's `not` of an array is an error; per example it is `== 0`
             return cst.Comparison(args[0], [cst.ComparisonTarget(cst.Equal(), cf.literal(0))])
         aligned = [a if _is_batched(s) or _is_literal(a) else self.template(rule, x=a) for a, s in zip(args, states)]
         return cf.apply_primitive(prim, aligned, list(keywords.items()))
@@ -611,8 +703,9 @@ class _Batcher:
                                                            cst.SubscriptElement(cst.Index(cst.Name(example)))])),
                             item))
         body, self.out = self.out, saved
-        self.emit(cf.with_comment(cst.For(target=cst.Name(example), iter=cf.call("range", [
-            cf.literal(1), cst.Name(self.batch_size)]), body=cf.block(body)), f"# strategy: a loop over the examples: {why}"))
+        self.emit(cf.with_comment(cst.For(target=cst.Name(example), iter=cf.call("rt.parallel_range", [
+            cf.literal(1), cst.Name(self.batch_size)]), body=cf.block(body)),
+            f"# strategy: a loop over the examples, run in parallel where compiled: {why}"))
         return result
 
     def collective(self, prim, args):
@@ -653,7 +746,7 @@ class _Batcher:
             self.comment = comment
             self.emit(cst.If(test=stmt.test, body=cf.block(body), orelse=orelse))
             return
-        self.comment = (self.comment + "\n" if self.comment else "") + "# strategy: the condition differs per example: run both branches, keep each example's own"
+        self.add_comment("# strategy: the condition differs per example: run both branches, keep each example's own")
         outer = self.mask
         taken = self.batched_condition(stmt.test)
         skipped = None
@@ -672,56 +765,57 @@ class _Batcher:
         self.mask = outer
 
     def while_statement(self, stmt: cst.While):
-        if not _is_batched(self._atom_state(stmt.test)):
-            comment, self.comment = self.comment, None
-            body = self.block(stmt.body.body)
-            self.comment = comment
-            self.emit(cst.While(test=stmt.test, body=cf.block(body)))
+        if not self._is_masked_loop(stmt):
+            self.plain_loop(stmt)
             return
-        self.comment = (self.comment + "\n" if self.comment else "") + "# strategy: the condition differs per example: loop while any example is active"
-        outer = self.mask
+        self.add_comment("# strategy: the condition differs per example: loop while any example is active")
         active = self.scope.claim("active")
-        self.assign(active, cst.Name(self.batched_condition(stmt.test)))
-        going = self.scope.claim("any_active")
-        self.assign(going, cf.call("np.any", [cst.Name(active)]))
+        forever = isinstance(stmt.test, cst.Name) and stmt.test.value == "True"   # left only by breaks
+        if forever:
+            self.assign(active, self.all_active())
+        else:
+            entry = self.batched_condition(stmt.test)
+            if not _is_batched(self._atom_state(stmt.test)) and self.mask is None:
+                entry = self.broadcast(cst.Name(entry)).value
+            self.assign(active, cst.Name(entry))
 
         def next_pass():
+            if forever:
+                return
             condition = self.temp_of(cst.Comparison(stmt.test, [cst.ComparisonTarget(cst.NotEqual(), cf.literal(0))]))
             self.assign(active, cf.call("np.logical_and", [cst.Name(active), condition]))
-            self.assign(going, cf.call("np.any", [cst.Name(active)]))
 
-        self.mask = active
-        self.masked_loops.append((active, self.read_outside(stmt), next_pass, _reads(stmt.body)))
-        saved, self.out = self.out, []
-        for inner in stmt.body.body:
-            self.statement(inner)
-        next_pass()
-        body, self.out = self.out, saved
-        self.masked_loops.pop()
-        self.mask = outer
-        self.emit(cst.While(test=cst.Name(going), body=cf.block(body)))
+        going, body = self.masked_body(stmt, active, None, next_pass)
+        self.emit(cst.While(test=going, body=cf.block(body)))
 
     def for_statement(self, stmt: cst.For):
-        bounds = [a.value for a in stmt.iter.args]
+        if not self._is_masked_loop(stmt):
+            self.plain_loop(stmt)
+            return
         index = stmt.target.value
-        if not any(_is_batched(self._atom_state(b)) for b in bounds):
-            comment, self.comment = self.comment, None
-            body = self.block(stmt.body.body)
-            self.comment = comment
+        if not self._counts_per_example(stmt):
+            # Examples leave early (per-example breaks) but count alike: a Python loop over the
+            # same range, its body masked, left once no example is active.
+            self.add_comment("# strategy: examples leave this loop at different passes: mask the ones that left")
+            active = self.scope.claim("active")
+            self.assign(active, self.all_active())
             self.defined.add(index)
+            going, body = self.masked_body(stmt, active, None, lambda: None)
+            stop = self.scope.temp()
+            body.append(cf.assign(stop, cst.UnaryOperation(cst.Not(), going)))
+            body.append(cst.If(test=cst.Name(stop), body=cf.block([cf.statement(cst.Break())])))
             self.emit(stmt.with_changes(body=cf.block(body)))
             return
+        bounds = [a.value for a in stmt.iter.args]
         start, stop, step = ([cf.literal(0)] + bounds + [cf.literal(1)])[:3] if len(bounds) == 1 else \
             (bounds + [cf.literal(1)])[:3]
         if _is_batched(self._atom_state(step)):
             raise self.error("a range step that differs between examples cannot be batched")
-        self.comment = (self.comment + "\n" if self.comment else "") + "# strategy: the bounds differ per example: count per example while any is active"
+        self.add_comment("# strategy: the loop index differs per example: count per example while any is active")
         counter = self.scope.claim(f"{index}_next")
         first = start if _is_batched(self._atom_state(start)) else self.broadcast(start)
         self.assign(counter, cf.call("np.copy", [first]))
-        outer = self.mask
         active = self.scope.claim("active")
-        going = self.scope.claim("any_active")
 
         def in_range():
             below = cf.call("np.where", [self.temp_of(cst.Comparison(step, [cst.ComparisonTarget(
@@ -731,25 +825,61 @@ class _Batcher:
             return self.temp_of(below)
 
         within = in_range()
-        self.assign(active, within if outer is None else cf.call("np.logical_and", [cst.Name(outer), within]))
-        self.assign(going, cf.call("np.any", [cst.Name(active)]))
+        self.assign(active, within if self.mask is None else cf.call("np.logical_and", [cst.Name(self.mask), within]))
 
         def next_pass():
             self.assign(counter, cst.BinaryOperation(cst.Name(counter), cst.Add(), step))
             self.assign(active, cf.call("np.logical_and", [cst.Name(active), in_range()]))
-            self.assign(going, cf.call("np.any", [cst.Name(active)]))
 
-        self.mask = active
-        self.masked_loops.append((active, self.read_outside(stmt), next_pass, _reads(stmt.body)))
+        going, body = self.masked_body(stmt, active, (index, counter), next_pass)
+        self.emit(cst.While(test=going, body=cf.block(body)))
+
+    def all_active(self):
+        """A mask of the examples running this code: a copy of the current mask, or all."""
+        if self.mask is not None:
+            return cf.call("np.copy", [cst.Name(self.mask)])
+        return cf.call("np.full", [cf.tuple_of([cst.Name(self.batch_size)]), cst.Name("True")])
+
+    def plain_loop(self, stmt):
+        """A loop every example runs through alike: ordinary Python."""
+        comment, self.comment = self.comment, None
+        if isinstance(stmt, cst.For):
+            self.defined.add(stmt.target.value)
+        self.loops.append((self.mask, self.read_outside(stmt), _reads(stmt.body)))
+        body = self.block(stmt.body.body)
+        self.loops.pop()
+        self.comment = comment
+        self.emit(stmt.with_changes(body=cf.block(body)))
+
+    def masked_body(self, loop, active, index_store, next_pass) -> tuple[cst.Name, list]:
+        """``loop``'s body under the mask ``active``, and the name that says whether any example
+        is still active (set before the loop and at the end of each pass).
+
+        Examples leave when the loop's own condition says so (``next_pass``) or when a flag of
+        a final ``if flag: break`` is set for them (``exits.structure_exits`` left those).
+        """
+        going = self.scope.claim("any_active")
+        self.assign(going, cf.call("np.any", [cst.Name(active)]))
+        flags = self._exit_flags(loop)
+        outer, self.mask = self.mask, active
+        self.loops.append((active, self.read_outside(loop), _reads(loop.body)))
         saved, self.out = self.out, []
-        self.store(index, cst.Name(counter), True)
-        for inner in stmt.body.body:
+        if index_store is not None:
+            self.store(index_store[0], cst.Name(index_store[1]), True)
+        for inner in loop.body.body[:len(loop.body.body) - len(flags)]:
             self.statement(inner)
+        for flag in flags:
+            stays = self.temp_of(cst.Comparison(flag, [cst.ComparisonTarget(cst.Equal(), cf.literal(0))]))
+            self.assign(active, cf.call("np.logical_and", [cst.Name(active), stays]))
         next_pass()
+        self.assign(going, cf.call("np.any", [cst.Name(active)]))
         body, self.out = self.out, saved
-        self.masked_loops.pop()
+        self.loops.pop()
         self.mask = outer
-        self.emit(cst.While(test=cst.Name(going), body=cf.block(body)))
+        return cst.Name(going), body
+
+    def add_comment(self, line):
+        self.comment = (self.comment + "\n" if self.comment else "") + line
 
     def read_outside(self, loop) -> set:
         inside = _reads(loop)
@@ -757,16 +887,14 @@ class _Batcher:
 
     # --------------------------------------------------------------- return
     def return_statement(self, small: cst.Return):
-        if self.mask is not None:
-            raise self.error("return under a condition that differs between examples cannot be batched yet",
-                             "assign the result to a variable and return it once, at the end")
+        if self.mask is not None:      # run() turned returns under batched conditions into flags
+            raise self.error("internal: return left under a batched condition")
         value = small.value if small.value is not None else cst.Name("None")
         state = self._atom_state(value)
         out_axes = self.out_axes
         if isinstance(out_axes, tuple):
             if isinstance(value, cst.Name) and isinstance(state, tuple):
-                value = cf.tuple_of([self.temp_of(cst.Subscript(value, _index([cst.SubscriptElement(
-                    cst.Index(cf.literal(i)))]))) for i in range(len(state))])
+                value = cf.tuple_of(self.elements(value, state))
             if not isinstance(value, cst.Tuple) or len(value.elements) != len(out_axes):
                 raise ValueError(f"out_axes {out_axes!r} does not match the function's output")
             results = [self.output(el.value, axis) for el, axis in zip(value.elements, out_axes)]
@@ -775,12 +903,19 @@ class _Batcher:
         if isinstance(value, cst.Tuple):
             result = cf.tuple_of([self.output(el.value, out_axes) for el in value.elements])
         elif isinstance(state, tuple):
-            parts = [self.temp_of(cst.Subscript(value, _index([cst.SubscriptElement(cst.Index(cf.literal(i)))])))
-                     for i in range(len(state))]
-            result = cf.tuple_of([self.output(p, out_axes) for p in parts])
+            result = cf.tuple_of([self.output(p, out_axes) for p in self.elements(value, state)])
         else:
             result = self.output(value, out_axes)
         self.emit(cf.statement(cst.Return(result)))
+
+    def elements(self, name, state) -> list:
+        """Atoms for the elements of the tuple ``name``, batched as its elements are."""
+        atoms = []
+        for i, element_state in enumerate(state):
+            atom = self.temp_of(cst.Subscript(name, _index([cst.SubscriptElement(cst.Index(cf.literal(i)))])))
+            self.state[atom.value] = element_state
+            atoms.append(atom)
+        return atoms
 
     def output(self, atom, axis):
         batched = _is_batched(self._atom_state(atom))
