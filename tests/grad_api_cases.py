@@ -1,6 +1,8 @@
 """User functions for the reverse-mode API tests."""
 import numpy as np
 
+import transformer as tr
+
 
 def loss_with_aux(w, x):
     pred = np.tanh(x @ w)
@@ -42,3 +44,26 @@ def tuple_params(ab, x):
 
 
 square_lambda = lambda x: np.sum(x * x)  # noqa: E731
+
+
+def sgd_step(w, x):
+    """A training step that calls tr.grad inside the function being transformed."""
+    g = tr.grad(tanh_loss)(w, x)
+    return w - 0.1 * g
+
+
+def tanh_loss(w, x):
+    return np.sum(np.tanh(x @ w) ** 2)
+
+
+def gradient_norm(x):
+    g = tr.grad(sin_energy)(x)
+    return np.sum(g * g)
+
+
+def sin_energy(x):
+    return np.sum(np.sin(x) * x)
+
+
+def second_argument_gradient(a, b):
+    return tr.grad(two_args, argnums=1)(a, b) * 2.0

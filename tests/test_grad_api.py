@@ -139,3 +139,25 @@ def test_decorator_forms_and_lambdas():
 def test_float32_gradients_stay_float32():
     x = np.array([0.5, 1.5], dtype=np.float32)
     assert tr.grad(cases.two_args)(x, x).dtype == np.float32
+
+
+def test_grad_called_inside_transformed_code_is_inlined():
+    w, x = np.full(3, 0.3), np.arange(6.0).reshape(2, 3) / 5
+    expected = cases.sgd_step(w, x)              # plain Python: tr.grad runs as a call
+    np.testing.assert_allclose(tr.jit(cases.sgd_step)(w, x), expected)
+    np.testing.assert_allclose(tr.jit(cases.sgd_step, target="python")(w, x), expected)
+    assert "grad_tanh_loss_w_bar" in tr.show(tr.jit(cases.sgd_step, target="python"))
+    a, b = np.array([1.0, 2.0]), np.array([3.0, -1.0])
+    np.testing.assert_allclose(tr.jit(cases.second_argument_gradient)(a, b), 4 * a * b)
+
+
+def test_grad_of_a_function_that_calls_grad():
+    x = np.array([0.3, 1.0, -0.7])
+    np.testing.assert_allclose(tr.grad(cases.gradient_norm)(x),
+                               central_difference_grad(cases.gradient_norm, (x,)), rtol=1e-6)
+
+
+def test_vmap_of_a_function_that_calls_grad():
+    w, xs = np.full(3, 0.3), np.random.default_rng(0).normal(size=(4, 2, 3))
+    batched = tr.vmap(cases.sgd_step, in_axes=(None, 0))(w, xs)
+    np.testing.assert_allclose(batched, np.stack([cases.sgd_step(w, x) for x in xs]))

@@ -67,6 +67,7 @@ class Fence(cst.CSTVisitor):
         # Names and attributes read as values; a call's callee and keyword names are not values.
         self._loads = _loaded_nodes(uf.node)
         self._not_values: set = set()
+        self._transform_calls: set = set()      # tr.grad(f) inside tr.grad(f)(x): checked as a whole
 
     def refuse(self, node, what: str, hint: str):
         raise TransformError(f"{what} is not supported in transformed functions",
@@ -196,9 +197,19 @@ class Fence(cst.CSTVisitor):
                 self.refuse(arg, f"{arg.star}-unpacking in a call", "pass the arguments one by one")
         self._not_values.add(node.func)
         self._not_values.update(arg.keyword for arg in node.args if arg.keyword is not None)
-        if node in self._for_iters:
+        if node in self._for_iters or node in self._transform_calls:
             return
         func = node.func
+        if isinstance(func, cst.Call):     # tr.grad(loss)(w, x): a transform applied in the code
+            try:
+                made = resolve.transform_of_call(func, self.uf.lookup, self.locals)
+            except (ValueError, TypeError) as err:
+                self.refuse(func, f"this transform call ({err})", "write tr.grad(f, argnums=...) with literals")
+            if made is None:
+                self.refuse(func, "calling the result of a call", "assign it in the caller and pass it in")
+            self._transform_calls.add(func)
+            self._not_values.update(arg.value for arg in func.args)
+            return
         if isinstance(func, cst.Attribute):
             r = resolve.resolve(func, self.uf.lookup, self.locals)
             # x.sum() on a local, or (a + b).sum() on any expression: a method of an array

@@ -16,6 +16,7 @@ from . import core_form as cf
 from . import fence, methods, primitives, resolve, source
 from .core_form import CoreFunction
 from .custom import custom_jvp, custom_vjp
+from .exits import structure_exits
 from .errors import TransformError
 from .naming import NameScope
 
@@ -511,6 +512,9 @@ class _Normalizer:
     # ----------------------------------------------------------------- calls
     def call(self, node: cst.Call, discard=False):
         func = node.func
+        if isinstance(func, cst.Call):       # tr.grad(loss)(w, x), checked by the fence
+            made = resolve.transform_of_call(func, self.uf.lookup, self.locals)
+            return self.inline_transformed(node, made)
         r = resolve.resolve(func, self.uf.lookup, self.locals)
         if isinstance(func, cst.Attribute) and (r.kind == "local" or resolve.dotted_name(func.value) is None):
             return self.method_call(node)
@@ -571,8 +575,7 @@ class _Normalizer:
         base = getattr(fn, "__transformer_fn__", None)
         if base is not None:
             if getattr(fn, "steps", ()):
-                raise self.error(node, f"calling {fn!r} inside a transformed function is not supported yet",
-                                 "call the plain function, or transform the caller instead")
+                return self.inline_transformed(node, fn)
             fn = base   # jit inside jit: the helper is inlined and compiled with its caller
         if fn.__code__ in self.stack:
             cycle = " -> ".join(c.co_name for c in self.stack + (fn.__code__,))
@@ -586,6 +589,34 @@ class _Normalizer:
                 raise self.error(node, f"{fn.__name__}() returns nothing, but its result is used")
             return cst.Name("None")
         return result
+
+    def inline_transformed(self, node: cst.Call, fn):
+        """``tr.grad(loss)(w, x)`` called inside transformed code: inline the
+        generated function's core form, so ``pmean(grad(loss)(w, x), "i")``
+        under pmap, or ``grad`` inside ``vmap``, are one function."""
+        from . import staging       # staging imports this module
+        positional = [a for a in node.args if a.keyword is None]
+        if len(positional) != len(node.args):
+            raise self.error(node, f"pass the arguments of {fn!r} by position inside transformed code")
+        callee = staging.make_core(fn.__transformer_fn__, fn.steps)
+        structure_exits(callee)
+        atoms = [self.atom(a.value) for a in positional]
+        if len(atoms) != len(callee.params):
+            raise self.error(node, f"{fn!r} takes {len(callee.params)} arguments here, got {len(atoms)}")
+        prefix = staging.entry_name(staging.base_name_of(fn.__transformer_fn__), fn.steps)
+        rename = {}
+        for name in sorted(_names_in(callee.node) | set(callee.constants)):
+            rename[name] = self.scope.claim(f"{prefix}_{name}") if not name.startswith("_t") else self.temp()
+        for name, value in callee.constants.items():
+            self.core.constants[rename[name]] = value
+        self.core.functions.update(callee.functions)
+        self.core.sources.update(callee.sources)
+        for param, atom in zip(callee.params, atoms):
+            self.assign(rename[param], atom)
+        body = [stmt.visit(_RenameNames(rename)) for stmt in callee.node.body.body]
+        *statements, last = body
+        self.out.extend(statements)
+        return last.body[0].value
 
     def custom_vjp_call(self, node: cst.Call, fn: custom_vjp):
         """``y = f(x)`` for a custom_vjp ``f``: inline its forward rule, and mark the
@@ -733,6 +764,49 @@ def _pair(norm, target):
             not isinstance(target.elements[0].value, cst.Name):
         raise norm.error(target, "enumerate() unpacks into two names: for i, value in enumerate(x)")
     return target.elements[0].value, target.elements[1].value
+
+
+class _NameCollector(cst.CSTVisitor):
+    def __init__(self):
+        self.names: set[str] = set()
+
+    def visit_Name(self, node):
+        self.names.add(node.value)
+
+    def visit_Attribute(self, node):
+        node.value.visit(self)
+        return False          # np.sin: 'sin' is no variable
+
+
+_MODULE_NAMES = {"np", "math", "rt", "lax", "nl", "len", "float", "int", "bool", "range", "True", "False", "None"}
+
+
+def _names_in(func: cst.FunctionDef) -> set[str]:
+    """The variables of a core-form function (not the modules and builtins it calls)."""
+    collector = _NameCollector()
+    func.params.visit(collector)
+    func.body.visit(collector)
+    return collector.names - _MODULE_NAMES
+
+
+class _RenameNames(cst.CSTTransformer):
+    def __init__(self, rename):
+        self.rename = rename
+
+    def leave_Name(self, original, updated):
+        new = self.rename.get(updated.value)
+        return cst.Name(new) if new else updated
+
+    def visit_Attribute(self, node):
+        return True
+
+    def leave_Attribute(self, original, updated):
+        # keep np.sin as it is: only the base of an attribute can be a variable
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original, updated):
+        # keyword names (axis=...) are no variables
+        return updated.with_changes(keyword=original.keyword)
 
 
 def _is_docstring(stmt) -> bool:

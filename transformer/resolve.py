@@ -143,3 +143,37 @@ def local_names(func: cst.FunctionDef) -> set[str]:
     visitor = _LocalNames()
     func.visit(visitor)
     return visitor.names
+
+
+# ----------------------------------------------------- transforms in user code
+def transform_of_call(node: cst.Call, lookup, local_names):
+    """The transformed function ``tr.grad(loss, argnums=1)`` builds, evaluated
+    now, if ``node`` is such a call; None if it is not a transform.
+
+    Only the transforms that return a function are accepted, applied to user
+    functions (or transformed ones) and literal options.
+    """
+    import ast
+
+    import transformer
+    makers = {getattr(transformer, name) for name in ("grad", "value_and_grad", "vmap", "jit")
+              if hasattr(transformer, name)}
+    r = resolve(node.func, lookup, local_names)
+    if r.value not in makers:
+        return None
+    args, kwargs = [], {}
+    for arg in node.args:
+        target = resolve(arg.value, lookup, local_names) if dotted_name(arg.value) else None
+        if target is not None and target.kind == "user":
+            value = target.value
+        else:
+            try:
+                value = ast.literal_eval(cst.Module([]).code_for_node(arg.value))
+            except (ValueError, SyntaxError):
+                raise ValueError(f"{cst.Module([]).code_for_node(arg.value)}: transforms inside transformed "
+                                 f"code take a function name and literal options") from None
+        if arg.keyword is not None:
+            kwargs[arg.keyword.value] = value
+        else:
+            args.append(value)
+    return r.value(*args, **kwargs)
