@@ -24,276 +24,25 @@ import inspect
 import libcst as cst
 
 from .. import core_form as cf
-from .. import dataflow, naming, rules, simplify
+from .. import dataflow, naming, simplify
 from ..core_form import CoreFunction
 from ..dataflow import Assignment, atom_names
 from ..errors import TransformError
 from ..exits import structure_exits
 from ..normalize import apply_template
 from . import register
-
-_GETITEM = "getitem"
-_CUSTOM = "rt.custom_vjp_call"
-_EFFECTFUL = {"rt.push", "rt.pop", "rt.top", "rt.stack"}
-
-
-def _rule(prim_name: str):
-    table = rules.table("adjoint")
-    if prim_name in rules.ZERO_DERIVATIVE:
-        return None
-    template = table.get(prim_name)
-    if template is None:
-        reason = rules.UNSUPPORTED["adjoint"].get(prim_name, "it has no adjoint rule")
-        raise TransformError(f"cannot differentiate {prim_name}: {reason}")
-    return template
-
-
-def _wrt(template) -> tuple[str, ...]:
-    return template.rule_options.get("wrt", ())
-
-
-def _template_reads(template) -> set[str]:
-    """The parameters whose *values* a rule's body reads.
-
-    A parameter passed only where its shape matters (``rt.unbroadcast(g, x)``,
-    ``np.shape(x)``...) does not count: any value of the variable has the
-    right shape, so the forward sweep need not tape it.
-    """
-    cached = getattr(template, "_reads", None)
-    if cached is None:
-        from ..source import load
-        finder = _ValueReads()
-        load(template).node.body.visit(finder)
-        cached = template._reads = finder.names
-    return cached
-
-
-class _NameFinder(cst.CSTVisitor):
-    def __init__(self):
-        self.names: set[str] = set()
-
-    def visit_Name(self, node):
-        self.names.add(node.value)
-
-
-# call spelling -> positions of arguments read only for their shape
-_SHAPE_ONLY_ARGUMENTS = {"rt.unbroadcast": (1,), "rt.expand_to": (1,), "rt.zeros_like": (0,),
-                         "np.shape": (0,), "np.size": (0,), "np.ndim": (0,), "rt.cast_like": (1,),
-                         "rt.trace_vjp": (1,), "rt.split_like": (1,), "rt.unstack_like": (1,)}
-
-
-class _ValueReads(_NameFinder):
-    def visit_Call(self, node: cst.Call):
-        positions = _SHAPE_ONLY_ARGUMENTS.get(cst.Module([]).code_for_node(node.func))
-        if positions is None:
-            return True
-        for i, arg in enumerate(node.args):
-            if i not in positions:
-                arg.visit(self)
-        return False
-
-
-def _primitive_params(value) -> dict:
-    """Parameter name -> atom for the primitive applied by ``value``."""
-    prim = cf.primitive_of(value)
-    bound = dict(zip(prim.params, dataflow.operands(value)))
-    if isinstance(value, cst.Subscript):
-        bound["index"] = value.slice
-    bound.update(dataflow.keywords(value))
-    return bound
-
-
-class _Analysis:
-    """Which values are active, which need taping, where cotangents start."""
-
-    def __init__(self, func: cst.FunctionDef, wrt: list[str], outputs: list[str]):
-        self.func = func
-        self.statements = list(dataflow.walk(func.body.body))
-        self.counts = dataflow.write_counts(func)
-        self.rebinds = dataflow.write_counts(func, include_setitem=False)
-        self.loop_indices = _loop_indices(func.body.body)
-        self.active = self._activity(set(wrt), set(outputs))
-        self.check_refusals()
-        self.needed = self._needed()
-        self.recompute = self._recomputable()
-        self.recomputed = {dataflow.classify(stmt).target for plan in self.recompute.values() for stmt in plan}
-
-    def diff_operands(self, a: Assignment) -> list[tuple[str, str]]:
-        """(parameter, variable) pairs of operands derivatives flow into."""
-        if a.kind == "setitem":
-            return [("value", n) for n in atom_names(a.value)]
-        if a.kind != "assign":
-            return []
-        if cf.is_atom(a.value):
-            return [("value", n) for n in atom_names(a.value)]
-        prim = cf.primitive_of(a.value)
-        if prim.name == _GETITEM:
-            return [("x", n) for n in atom_names(a.value.value)]
-        if prim.name == _CUSTOM:
-            return [("inputs", n) for n in atom_names(a.value.args[1].value)]
-        template = _rule(prim.name)
-        if template is None:
-            return []
-        params = _primitive_params(a.value)
-        return [(p, n) for p in _wrt(template) if p in params for n in atom_names(params[p])]
-
-    def _activity(self, wrt: set, outputs: set) -> set:
-        varied = set(wrt)
-        changed = True
-        while changed:
-            changed = False
-            for a in self.statements:
-                if a.target and a.target not in varied and \
-                        any(n in varied for _, n in self.diff_operands(a)):
-                    varied.add(a.target)
-                    changed = True
-        useful = outputs & varied
-        changed = True
-        while changed:
-            changed = False
-            for a in self.statements:
-                if a.target in useful:
-                    for _, n in self.diff_operands(a):
-                        if n in varied and n not in useful:
-                            useful.add(n)
-                            changed = True
-        return useful
-
-    def check_refusals(self):
-        """A rule may refuse an operand it cannot differentiate (second derivatives
-        it does not implement): refuse the whole transform rather than drop it."""
-        for a in self.statements:
-            if a.kind != "assign" or cf.is_atom(a.value) or a.target not in self.active:
-                continue
-            prim = cf.primitive_of(a.value)
-            template = rules.table("adjoint").get(prim.name)
-            refused = getattr(template, "rule_options", {}).get("refuse", {}) if template else {}
-            params = _primitive_params(a.value) if refused else {}
-            for param, reason in refused.items():
-                if any(n in self.active for n in atom_names(params.get(param, cst.Name("None")))):
-                    origin = cf.origin_of(a.line)
-                    where = f"{origin[0]}:{origin[1]}: " if origin else ""
-                    raise TransformError(f"{where}cannot differentiate {prim.spelling}() with respect to "
-                                         f"{param}: {reason} is not implemented")
-
-    def is_active(self, a: Assignment) -> bool:
-        return a.target in self.active and any(n in self.active for _, n in self.diff_operands(a)) \
-            or (a.kind == "setitem" and a.target in self.active)
-
-    def _needed(self) -> set:
-        """Variables whose values the backward sweep reads."""
-        needed = _reversed_control_reads(self.func.body.body)
-        for a in self.statements:
-            if not self.is_active(a):
-                continue
-            if a.kind == "setitem":
-                needed.update(dataflow.index_names(a.small.targets[0].target))
-                needed.update(atom_names(a.value))   # unbroadcast reads v's shape
-                needed.add(a.target)
-                continue
-            if cf.is_atom(a.value):
-                continue
-            prim = cf.primitive_of(a.value)
-            params = _primitive_params(a.value)
-            if prim.name == _GETITEM:
-                needed.update(dataflow.index_names(a.value))
-                needed.update(atom_names(a.value.value))
-                continue
-            if prim.name == _CUSTOM:      # the backward rule reads the residuals
-                needed.update(atom_names(a.value.args[2].value))
-                continue
-            reads = _template_reads(_rule(prim.name))
-            if "z" in reads:
-                needed.add(a.target)
-            for pname, atom in params.items():
-                if pname in reads and pname != "index":
-                    needed.update(atom_names(atom))
-        return needed
-
-    def taped(self, name: str) -> bool:
-        """Rebinding ``name`` loses a value the backward sweep reads.  (Writes into
-        an array are undone in place by the backward sweep, so they need no tape.)"""
-        return name in self.needed and self.rebinds.unstable(name) and name not in self.loop_indices \
-            and name not in self.recomputed
-
-    # ------------------------------------------------------- recomputation
-    def _recomputable(self) -> dict:
-        """Per block inside a loop: statements whose values the backward sweep
-        can compute again at the start of the reversed block, instead of taping.
-
-        A statement qualifies when it assigns a variable written nowhere else
-        and read only inside this block, from literals, loop indices, values
-        that never change, and earlier qualifying statements — like
-        ``_t0 = x[i]`` in a loop over ``i``.  Tapenade stores only what is
-        overwritten before it is needed; this is that idea for loop bodies.
-        Plans are keyed like block paths: ``(id(statement), branch)``.
-        """
-        plans: dict = {}
-        stable = {n for n, c in self.counts.count.items() if not self.counts.unstable(n)}
-        all_reads = _reads_under(self.func.body.body)
-        base = set(stable) | self.loop_indices
-
-        def plan_block(key, stmts, known):
-            inside = _reads_under(stmts)
-            known = set(known)
-            plan = []
-            for stmt in stmts:
-                if isinstance(stmt, cst.SimpleStatementLine):
-                    a = dataflow.classify(stmt)
-                    if a.kind != "assign" or self.counts.count.get(a.target) != 1 or \
-                            all_reads.get(a.target, 0) != inside.get(a.target, 0):
-                        continue
-                    if not cf.is_atom(a.value) and cf.primitive_of(a.value).name in _EFFECTFUL:
-                        continue
-                    if all(n in known for n in dataflow.value_reads(a.value)):
-                        plan.append(stmt)
-                        known.add(a.target)
-                elif isinstance(stmt, cst.If):
-                    for branch, block in enumerate(_child_blocks(stmt)):
-                        plan_block((id(stmt), branch), block, known)
-                elif isinstance(stmt, (cst.For, cst.While)):
-                    plan_block((id(stmt), 0), stmt.body.body, base)
-            plans[key] = plan
-
-        for stmt in self.func.body.body:
-            for loop in ([stmt] if isinstance(stmt, (cst.For, cst.While)) else _loops([stmt])):
-                if (id(loop), 0) not in plans:
-                    plan_block((id(loop), 0), loop.body.body, base)
-        return plans
-
-
-def _loop_indices(stmts) -> set[str]:
-    names = set()
-    for stmt in stmts:
-        if isinstance(stmt, cst.For):
-            names.add(stmt.target.value)
-        for block in _child_blocks(stmt):
-            names |= _loop_indices(block)
-    return names
-
-
-def _child_blocks(stmt) -> list:
-    if isinstance(stmt, cst.If):
-        return [stmt.body.body] + ([stmt.orelse.body.body] if stmt.orelse is not None else [])
-    if isinstance(stmt, (cst.For, cst.While)):
-        return [stmt.body.body]
-    return []
-
-
-def _is_exit_break(stmt) -> bool:
-    """``if flag: break`` at the end of a loop body (left by ``structure_exits``)."""
-    return isinstance(stmt, cst.If) and stmt.orelse is None and len(stmt.body.body) == 1 and \
-        isinstance(stmt.body.body[0], cst.SimpleStatementLine) and isinstance(stmt.body.body[0].body[0], cst.Break)
+from .reverse_analysis import (CUSTOM, GETITEM, Analysis, ValueReads, carried, child_blocks, is_exit_break,
+                               isolate_conditions, loops, primitive_params, rule_for, rule_wrt)
 
 
 class _Reverse:
-    def __init__(self, core: CoreFunction, analysis: _Analysis):
+    def __init__(self, core: CoreFunction, analysis: Analysis):
         self.core = core
         self.scope = core.scope
         self.a = analysis
         self.stacks: dict[str, str] = {}          # variable -> its stack's name
         self.loop_info: dict[int, dict] = {}      # id(loop) -> names recorded by the forward sweep
-        self.loops = {id(loop): loop for loop in _loops(analysis.func.body.body)}
+        self.loops = {id(loop): loop for loop in loops(analysis.func.body.body)}
         self.homes = self._homes()
 
     # ------------------------------------------------------------- helpers
@@ -333,7 +82,7 @@ class _Reverse:
         """A cotangent carried from one iteration to the next starts outside that loop."""
         for depth, (stmt_id, _) in enumerate(path):
             loop = self.loops.get(stmt_id)
-            if loop is not None and _carried(name, loop):
+            if loop is not None and carried(name, loop):
                 return path[:depth]
         return path
 
@@ -387,7 +136,7 @@ class _Reverse:
         self.loop_info[id(loop)] = info
         before, after = [], []
         body = self.forward(loop.body.body, depth + 1)
-        has_break = bool(loop.body.body) and _is_exit_break(loop.body.body[-1])
+        has_break = bool(loop.body.body) and is_exit_break(loop.body.body[-1])
         if isinstance(loop, cst.For):
             args = [arg.value for arg in loop.iter.args]
             start, stop, step = (cf.literal(0), args[0], cf.literal(1)) if len(args) == 1 else \
@@ -430,7 +179,7 @@ class _Reverse:
             if isinstance(stmt, cst.SimpleStatementLine):
                 produced = self.backward_simple(dataflow.classify(stmt))
             elif isinstance(stmt, cst.If):
-                produced = [] if _is_exit_break(stmt) else self.backward_if(stmt, path)
+                produced = [] if is_exit_break(stmt) else self.backward_if(stmt, path)
             elif isinstance(stmt, (cst.For, cst.While)):
                 produced = self.backward_loop(stmt, path + ((id(stmt), 0),))
             else:
@@ -496,7 +245,7 @@ class _Reverse:
     def recomputation(self, block_key, body) -> list:
         """The block's recomputable statements that its reversed body reads, in forward order."""
         plan = self.a.recompute.get(block_key, [])
-        finder = _ValueReads()
+        finder = ValueReads()
         for stmt in body:
             stmt.visit(finder)
         used = finder.names
@@ -549,19 +298,19 @@ class _Reverse:
                 raise TransformError("differentiating through a tuple-valued variable is not supported yet")
             return [(n, z_bar) for n in atom_names(a.value) if n in self.a.active]
         prim = cf.primitive_of(a.value)
-        if prim.name == _GETITEM:
+        if prim.name == GETITEM:
             return self.scatter(a.value, z_bar, out)
-        if prim.name == _CUSTOM:
+        if prim.name == CUSTOM:
             return self.custom_rule(a.value, z_bar, out)
-        template = _rule(prim.name)
+        template = rule_for(prim.name)
         bound = {"z_bar": z_bar, "z": result_atom}
-        bound.update({k: v for k, v in _primitive_params(a.value).items()})
+        bound.update({k: v for k, v in primitive_params(a.value).items()})
         wanted = [(p, n) for p, n in self.a.diff_operands(a) if n in self.a.active]
         if not wanted:
             return []
         statements, result = apply_template(self.core, template, bound)
         out += statements
-        wrt = list(_wrt(template))
+        wrt = list(rule_wrt(template))
         atoms = [el.value for el in result.elements] if isinstance(result, cst.Tuple) and len(wrt) > 1 else [result]
         by_param = dict(zip(wrt, atoms))
         pairs = []
@@ -678,106 +427,8 @@ def _paths(stmts, path=()):
         if isinstance(stmt, cst.SimpleStatementLine):
             yield dataflow.classify(stmt), path
         else:
-            for branch, block in enumerate(_child_blocks(stmt)):
+            for branch, block in enumerate(child_blocks(stmt)):
                 yield from _paths(block, path + ((id(stmt), branch),))
-
-
-def _loops(stmts):
-    for stmt in stmts:
-        if isinstance(stmt, (cst.For, cst.While)):
-            yield stmt
-        for block in _child_blocks(stmt):
-            yield from _loops(block)
-
-
-def _isolate_conditions(stmts, scope) -> list:
-    """``if c:`` whose branches assign ``c`` again (``a < b < c`` does) tests a copy
-    of ``c``, so the backward sweep can read which branch ran."""
-    out = []
-    for stmt in stmts:
-        if isinstance(stmt, cst.If):
-            assigned = {a.target for block in _child_blocks(stmt) for a in dataflow.walk(block)}
-            blocks = [_isolate_conditions(list(block), scope) for block in _child_blocks(stmt)]
-            test = stmt.test
-            if isinstance(test, cst.Name) and test.value in assigned:
-                branch = scope.claim(f"{test.value}_branch")
-                out.append(cf.assign(branch, test))
-                test = cst.Name(branch)
-            stmt = stmt.with_changes(test=test, body=cf.block(blocks[0]),
-                                     orelse=cst.Else(cf.block(blocks[1])) if stmt.orelse is not None else None)
-        elif isinstance(stmt, (cst.For, cst.While)):
-            stmt = stmt.with_changes(body=cf.block(_isolate_conditions(list(stmt.body.body), scope)))
-        out.append(stmt)
-    return out
-
-
-def _reversed_control_reads(stmts) -> set[str]:
-    """Names the backward sweep's control flow reads: if-conditions and for-loop
-    bounds (a while loop replays its recorded trip count; ``if flag: break``
-    needs nothing)."""
-    names: set[str] = set()
-    for stmt in stmts:
-        if isinstance(stmt, cst.If) and not _is_exit_break(stmt):
-            names.update(atom_names(stmt.test))
-        elif isinstance(stmt, cst.For):
-            names.update(n for arg in stmt.iter.args for n in atom_names(arg.value))
-        for block in _child_blocks(stmt):
-            names |= _reversed_control_reads(block)
-    return names
-
-
-def _reads_under(stmts) -> dict:
-    """How many statements under ``stmts`` read each name."""
-    counts: dict = {}
-    for a in dataflow.walk(stmts):
-        for name in set(dataflow.reads(a)):
-            counts[name] = counts.get(name, 0) + 1
-    for name in dataflow.control_reads(stmts):
-        counts[name] = counts.get(name, 0) + 1
-    return counts
-
-
-def _mentions(stmt, name: str) -> bool:
-    finder = _NameFinder()
-    stmt.visit(finder)
-    return name in finder.names
-
-
-def _carried(name: str, loop) -> bool:
-    """True unless each pass of the loop body assigns ``name`` before reading it."""
-    return _first_touch(loop.body.body, name) == "use"
-
-
-def _first_touch(stmts, name: str) -> str | None:
-    """"def" if ``stmts`` surely assign ``name`` before any read, "use" if some
-    path may read it first, None if they never mention it."""
-    partial = False
-    for stmt in stmts:
-        if not _mentions(stmt, name):
-            continue
-        if partial:
-            return "use"
-        if isinstance(stmt, cst.SimpleStatementLine):
-            a = dataflow.classify(stmt)
-            defines = a.kind == "assign" and a.target == name and name not in dataflow.value_reads(a.value)
-            return "def" if defines else "use"
-        if isinstance(stmt, cst.If):
-            if name in atom_names(stmt.test):
-                return "use"
-            results = [_first_touch(block, name) for block in _child_blocks(stmt)]
-            if len(results) == 1:
-                results.append(None)
-            if "use" in results:
-                return "use"
-            if results == ["def", "def"]:
-                return "def"
-            partial = True      # assigned on one path only: a later read may see an older value
-        else:                   # a nested loop may run zero times
-            if _first_touch(stmt.body.body, name) == "use" or \
-                    (isinstance(stmt, cst.For) and name in {n for a in stmt.iter.args for n in atom_names(a.value)}):
-                return "use"
-            partial = True
-    return "def" if partial else None
 
 
 def _has_code(stmts) -> bool:
@@ -795,7 +446,7 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
     core = CoreFunction(node=core.node, scope=copy.deepcopy(core.scope), sources=dict(core.sources),
                         constants=dict(core.constants), functions=dict(core.functions))
     core = structure_exits(core)
-    core.node = core.node.with_changes(body=cf.block(_isolate_conditions(list(core.node.body.body), core.scope)))
+    core.node = core.node.with_changes(body=cf.block(isolate_conditions(list(core.node.body.body), core.scope)))
     func = core.node
     params = [p.name.value for p in func.params.params]
     for i in argnums:
@@ -818,7 +469,7 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
     if returns != "vjp" and len(outputs) != 1:
         raise TypeError(f"grad requires a scalar output, but {func.name.value}() returns a tuple")
     output_names = [n for atom in outputs for n in atom_names(atom)]
-    analysis = _Analysis(func.with_changes(body=cf.block(forward_stmts)), wrt if returns != "vjp" else params,
+    analysis = Analysis(func.with_changes(body=cf.block(forward_stmts)), wrt if returns != "vjp" else params,
                          output_names)
     reverse = _Reverse(core, analysis)
     forward = reverse.forward(forward_stmts)
