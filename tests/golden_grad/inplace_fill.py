@@ -1,19 +1,13 @@
 def grad_inplace_fill(x):
-    y_stack = rt.stack()
-    y_overwritten_stack = rt.stack()
     # forward sweep: the original computation, recording what the backward sweep needs
     # y = np.zeros(4)   [corpus_grad.py:230]
     y = np.zeros(4)
-    y_stack = rt.push(y_stack, y)
     # for i in range(4):   [corpus_grad.py:231]
     for i in range(4):
         # y[i] = x[i] * x[i]   [corpus_grad.py:232]
         _t0 = x[i]
         _t1 = x[i]
         _t2 = _t0 * _t1
-        _t5 = y[i]
-        _t6 = rt.copy(_t5)
-        y_overwritten_stack = rt.push(y_overwritten_stack, _t6)
         y[i] = _t2
     # return np.sum(y * x)   [corpus_grad.py:233]
     _t3 = y * x
@@ -24,7 +18,6 @@ def grad_inplace_fill(x):
     _t26 = rt.scalar_seed(_t4)
     # vjp of: return np.sum(y * x)   [corpus_grad.py:233]
     _t7 = rt.expand_to(_t26, _t3, axis=None, keepdims=False)
-    y = rt.top(y_stack)
     _t8 = _t7 * x
     _t9 = rt.unbroadcast(_t8, y)
     _t10 = _t7 * y
@@ -36,9 +29,6 @@ def grad_inplace_fill(x):
         # recompute this iteration's values instead of taping them
         _t0 = x[i]
         _t1 = x[i]
-        # vjp of: y[i] = x[i] * x[i]   [corpus_grad.py:232]
-        _t12 = rt.pop(y_overwritten_stack)
-        y[i] = _t12
         _t13 = y_bar[i]
         _t14 = rt.copy(_t13)
         _t15 = rt.unbroadcast(_t14, _t2)
@@ -53,6 +43,4 @@ def grad_inplace_fill(x):
         _t22 = x_bar[i]
         _t23 = _t22 + _t17
         x_bar[i] = _t23
-    # vjp of: y = np.zeros(4)   [corpus_grad.py:230]
-    y = rt.pop(y_stack)
     return x_bar
