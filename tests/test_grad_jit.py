@@ -21,8 +21,6 @@ from transformer.errors import CompileError
 NOT_COMPILABLE = {
     "flip_ravel": "lowering gap: the flip adjoint emits np.flip(g, axis=None); numba's np.flip takes no axis "
                   "and numba_lowering does not rewrite it",
-    "inplace_accumulate": "generated code: one tape `y_overwritten_stack` receives both `rt.copy(y[1:3])` "
-                          "(an array) and `rt.copy(y[0])` (a scalar); a typed List holds one type",
 }
 
 
@@ -78,10 +76,32 @@ FLOAT32 = ["sin_sum", "tanh_square", "max_reduce", "mean_axis0", "prod_reduce", 
            "matmul_chain", "concat_stack", "rnn", "sum_axis1_keepdims"]
 
 
+# Why a float32 gradient comes back float64 (its values are still checked).
+WIDENED = {
+    "mean_axis0": "lowering gap: the mean adjoint multiplies by np.size(z) / np.size(x), a computed Python float; "
+                  "numba promotes float32 array * float64 scalar to float64 (NumPy 2 keeps float32), and "
+                  "numba_lowering wraps only literal constants in nl.scalar_like",
+}
+
+
 @pytest.mark.parametrize("name", FLOAT32)
 def test_jit_grad_float32(name):
     fn, args = _args(name, np.float32)
-    _assert_same(tr.jit(tr.grad(fn))(*args), tr.grad(fn)(*args), rtol=1e-5)
+    got, want = tr.jit(tr.grad(fn))(*args), tr.grad(fn)(*args)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    assert want.dtype == np.float32
+    if name in WIDENED:
+        assert got.dtype == np.float64   # once the gap is closed this fails: drop the entry
+        pytest.xfail(WIDENED[name])
+    assert got.dtype == np.float32
+
+
+@pytest.mark.parametrize("name", ["uses_safe_log", "uses_clip_gradient", "with_stop_gradient"])
+def test_jit_grad_of_custom_vjp_and_stop_gradient(name):
+    import corpus_extra
+    fn = getattr(corpus_extra, name)
+    x = np.array([0.5, -2.0, 3.0, 0.01])
+    _assert_same(tr.jit(tr.grad(fn))(x), tr.grad(fn)(x))
 
 
 def test_tapes_are_typed_lists_in_compiled_code():

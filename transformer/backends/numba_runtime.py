@@ -292,6 +292,9 @@ def expand_to(g, x, axis=None, keepdims=False):
             return out
         return fill
 
+    if g.ndim > x.ndim:
+        raise TypingError(f"expand_to: a {g.ndim}-D cotangent cannot expand to a {x.ndim}-D value")
+
     def expand(g, x, axis=None, keepdims=False):
         if g.ndim == x.ndim and g.shape == x.shape:
             return g.astype(cls)   # a fresh array: callers may write into it
@@ -316,34 +319,31 @@ def top(tape):
 # ------------------------------------------------------ adjoints of products
 @overload(rt.dot_vjp_x)
 def dot_vjp_x(g, x, y):
-    return _dot_vjp(g, x, y, outer_first=False)
+    if not _is_array(x):
+        return (lambda g, x, y: np.sum(g * y)) if _is_array(y) else (lambda g, x, y: g * y)
+    if not _is_array(y) or (x.ndim == 1 and y.ndim == 1):
+        return lambda g, x, y: g * y
+    _check_dot(x, y)
+    if y.ndim == 1:
+        return lambda g, x, y: np.outer(g, y)
+    return lambda g, x, y: np.dot(g, np.transpose(y))
 
 
 @overload(rt.dot_vjp_y)
 def dot_vjp_y(g, x, y):
-    # z = x . y  is  z^T = y^T . x^T: the cotangent of y is that of x with the roles swapped
-    return _dot_vjp(g, y, x, outer_first=True)
+    if not _is_array(y):
+        return (lambda g, x, y: np.sum(g * x)) if _is_array(x) else (lambda g, x, y: g * x)
+    if not _is_array(x) or (x.ndim == 1 and y.ndim == 1):
+        return lambda g, x, y: g * x
+    _check_dot(x, y)
+    if x.ndim == 1:
+        return lambda g, x, y: np.outer(x, g)
+    return lambda g, x, y: np.dot(np.transpose(x), g)
 
 
-def _dot_vjp(g, mine, other, outer_first):
-    """The cotangent of ``mine`` in ``np.dot``; ``outer_first`` when ``mine`` is the right operand."""
-    if not _is_array(mine):
-        if _is_array(other):
-            return lambda g, x, y: np.sum(g * (x if outer_first else y))
-        return lambda g, x, y: g * (x if outer_first else y)
-    if not _is_array(other):
-        return lambda g, x, y: g * (x if outer_first else y)
-    if other.ndim == 1:
-        if mine.ndim == 1:
-            return lambda g, x, y: g * (x if outer_first else y)
-        if outer_first:
-            return lambda g, x, y: np.outer(x, g)
-        return lambda g, x, y: np.outer(g, y)
-    if mine.ndim > 2 or other.ndim > 2:
+def _check_dot(x, y):
+    if x.ndim > 2 or y.ndim > 2:
         raise TypingError("np.dot gradients support 1-D and 2-D operands")
-    if outer_first:
-        return lambda g, x, y: np.dot(np.transpose(x), g)
-    return lambda g, x, y: np.dot(g, np.transpose(y))
 
 
 @overload(rt.extremum_vjp)
