@@ -48,6 +48,17 @@ KEY_OUTPUT = {
         "loss fell: True",
         "parameters match single-device training: True",
     ],
+    "newton.py": [
+        "Newton-CG with hvp reaches the same point: True",
+        "the Hessian at the minimum is symmetric: True, positive definite: True",
+        "def jvp_grad_energy(x, x_dot):",
+    ],
+    "batching.py": [
+        "vmap(linear_step): (8, 3) inputs -> (8, 4) outputs; matches a Python loop: True",
+        "jit(vmap(linear_step)) matches too: True",
+        "per-example gradients: shape (8, 3); match one grad call per example: True",
+        "# strategy: a loop over the examples",
+    ],
     "control_flow.py": [
         "data-dependent while under jit: [9.304, 4.706, 2.411, 1.272]",
         "matches a Python loop: True",

@@ -16,7 +16,7 @@ def gather(x, i):
     _t10 = _t9 + (batch_size,)
     _t11 = np.broadcast_to(_t8, _t10)
     _t12 = np.copy(_t11)
-    # strategy: a loop over the examples, run in parallel where compiled: indices that differ per example: each example indexes its own row
+    # strategy: a loop over the examples: indices that differ per example: each example indexes its own row
     for example in rt.parallel_range(1, batch_size):
         _t13 = x[..., example]
         _t14 = i[..., example]

@@ -16,7 +16,7 @@ def matmul_both(a, b):
     _t10 = _t9 + (batch_size,)
     _t11 = np.broadcast_to(_t8, _t10)
     _t12 = np.copy(_t11)
-    # strategy: a loop over the examples, run in parallel where compiled: @ on batched operands has no batched form numba compiles (no 3-D kernels); each example runs the plain call
+    # strategy: a loop over the examples: @ on batched operands has no batched form numba compiles (no 3-D kernels); each example runs the plain call
     for example in rt.parallel_range(1, batch_size):
         _t13 = a[..., example]
         _t14 = b[..., example]

@@ -31,7 +31,7 @@ def sum_first(x, k):
         _t16 = _t15 + (batch_size,)
         _t17 = np.broadcast_to(_t14, _t16)
         _t18 = np.copy(_t17)
-        # strategy: a loop over the examples, run in parallel where compiled: indices that differ per example: each example indexes its own row
+        # strategy: a loop over the examples: indices that differ per example: each example indexes its own row
         for example in rt.parallel_range(1, batch_size):
             _t19 = x[..., example]
             _t20 = i[..., example]

@@ -1,14 +1,14 @@
-"""Regression (differential fuzzing, seed 412): jit(vmap(f)) on the CPU fails
-inside numba with ``AssertionError: Sizes of _t3, _t22 do not match`` — a raw
-numba error, neither the right answer nor a CompileError naming the user's
-line — while vmap(f) on the python target gives the right answer.  Not yet
-minimized (each step is a numba compile); suspects: the batched
-``np.dot(v0, v0)`` of a keepdims sum, or the batched in-place loop writing
-``v6[i7]``.  Fix belongs to the CPU lowering of vmap's output
-(backends/numba_*.py or transforms/vmap.py), not to this test's owner.
+"""Regression (differential fuzzing, seed 412): jit(vmap(f)) on the CPU failed
+inside numba with ``AssertionError: Sizes of _t3, _t22 do not match`` while
+vmap(f) on the python target gave the right answer.
+
+Cause: vmap's per-example loops were compiled with ``njit(parallel=True)``,
+and numba's parallel pipeline rewrites *all* array code of the function and
+refuses NumPy broadcasting of a size-1 axis (``x + b[:, None]``), which vmap's
+code uses for unbatched operands.  Parallel loops are off until each one is
+compiled as a function of its own (backends/numba_parallel.py).
 """
 import numpy as np
-import pytest
 
 import transformer as tr
 from regressions import dot_keepdims_inplace_loop as case
@@ -24,8 +24,6 @@ def test_python_target_is_right():
     np.testing.assert_allclose(tr.vmap(case.f, in_axes=(0, None))(xb, 2), expected)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="bug: jit(vmap(f)) fails inside numba: 'Sizes of _t3, _t22 do not match'")
 def test_jit_vmap_on_cpu():
     xb = batch()
     expected = np.stack([case.f(x, 2) for x in xb])

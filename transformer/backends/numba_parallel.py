@@ -11,6 +11,12 @@ for the CPU backend, does it become numba's ``prange``::
 A function gets ``njit(parallel=True)`` only when it has such a loop
 (``is_parallel``): numba's parallel pipeline also rewrites the rest of the
 function's array code and costs compile time, which pays only there.
+
+That rewrite is also why it is switched off for now (``ENABLED``): numba's
+parallel pipeline refuses NumPy broadcasting of a size-1 axis in the rest of
+the function (``x + b[:, None]`` fails with "Sizes of ... do not match"),
+and vmap's code broadcasts unbatched operands exactly that way.  The loops
+stay ``range`` until each parallel loop is compiled as a function of its own.
 """
 from __future__ import annotations
 
@@ -33,8 +39,21 @@ class _Prange(cst.CSTTransformer):
         return updated.with_changes(iter=updated.iter.with_changes(func=cst.Name(PRANGE)))
 
 
+ENABLED = False
+
+
+class _Range(cst.CSTTransformer):
+    def leave_For(self, original, updated):
+        if cst.Module([]).code_for_node(updated.iter.func) == "rt.parallel_range":
+            return updated.with_changes(iter=updated.iter.with_changes(func=cst.Name("range")))
+        return updated
+
+
 def lower(core: cf.CoreFunction) -> tuple[cf.CoreFunction, str]:
     """A copy of ``core`` with ``prange`` loops, and the import they need ("" if none)."""
+    if not ENABLED:
+        node = core.node.visit(_Range())
+        return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants), ""
     rewriter = _Prange()
     node = core.node.visit(rewriter)
     lowered = cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants)

@@ -505,7 +505,7 @@ class _Batcher:
         self.comment = comment
         self.emit(cf.with_comment(cst.For(target=cst.Name(example), iter=cf.call("rt.parallel_range", [
             cst.Name(self.batch_size)]), body=cf.block(body)),
-            "# strategy: a loop over the examples, run in parallel where compiled (the index differs per example)"))
+            "# strategy: a loop over the examples (the index differs per example)"))
 
     # --------------------------------------------------------------- values
     def batched_value(self, value):
@@ -705,7 +705,7 @@ class _Batcher:
         body, self.out = self.out, saved
         self.emit(cf.with_comment(cst.For(target=cst.Name(example), iter=cf.call("rt.parallel_range", [
             cf.literal(1), cst.Name(self.batch_size)]), body=cf.block(body)),
-            f"# strategy: a loop over the examples, run in parallel where compiled: {why}"))
+            f"# strategy: a loop over the examples: {why}"))
         return result
 
     def collective(self, prim, args):
