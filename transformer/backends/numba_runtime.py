@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import libcst as cst
 import numpy as np
-from numba import njit, types
+from numba import njit, typeof, types
 from numba.core.errors import TypingError
 from numba.extending import overload
 from numba.np.numpy_support import as_dtype
@@ -74,7 +74,7 @@ def _is_array(t) -> bool:
 
 
 def _is_none(t) -> bool:
-    return t is None or isinstance(t, types.NoneType) or (isinstance(t, types.Omitted) and t.value is None)
+    return isinstance(t, types.NoneType) or (isinstance(t, types.Omitted) and t.value is None)
 
 
 def _float_class(t):
@@ -89,7 +89,7 @@ def _axis_kind(axis) -> str:
     if _is_none(axis):
         return "none"
     if isinstance(axis, types.Omitted):
-        axis = types.typeof(axis.value)
+        axis = typeof(axis.value)
     if isinstance(axis, types.Integer):
         return "int"
     if isinstance(axis, types.BaseTuple) and all(isinstance(a, types.Integer) for a in axis):
