@@ -18,10 +18,7 @@ from transformer.backends import numba_runtime  # noqa: F401  (registers the ove
 from transformer.errors import CompileError
 
 # Why a case cannot compile yet; each is checked to fail with a CompileError, nothing else.
-NOT_COMPILABLE = {
-    "flip_ravel": "lowering gap: the flip adjoint emits np.flip(g, axis=None); numba's np.flip takes no axis "
-                  "and numba_lowering does not rewrite it",
-}
+NOT_COMPILABLE: dict = {}
 
 
 def _args(name, dtype=np.float64):

@@ -84,8 +84,10 @@ def _flip(prim, args):
     # numba has np.flip(x) (every axis) but no axis=; flips along different
     # axes commute, so a literal tuple of axes becomes nested calls
     axis = args.get("axis")
-    if _is_none(axis):
+    if axis is None:
         return None
+    if _is_none(axis):          # axis=None: every axis, which numba's np.flip(x) does without the keyword
+        return cf.call("np.flip", [args["x"]])
     axes = [el.value for el in axis.elements] if isinstance(axis, cst.Tuple) else [axis]
     result = args["x"]
     for each in axes:
