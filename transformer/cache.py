@@ -87,9 +87,12 @@ def code_version() -> str:
             roots.append(Path(templates.__file__).resolve().parent)
         except ImportError:
             pass
+        # each file's size and modification time, not its bytes: a stat is what
+        # keeps a warm start from the cache within a couple of milliseconds
         for root in roots:
             for path in sorted(root.rglob("*.py")):
-                digest.update(path.read_bytes())
+                stat = path.stat()
+                digest.update(f"{path.relative_to(root)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
         _code_hash = digest.hexdigest()
     return _code_hash
 
@@ -115,10 +118,7 @@ def _visit(fn, digest, seen):
     seen.add(code)
     # where the source sits, too: generated comments and error messages cite file:line
     digest.update(f"{code.co_filename}:{code.co_firstlineno}".encode())
-    try:
-        digest.update(inspect.getsource(fn).encode())
-    except (OSError, TypeError):
-        digest.update(code.co_code)
+    _hash_code(code, digest)
     digest.update(repr((fn.__defaults__, fn.__kwdefaults__)).encode())
     closure = {}
     for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
@@ -174,6 +174,23 @@ def _hash_value(name, value, digest):
         digest.update(np.ascontiguousarray(value).tobytes())
     else:
         digest.update(repr((type(value).__name__, value)).encode())
+
+
+def _hash_code(code, digest) -> None:
+    """What a function's source compiles to, and where each line sits.
+
+    Bytecode, names, constants and the line table change whenever the source
+    changes in a way that matters (an edit, a line moved), and reading them
+    needs no file: ``inspect.getsource`` would read and tokenize the file.
+    """
+    digest.update(code.co_code)
+    digest.update(repr((code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars)).encode())
+    digest.update(code.co_linetable)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _hash_code(const, digest)
+        else:
+            digest.update(repr((type(const).__name__, const)).encode())
 
 
 def _all_names(code) -> set[str]:
