@@ -81,14 +81,19 @@ def _merge_block(stmts, mutated) -> list:
     return stmts
 
 
-def _merge_children(stmt, mutated):
+def map_blocks(stmt, rewrite):
+    """``stmt`` with ``rewrite(list_of_statements)`` applied to each block it contains."""
     if isinstance(stmt, cst.If):
-        return stmt.with_changes(body=cf.block(_merge_block(list(stmt.body.body), mutated)),
-                                 orelse=cst.Else(cf.block(_merge_block(list(stmt.orelse.body.body), mutated)))
+        return stmt.with_changes(body=cf.block(rewrite(list(stmt.body.body))),
+                                 orelse=cst.Else(cf.block(rewrite(list(stmt.orelse.body.body))))
                                  if stmt.orelse is not None else None)
     if isinstance(stmt, (cst.For, cst.While)):
-        return stmt.with_changes(body=cf.block(_merge_block(list(stmt.body.body), mutated)))
+        return stmt.with_changes(body=cf.block(rewrite(list(stmt.body.body))))
     return stmt
+
+
+def _merge_children(stmt, mutated):
+    return map_blocks(stmt, lambda block: _merge_block(block, mutated))
 
 
 # ----------------------------------------------------------- constant folding
@@ -184,10 +189,4 @@ def _can_forward(a, rest) -> bool:
 
 
 def _fold_children(stmt, counts):
-    if isinstance(stmt, cst.If):
-        return stmt.with_changes(body=cf.block(_fold_block(list(stmt.body.body), counts)),
-                                 orelse=cst.Else(cf.block(_fold_block(list(stmt.orelse.body.body), counts)))
-                                 if stmt.orelse is not None else None)
-    if isinstance(stmt, (cst.For, cst.While)):
-        return stmt.with_changes(body=cf.block(_fold_block(list(stmt.body.body), counts)))
-    return stmt
+    return map_blocks(stmt, lambda block: _fold_block(block, counts))
