@@ -226,7 +226,7 @@ def command_check(args) -> int:
     import transformer
     from .errors import TransformError
     from .normalize import normalize
-    from .transforms import TRANSFORMS
+    from .transforms import INTERNAL, TRANSFORMS
 
     file_text, func_name = split_target(args.target_spec)
     module = load_module(file_text)
@@ -251,9 +251,9 @@ def command_check(args) -> int:
         print("  ok        fence and core form")
         checks = [("jit: lowers for numba (numba checks types at the first call)",
                    lambda: numba_lowering.lower(normalize(base)))]
-        # the public transforms only: internal steps (pmap_shard, pick) are parts of those
+        # internal steps (pmap_shard, pick) are parts of public transforms, checked through those
         checks += [(step_name, functools.partial(transform_with_defaults, step_name, base))
-                   for step_name in sorted(TRANSFORMS) if hasattr(transformer, step_name)]
+                   for step_name in sorted(TRANSFORMS) if step_name not in INTERNAL]
         for label, attempt in checks:
             try:
                 attempt()

@@ -12,10 +12,14 @@ from ..core_form import CoreFunction
 
 # step name -> function(core, **options) -> core
 TRANSFORMS: dict[str, Callable[..., CoreFunction]] = {}
+# steps that are parts of a public transform (pmap_shard, pick), not one a user names
+INTERNAL: set[str] = set()
 
 
-def register(name: str):
+def register(name: str, internal: bool = False):
     def decorate(fn):
         TRANSFORMS[name] = fn
+        if internal:
+            INTERNAL.add(name)
         return fn
     return decorate

@@ -16,7 +16,7 @@ from ..errors import TransformError
 from . import register
 
 
-@register("pick")
+@register("pick", internal=True)
 def pick(core: CoreFunction, index: int = 0) -> CoreFunction:
     core.node = core.node.visit(_PickFromReturns(index, core.node.name.value))
     return core

@@ -32,7 +32,7 @@ def pmap_transform(core: CoreFunction, axis_name=None, in_axes=(), out_axes=0) -
     return TRANSFORMS["vmap"](core, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, axis_size=None)
 
 
-@register("pmap_shard")
+@register("pmap_shard", internal=True)
 def pmap_shard_transform(core: CoreFunction, axis_name=None) -> CoreFunction:
     _check_axis_names(core, core.node.body.body, axis_name)
     return core
