@@ -74,7 +74,8 @@ def _is_array(t) -> bool:
 
 
 def _is_none(t) -> bool:
-    return isinstance(t, types.NoneType) or (isinstance(t, types.Omitted) and t.value is None)
+    # an argument left out reaches an overload as its Python default (None) itself
+    return t is None or isinstance(t, types.NoneType) or (isinstance(t, types.Omitted) and t.value is None)
 
 
 def _float_class(t):
