@@ -19,7 +19,7 @@ from collections import Counter
 import libcst as cst
 
 from .. import core_form as cf
-from .. import primitives, rules
+from .. import rules
 from ..core_form import CoreFunction
 from ..errors import Location, TransformError
 from ..exits import structure_exits
