@@ -21,7 +21,7 @@ from numba.extending import overload
 
 from . import cpu, numba_lowering, numba_runtime
 from .cpu_threads import CALLBACK, DTYPES, OP, DeviceAborted
-from .device_code import lower_collectives
+from .device_code import device_only_collectives, lower_collectives
 
 NAME = "pmap-cpu"
 PREAMBLE = cpu.PREAMBLE + "from transformer.backends import cpu_devices as dev\n"
@@ -87,28 +87,7 @@ def _value_dtype(x):
 
 
 # Generated device code calls these; only their numba overloads ever run.
-def psum(x):
-    raise NotImplementedError("compiled device code only")
-
-
-def pmean(x):
-    raise NotImplementedError("compiled device code only")
-
-
-def pmax(x):
-    raise NotImplementedError("compiled device code only")
-
-
-def pmin(x):
-    raise NotImplementedError("compiled device code only")
-
-
-def all_gather(x):
-    raise NotImplementedError("compiled device code only")
-
-
-def axis_index():
-    raise NotImplementedError("compiled device code only")
+psum, pmean, pmax, pmin, all_gather, axis_index = device_only_collectives()
 
 
 def _elementwise_collective(name):

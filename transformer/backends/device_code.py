@@ -34,3 +34,20 @@ def lower_collectives(core: CoreFunction, module_alias: str) -> CoreFunction:
     """``lax.<collective>(..., axis_name)`` -> ``<module_alias>.<collective>(...)``."""
     core.node = core.node.visit(_Lower(module_alias))
     return core
+
+
+COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index")
+
+
+def device_only_collectives() -> tuple:
+    """One Python stand-in per collective, for a backend to give numba overloads.
+
+    Each backend needs its own function objects (an overload is keyed by the
+    function); calling one outside compiled device code is an error.
+    """
+    def stand_in(name):
+        def collective(*args):
+            raise NotImplementedError(f"{name} runs only inside compiled device code")
+        collective.__name__ = collective.__qualname__ = name
+        return collective
+    return tuple(stand_in(name) for name in COLLECTIVES)

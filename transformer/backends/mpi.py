@@ -31,7 +31,7 @@ from numba.extending import overload
 from ..errors import TransformError
 from . import cpu, numba_lowering, numba_runtime
 from .cpu_devices import _value_dtype
-from .device_code import lower_collectives
+from .device_code import device_only_collectives, lower_collectives
 
 NAME = "pmap-mpi"
 PREAMBLE = cpu.PREAMBLE + "from transformer.backends import mpi as mpi_dev\n"
@@ -119,28 +119,8 @@ def _agree(op, src):
             raise CollectiveMismatch("pmap ranks reached a collective with different operations or shapes")
 
 
-def psum(x):
-    raise NotImplementedError("compiled device code only")
-
-
-def pmean(x):
-    raise NotImplementedError("compiled device code only")
-
-
-def pmax(x):
-    raise NotImplementedError("compiled device code only")
-
-
-def pmin(x):
-    raise NotImplementedError("compiled device code only")
-
-
-def all_gather(x):
-    raise NotImplementedError("compiled device code only")
-
-
-def axis_index():
-    raise NotImplementedError("compiled device code only")
+# Generated device code calls these; only their numba overloads ever run.
+psum, pmean, pmax, pmin, all_gather, axis_index = device_only_collectives()
 
 
 _OPERATOR = {"psum": numba_mpi.Operator.SUM, "pmean": numba_mpi.Operator.SUM,
