@@ -86,10 +86,9 @@ class _Writer:
         return f"v{next(self.count)}"
 
     def loop_index(self) -> str:
-        # one name per loop: vmap mishandles a loop variable reused by a later loop with a
-        # per-example trip count (tests/regressions/test_vmap_loop_variable_reused.py, a strict
-        # xfail); go back to reusing "i" once that is fixed
-        return f"i{next(self.count)}"
+        # every loop counts with "i", as people write: a reused loop variable must not confuse
+        # transforms (tests/regressions/test_vmap_loop_variable_reused.py)
+        return "i"
 
     def emit(self, text, indent=1):
         self.lines.append("    " * indent + text)

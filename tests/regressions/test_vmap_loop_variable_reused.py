@@ -5,9 +5,9 @@ vmap decides per *name* whether a variable is batched, so ``i`` — batched in
 the second loop, whose trip count differs per example — is also treated as
 batched in the first loop, where it is a plain int: the generated code reads
 ``i[..., 0]`` and fails with ``TypeError: 'int' object is not subscriptable``.
-Fix (transforms/vmap.py, not ours): track batching per definition (or rename
-each loop's target to a fresh name in normalize) so a name rebound by a later
-loop does not change how earlier uses are batched.
+Fixed: vmap first gives each reused loop index a name of its own
+(transforms/loop_names.py), so a name rebound by a later loop does not change
+how earlier uses are batched.
 """
 import numpy as np
 import pytest
@@ -16,10 +16,9 @@ import transformer as tr
 from regressions import loop_variable_reused as case
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="bug: vmap treats a loop variable as batched everywhere once a later loop reusing "
-                          "its name has a per-example trip count ('int' object is not subscriptable)")
-def test_vmap_with_a_reused_loop_variable():
-    xb = np.random.default_rng(0).uniform(-1.0, 1.0, size=(2, 3))
-    expected = np.stack([case.f(x, 2) for x in xb])
-    np.testing.assert_allclose(tr.vmap(case.f, in_axes=(0, None))(xb, 2), expected)
+@pytest.mark.parametrize("fn", [case.f, case.g], ids=lambda f: f.__name__)
+def test_vmap_with_a_reused_loop_variable(fn):
+    xb = np.random.default_rng(0).uniform(-1.0, 1.0, size=(4, 3)) + np.array([[0.0], [1.0], [2.0], [3.0]])
+    expected = np.stack([fn(x, 4) for x in xb])
+    np.testing.assert_allclose(tr.vmap(fn, in_axes=(0, None))(xb, 4), expected)
+    np.testing.assert_allclose(tr.jit(tr.vmap(fn, in_axes=(0, None)))(xb, 4), expected)

@@ -25,6 +25,7 @@ from ..errors import Location, TransformError
 from ..exits import structure_exits
 from ..normalize import apply_template
 from . import register
+from .loop_names import own_loop_names
 
 _COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index")
 _COMPARE = "compare"
@@ -165,6 +166,9 @@ class _Batcher:
         if len(params) != len(self.in_axes):
             raise ValueError(f"in_axes has {len(self.in_axes)} entries but {self.core.name} takes "
                              f"{len(params)} arguments")
+        # batching is decided per name: a reused loop index gets a name per loop first
+        self.core = own_loop_names(self.core)
+        self.all_reads = _reads(self.core.node.body)
         self._infer_to_fixpoint()
         if self._has_batched_exit(self.core.node.body.body, False, False):
             # Exits that differ per example become flags (one return at the end, loops
