@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import lax, primitives, structure, tree
+from . import lax, primitives, staging, structure, tree
 from .staging import Step
 from .transformed import Boundary, Transformed
 
@@ -34,7 +34,7 @@ def vmap(fn=None, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     if fn is None:
         return lambda f: vmap(f, in_axes, out_axes, axis_name, axis_size)
     base = Transformed.of(fn)
-    n_params = len(base.signature.parameters)
+    n_params = _call_arity(base)
     axes = _normalize_in_axes(in_axes, n_params)
     if all(a is None for a in axes) and axis_size is None:
         raise ValueError("vmap must have at least one non-None value in in_axes, or an axis_size")
@@ -46,6 +46,21 @@ def vmap(fn=None, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     inner = tuple(b.nested_in(axes) if isinstance(b, VmapBoundary) else b for b in base.boundaries)
     base = Transformed(base.__transformer_fn__, base.steps, base.target, base.static_argnums, inner)
     return base.then(step, VmapBoundary(axes, axis_size))
+
+
+# Steps whose generated function is called with the same arguments as the function they wrap.
+_SAME_ARGUMENTS = {"grad", "value_and_grad", "vmap", "pmap"}
+
+
+def _call_arity(base: Transformed) -> int:
+    """How many arguments ``base`` is called with: in_axes count against what vmap wraps.
+
+    A chain of steps that keep the user's arguments takes the user's parameters; any
+    other step (a jvp step takes tangents too) is asked by building its core form.
+    """
+    if all(step.name in _SAME_ARGUMENTS for step in base.steps):
+        return len(base.signature.parameters)
+    return len(staging.make_core(base.__transformer_fn__, base.steps).params)
 
 
 def _adapt_in_axes(options: dict, layout, structured: set) -> dict:
