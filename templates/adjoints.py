@@ -257,7 +257,8 @@ def sum_(z_bar, z, x, axis=None, keepdims=False):
 
 @rule("adjoint", "mean", wrt=("x",))
 def mean(z_bar, z, x, axis=None, keepdims=False):
-    return rt.expand_to(z_bar, x, axis, keepdims) * (np.size(z) / np.size(x))
+    # divided by the (integer) count averaged: a float factor would widen float32 cotangents under numba
+    return rt.expand_to(z_bar, x, axis, keepdims) / (np.size(x) // np.size(z))
 
 
 @rule("adjoint", "max", "min", wrt=("x",))
@@ -273,14 +274,14 @@ def prod(z_bar, z, x, axis=None, keepdims=False):
 @rule("adjoint", "var", wrt=("x",))
 def var(z_bar, z, x, axis=None, keepdims=False, ddof=0):
     centered = x - np.mean(x, axis=axis, keepdims=True)
-    count = np.size(x) / np.size(z) - ddof
+    count = np.size(x) // np.size(z) - ddof   # an integer: keeps float32 cotangents float32 under numba
     return rt.expand_to(z_bar, x, axis, keepdims) * 2.0 * centered / count
 
 
 @rule("adjoint", "std", wrt=("x",))
 def std(z_bar, z, x, axis=None, keepdims=False, ddof=0):
     centered = x - np.mean(x, axis=axis, keepdims=True)
-    count = np.size(x) / np.size(z) - ddof
+    count = np.size(x) // np.size(z) - ddof   # an integer: keeps float32 cotangents float32 under numba
     return rt.expand_to(z_bar / z, x, axis, keepdims) * centered / count
 
 
@@ -440,6 +441,13 @@ def all_gather(z_bar, z, x, axis_name):
 
 
 zero_derivative("axis_index")
+
+
+# ppermute is linear and moves each device's value to one other device: its
+# adjoint sends the cotangents back, by the inverted permutation.
+@rule("adjoint", "ppermute", wrt=("x",))
+def ppermute(z_bar, z, x, axis_name, perm, inverse=False):
+    return lax.ppermute(z_bar, axis_name, perm, inverse=not inverse)
 
 
 # ----------------------------------------- runtime helpers (grad of grad)

@@ -210,6 +210,7 @@ unsupported("batching", ["rt.stack", "rt.push", "rt.pop", "rt.top"],
 unsupported("batching", ["rt.split_like", "rt.vsplit_like", "rt.unstack_like"],
             "these return a tuple of pieces; batching them is not supported yet")
 unsupported("batching", ["rt.custom_vjp_call"], "custom_vjp functions cannot be batched yet")
+unsupported("batching", ["ppermute"], "lax.ppermute has no batching rule yet: use it inside pmap, not vmap")
 
 
 # --------------------------------------------------------------- named axes

@@ -510,6 +510,11 @@ def all_gather_tangent(x_dot, axis_name):
     return lax.all_gather(x_dot, axis_name)
 
 
+@rule("tangent", "ppermute")
+def ppermute_tangent(x_dot, axis_name, perm, inverse=False):
+    return lax.ppermute(x_dot, axis_name, perm, inverse=inverse)
+
+
 unsupported("tangent", ["pmax", "pmin"], "forward mode of pmax/pmin across a mapped axis is not written yet")
 
 

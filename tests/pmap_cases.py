@@ -74,6 +74,42 @@ def one_sided(x):
     return x + total
 
 
+# ------------------------------------------------------------------ ppermute
+RING = ((0, 1), (1, 0))       # a module constant: perm is known when the code is written
+
+
+def ring_shift(x):
+    return lax.ppermute(x, "i", RING)
+
+
+def send_right_only(x):
+    return lax.ppermute(np.sum(x), axis_name="i", perm=[(0, 1)])     # device 0 receives zeros
+
+
+def ring_in_loop(x):
+    """Passes along the ring in a loop and under a branch that depends on the device."""
+    total = x * 0.0
+    for k in range(3):
+        x = lax.ppermute(x, "i", ((0, 1), (1, 0)))
+        if lax.axis_index("i") == 0:
+            total = total + x * (k + 1)
+        else:
+            total = total - x
+    return total
+
+
+def ring_loss(w, x):
+    """A device's loss reads its neighbour's activations: gradients must travel back."""
+    y = np.tanh(x * w)
+    for k in range(2):
+        y = lax.ppermute(y, "i", RING) * w + y
+    return np.sum(y * y)
+
+
+def bad_perm(x):
+    return lax.ppermute(x, "i", ((0, 1), (1, 1)))
+
+
 # ------------------------------------------------------------------ MPI program
 # test_pmap_mpi.py runs this file under `mpiexec -n 2 python pmap_cases.py OUT_DIR SCENARIO...`;
 # each rank writes OUT_DIR/SCENARIO-RANK.txt: a JSON result, or the error it caught
@@ -102,6 +138,14 @@ def _mpi_scenario(scenario, rank):
         local = tr.pmap(tr.jit(tr.grad(loss)), in_axes=(None, 0, 0), backend="mpi")
         mean = tr.pmap(tr.jit(tr.grad(data_parallel_loss)), axis_name="i", in_axes=(None, 0, 0), backend="mpi")
         return {"local": local(w, x, y).tolist(), "mean": mean(w, x, y).tolist()}
+    if scenario == "ppermute":
+        x = mpi_inputs(rank)
+        w = np.array([0.3, -0.2, 0.5])
+        return {"ring_shift": tr.pmap(ring_shift, axis_name="i", backend="mpi")(x).tolist(),
+                "send_right_only": tr.pmap(send_right_only, axis_name="i", backend="mpi")(x).tolist(),
+                "ring_in_loop": tr.pmap(ring_in_loop, axis_name="i", backend="mpi")(x).tolist(),
+                "grad": tr.pmap(tr.grad(ring_loss), axis_name="i", in_axes=(None, 0),
+                                backend="mpi")(w, x).tolist()}
     if scenario == "shapes_differ":
         return tr.pmap(centered, axis_name="i", backend="mpi")(np.ones((1, 2 + rank))).tolist()
     if scenario == "ragged":

@@ -121,7 +121,7 @@ def test_an_unbound_axis_name_names_the_user_line():
 
 
 def test_collective_outside_pmap_threads_is_refused():
-    assert cpu_threads._callback(cpu_threads.OP["axis_index"], 0, 0, 0, 0, 0) == cpu_threads.FAILED
+    assert cpu_threads._callback(cpu_threads.OP["axis_index"], 0, 0, 0, 0, 0, -1) == cpu_threads.FAILED
 
 
 # ------------------------------------------------------------------ example

@@ -43,7 +43,7 @@ def lines_by_rank(out_dir, scenario):
 @pytest.fixture(scope="module")
 def agreeing_run(tmp_path_factory):
     out_dir = tmp_path_factory.mktemp("mpi")
-    result = run_ranks(out_dir, "collectives", "train_step", "shapes_differ", "ragged")
+    result = run_ranks(out_dir, "collectives", "train_step", "ppermute", "shapes_differ", "ragged")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return out_dir
 
@@ -65,6 +65,21 @@ def test_data_parallel_gradient_over_two_ranks(agreeing_run):
     for r in (0, 1):
         assert np.allclose(per_rank[r]["local"], [local[r]])
         assert np.allclose(per_rank[r]["mean"], [(local[0] + local[1]) / 2])
+
+
+def test_ppermute_over_two_ranks(agreeing_run):
+    per_rank = {r: json.loads(text) for r, text in lines_by_rank(agreeing_run, "ppermute").items()}
+    x = [cases.mpi_inputs(r)[0] for r in (0, 1)]
+    assert np.array_equal(per_rank[0]["ring_shift"], [x[1]]) and np.array_equal(per_rank[1]["ring_shift"], [x[0]])
+    assert per_rank[0]["send_right_only"] == [0.0] and per_rank[1]["send_right_only"] == [x[0].sum()]
+    stacked = np.stack(x)
+    local = {"ring_in_loop": tr.pmap(cases.ring_in_loop, axis_name="i"),      # 2 local CPU devices
+             "grad": tr.pmap(tr.grad(cases.ring_loss), axis_name="i", in_axes=(None, 0))}
+    expected = {"ring_in_loop": local["ring_in_loop"](stacked),
+                "grad": local["grad"](np.array([0.3, -0.2, 0.5]), stacked)}
+    for name, want in expected.items():
+        found = np.concatenate([np.asarray(per_rank[r][name]) for r in (0, 1)])
+        assert np.allclose(found, want), name
 
 
 def test_shapes_that_differ_across_ranks_raise_on_every_rank(agreeing_run):

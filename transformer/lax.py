@@ -43,3 +43,13 @@ def all_gather(x, axis_name):
 def axis_index(axis_name):
     """This example's position along ``axis_name``."""
     raise _unbound(axis_name)
+
+
+def ppermute(x, axis_name, perm, *, inverse=False):
+    """``x`` sent along ``axis_name`` by ``perm``, a sequence of (source, destination)
+    pairs; a device no pair names as destination receives zeros (JAX's meaning).
+
+    ``inverse=True`` reads the pairs the other way round, (destination, source):
+    the adjoint of a ppermute is the ppermute with the inverted permutation, and
+    a flag keeps the permutation a static literal in generated code."""
+    raise _unbound(axis_name)

@@ -217,6 +217,9 @@ register("setitem", "[]=", operator.setitem, INDEX, ("x", "index", "value"))
 
 # --------------------------------------------------------------------- special
 register("stop_gradient", "lax.stop_gradient", lax.stop_gradient, SPECIAL, ("x",))
+# The other collectives are registered where vmap gives them meaning (batching.py); ppermute's
+# permutation is a static tuple of (source, destination) pairs, spelled as a literal in core form.
+register("ppermute", "lax.ppermute", lax.ppermute, SPECIAL, ("x", "axis_name", "perm"), keywords=("inverse",))
 
 
 def operator_name(spelling: str, arity: int) -> str:

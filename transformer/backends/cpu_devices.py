@@ -28,9 +28,10 @@ PREAMBLE = cpu.PREAMBLE + "from transformer.backends import cpu_devices as dev\n
 
 _SYMBOL = "transformer_pmap_cpu_collective"
 llvm.add_symbol(_SYMBOL, ctypes.cast(CALLBACK, ctypes.c_void_p).value)
-# (op, dtype code, source address, destination address, shape address, ndim) -> status
+# (op, dtype code, source address, destination address, shape address, ndim, device sending to
+# this one (ppermute; else -1)) -> status
 _host = types.ExternalFunction(_SYMBOL, types.int64(types.int64, types.int64, types.intp, types.intp,
-                                                    types.intp, types.int64))
+                                                    types.intp, types.int64, types.int64))
 
 
 def source(core):
@@ -54,17 +55,17 @@ def finish(function, path):
 
 # ------------------------------------------------------------------ compiled side
 @numba.njit(nogil=True, cache=True)
-def _exchange(op, dtype_code, src, out):
+def _exchange(op, dtype_code, src, out, sender=-1):
     shape = np.empty(max(src.ndim, 1), np.int64)
     for k in range(src.ndim):
         shape[k] = src.shape[k]
-    if _host(op, dtype_code, src.ctypes.data, out.ctypes.data, shape.ctypes.data, src.ndim) < 0:
+    if _host(op, dtype_code, src.ctypes.data, out.ctypes.data, shape.ctypes.data, src.ndim, sender) < 0:
         raise DeviceAborted("pmap collective failed; the caller raises the error that caused it")
 
 
 @numba.njit(nogil=True, cache=True)
 def _ask(op):
-    answer = _host(op, 0, 0, 0, 0, 0)
+    answer = _host(op, 0, 0, 0, 0, 0, -1)
     if answer < 0:
         raise DeviceAborted("lax.axis_index called outside pmap")
     return answer
@@ -86,8 +87,27 @@ def _value_dtype(x):
     raise numba_errors.TypingError(f"pmap collectives take arrays or numbers, not {x}")
 
 
+@numba.njit(nogil=True, cache=True)
+def sender_of(perm, inverse, me, size):
+    """The device that ``perm`` sends to device ``me`` (-1: none), checking ``perm`` first.
+
+    ``perm`` holds (source, destination) pairs, (destination, source) if ``inverse``.
+    """
+    sender = -1
+    for k in range(len(perm)):
+        source, destination = (perm[k][1], perm[k][0]) if inverse else (perm[k][0], perm[k][1])
+        if not (0 <= source < size and 0 <= destination < size):
+            raise ValueError("lax.ppermute: perm names a device outside the pmapped axis")
+        for j in range(k):
+            if perm[j][0] == perm[k][0] or perm[j][1] == perm[k][1]:
+                raise ValueError("lax.ppermute: perm names a device twice as a source or as a destination")
+        if destination == me:
+            sender = source
+    return sender
+
+
 # Generated device code calls these; only their numba overloads ever run.
-psum, pmean, pmax, pmin, all_gather, axis_index = device_only_collectives()
+psum, pmean, pmax, pmin, all_gather, axis_index, ppermute = device_only_collectives()
 
 
 def _elementwise_collective(name):
@@ -156,4 +176,32 @@ def _axis_index():
 
     def impl():
         return _ask(op)
+    return impl
+
+
+def no_pairs(perm) -> bool:
+    """``perm`` is the empty tuple: every device receives zeros (numba cannot index an empty tuple)."""
+    return isinstance(perm, types.BaseTuple) and len(perm) == 0
+
+
+@overload(ppermute, jit_options={"nogil": True})
+def _ppermute(x, perm, inverse):
+    op, me, size = OP["ppermute"], OP["axis_index"], OP["axis_size"]
+    code = _dtype_code(_value_dtype(x))
+    if no_pairs(perm):
+        if isinstance(x, types.Array):
+            return lambda x, perm, inverse: np.zeros_like(x)
+        return lambda x, perm, inverse: x * 0
+    if isinstance(x, types.Array):
+        def impl(x, perm, inverse):
+            src = np.ascontiguousarray(x)
+            out = np.empty_like(src)
+            _exchange(op, code, src, out, sender_of(perm, inverse, _ask(me), _ask(size)))
+            return out
+    else:
+        def impl(x, perm, inverse):
+            src = np.array([x])
+            out = np.empty_like(src)
+            _exchange(op, code, src, out, sender_of(perm, inverse, _ask(me), _ask(size)))
+            return out[0]
     return impl

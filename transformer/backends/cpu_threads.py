@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 # Codes shared with the compiled side (cpu_devices): opcode, dtype code.
-OPS = ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size")
+OPS = ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size", "ppermute")
 OP = {name: code for code, name in enumerate(OPS)}
 DTYPES = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.int64), np.dtype(np.int32))
 FAILED = -1
@@ -46,7 +46,7 @@ class DeviceGroup:
     def __init__(self, size: int):
         self.size = size
         self._cond = threading.Condition()
-        self._arrivals: list = [None] * size      # (opname, array) per device, this collective
+        self._arrivals: list = [None] * size      # (opname, array, source) per device, this collective
         self._arrived = 0
         self._generation = 0                      # collectives completed so far
         self._result = None
@@ -54,7 +54,8 @@ class DeviceGroup:
         self.error: BaseException | None = None   # the first real failure
 
     # ------------------------------------------------------------ collectives
-    def collective(self, index: int, opname: str, value: np.ndarray) -> np.ndarray:
+    def collective(self, index: int, opname: str, value: np.ndarray, source: int = -1) -> np.ndarray:
+        """This device's result; ``source`` is the device a ppermute receives from (-1: none)."""
         with self._cond:
             if self.error is not None:
                 raise DeviceAborted("another pmap device failed")
@@ -63,17 +64,17 @@ class DeviceGroup:
                                         f"{self._returned[0]} had returned: every device must reach the "
                                         f"same collectives in the same order"))
                 raise DeviceAborted("collective cannot complete")
-            self._arrivals[index] = (opname, value)
+            self._arrivals[index] = (opname, value, source)
             self._arrived += 1
             if self._arrived == self.size:
                 self._combine()
-                return self._result
-            generation = self._generation
-            while generation == self._generation and self.error is None:
-                self._cond.wait()
-            if self.error is not None:
-                raise DeviceAborted("another pmap device failed")
-            return self._result
+            else:
+                generation = self._generation
+                while generation == self._generation and self.error is None:
+                    self._cond.wait()
+                if self.error is not None:
+                    raise DeviceAborted("another pmap device failed")
+            return self._result[index] if isinstance(self._result, list) else self._result
 
     def _combine(self):
         arrivals, self._arrivals = self._arrivals, [None] * self.size
@@ -108,20 +109,24 @@ class DeviceGroup:
         self._cond.notify_all()
 
 
-def combine(arrivals) -> np.ndarray:
-    """The collective's result from every device's (opname, value), in device order."""
-    names = {name for name, _ in arrivals}
+def combine(arrivals) -> np.ndarray | list:
+    """The collective's result from every device's (opname, value, source), in device order:
+    one array every device shares, or (ppermute) a list of one array per device."""
+    names = {name for name, _, _ in arrivals}
     if len(names) > 1:
-        listed = ", ".join(f"device {i}: lax.{name}" for i, (name, _) in enumerate(arrivals))
+        listed = ", ".join(f"device {i}: lax.{name}" for i, (name, _, _) in enumerate(arrivals))
         raise ValueError(f"pmap devices reached different collectives at the same point ({listed})")
     name = names.pop()
-    values = [v for _, v in arrivals]
+    values = [v for _, v, _ in arrivals]
     shapes = {v.shape for v in values}
     if len(shapes) > 1:
         listed = ", ".join(f"device {i} has {v.shape}" for i, v in enumerate(values))
         raise ValueError(f"lax.{name} needs the same shape on every pmap device: {listed}")
     if name == "all_gather":
         return np.stack(values)
+    if name == "ppermute":      # copies: a sender's buffer is its own again once it leaves the barrier
+        return [values[source].copy() if source >= 0 else np.zeros_like(values[index])
+                for index, (_, _, source) in enumerate(arrivals)]
     if name in ("psum", "pmean"):
         total = values[0].copy()          # fixed order: every device gets the same bits
         for v in values[1:]:
@@ -135,7 +140,7 @@ def combine(arrivals) -> np.ndarray:
 _local = threading.local()      # .device = (group, index) while a thread runs a shard
 
 
-def _callback(op, dtype_code, src, dst, shape_ptr, ndim):
+def _callback(op, dtype_code, src, dst, shape_ptr, ndim, source):
     """Called from compiled device code (with the GIL taken by ctypes)."""
     device = getattr(_local, "device", None)
     if device is None:
@@ -151,7 +156,7 @@ def _callback(op, dtype_code, src, dst, shape_ptr, ndim):
         shape = tuple(np.ctypeslib.as_array((ctypes.c_int64 * ndim).from_address(shape_ptr))) if ndim else ()
         count = int(np.prod(shape))
         value = np.frombuffer((ctypes.c_char * (count * dtype.itemsize)).from_address(src), dtype).reshape(shape)
-        result = group.collective(index, name, value)
+        result = group.collective(index, name, value, source)
         out = np.frombuffer((ctypes.c_char * (result.size * dtype.itemsize)).from_address(dst), dtype)
         out[:] = result.reshape(-1)
         return 0
@@ -161,7 +166,7 @@ def _callback(op, dtype_code, src, dst, shape_ptr, ndim):
 
 
 CALLBACK_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
-                                 ctypes.c_int64, ctypes.c_int64)
+                                 ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
 CALLBACK = CALLBACK_TYPE(_callback)      # kept alive for the life of the process
 
 

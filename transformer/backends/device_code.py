@@ -2,7 +2,7 @@
 
 The ``pmap_shard`` step leaves ``z = lax.psum(x, "i")`` in a device's code
 (after checking the axis name).  A device backend rewrites it to
-``z = dev.psum(x)``, where ``dev`` is the backend's own module of numba
+``z = dev.psum(x)`` (``dev.ppermute(x, perm, inverse)`` for a ppermute), where ``dev`` is the backend's own module of numba
 overloads: the local-thread backend meets the other devices' threads, the MPI
 backend calls MPI.  The axis name has done its job by then: a device belongs
 to exactly one pmapped axis.
@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .. import core_form as cf
 from ..core_form import CoreFunction
-from ..transforms.pmap import collective_call
+from ..transforms.pmap import arguments_of, collective_call
 
 
 class _Lower(cst.CSTTransformer):
@@ -24,19 +25,23 @@ class _Lower(cst.CSTTransformer):
         if not found:
             return updated
         name, call = found
-        args = list(call.args[:-1])
-        if args:
-            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        return cst.Call(func=cst.Attribute(cst.Name(self.module_alias), cst.Name(name)), args=args)
+        bound = arguments_of(name, call)
+        operands = [bound[p] for p in DEVICE_PARAMS[name]]
+        if name == "ppermute":
+            operands.append(bound.get("inverse", cst.Name("False")))
+        return cf.call(f"{self.module_alias}.{name}", operands)
 
 
 def lower_collectives(core: CoreFunction, module_alias: str) -> CoreFunction:
-    """``lax.<collective>(..., axis_name)`` -> ``<module_alias>.<collective>(...)``."""
+    """``lax.<collective>(..., axis_name, ...)`` -> ``<module_alias>.<collective>(...)``."""
     core.node = core.node.visit(_Lower(module_alias))
     return core
 
 
-COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index")
+# What a device's collective takes: the primitive's operands less the axis name.
+DEVICE_PARAMS = {"psum": ("x",), "pmean": ("x",), "pmax": ("x",), "pmin": ("x",), "all_gather": ("x",),
+                 "axis_index": (), "ppermute": ("x", "perm")}     # ppermute also takes `inverse`
+COLLECTIVES = tuple(DEVICE_PARAMS)
 
 
 def device_only_collectives() -> tuple:

@@ -30,7 +30,7 @@ from numba.extending import overload
 
 from ..errors import TransformError
 from . import cpu, numba_lowering, numba_runtime
-from .cpu_devices import _value_dtype
+from .cpu_devices import _value_dtype, no_pairs, sender_of
 from .device_code import device_only_collectives, lower_collectives
 
 NAME = "pmap-mpi"
@@ -97,7 +97,7 @@ def tree_leaves(args):
 
 
 # ------------------------------------------------------------------ compiled side
-_OPS = {"psum": 1, "pmean": 2, "pmax": 3, "pmin": 4, "all_gather": 5}
+_OPS = {"psum": 1, "pmean": 2, "pmax": 3, "pmin": 4, "all_gather": 5, "ppermute": 6}
 
 
 @numba.njit
@@ -120,7 +120,7 @@ def _agree(op, src):
 
 
 # Generated device code calls these; only their numba overloads ever run.
-psum, pmean, pmax, pmin, all_gather, axis_index = device_only_collectives()
+psum, pmean, pmax, pmin, all_gather, axis_index, ppermute = device_only_collectives()
 
 
 _OPERATOR = {"psum": numba_mpi.Operator.SUM, "pmean": numba_mpi.Operator.SUM,
@@ -192,4 +192,56 @@ def _all_gather(x):
 def _axis_index():
     def impl():
         return numba_mpi.rank()
+    return impl
+
+
+@numba.njit
+def receiver_of(perm, inverse, me):
+    """The rank ``perm`` sends rank ``me``'s value to (-1: none)."""
+    for k in range(len(perm)):
+        source, destination = (perm[k][1], perm[k][0]) if inverse else (perm[k][0], perm[k][1])
+        if source == me:
+            return destination
+    return -1
+
+
+_PERMUTE = _OPS["ppermute"]
+
+
+@numba.njit
+def _permute(src, perm, inverse):
+    """Point to point: send to this rank's receiver (non-blocking, so a ring cannot deadlock),
+    receive from its sender; ranks no pair sends to get zeros."""
+    _agree(_PERMUTE, src)
+    me = numba_mpi.rank()
+    sender = sender_of(perm, inverse, me, numba_mpi.size())      # checks perm on every rank alike
+    receiver = receiver_of(perm, inverse, me)
+    out = np.zeros_like(src)
+    if receiver == me:
+        out[...] = src
+        return out
+    if receiver >= 0:
+        status, request = numba_mpi.isend(src, receiver, 0)
+        if status != 0:
+            raise RuntimeError("MPI isend failed")
+    if sender >= 0 and numba_mpi.recv(out, sender, 0) != 0:
+        raise RuntimeError("MPI recv failed")
+    if receiver >= 0 and numba_mpi.wait(request) != 0:
+        raise RuntimeError("MPI wait failed")
+    return out
+
+
+@overload(ppermute)
+def _ppermute(x, perm, inverse):
+    _value_dtype(x)
+    if no_pairs(perm):
+        if isinstance(x, types.Array):
+            return lambda x, perm, inverse: np.zeros_like(x)
+        return lambda x, perm, inverse: x * 0
+    if isinstance(x, types.Array):
+        def impl(x, perm, inverse):
+            return _permute(np.ascontiguousarray(x), perm, inverse)
+    else:
+        def impl(x, perm, inverse):
+            return _permute(np.array([x]), perm, inverse)[0]
     return impl

@@ -16,25 +16,33 @@ collective names the pmapped axis: any other name is unbound, as in JAX.
 """
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from .. import core_form as cf
+from .. import primitives
 from ..core_form import CoreFunction
 from ..errors import Location, TransformError
 from . import TRANSFORMS, register
 
-COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index")
+COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermute")
 
 
 @register("pmap")
 def pmap_transform(core: CoreFunction, axis_name=None, in_axes=(), out_axes=0) -> CoreFunction:
     from .. import batching  # noqa: F401  (registers the "vmap" step)
+    for name, _, where in _collectives(core, core.node.body.body):
+        if name == "ppermute":
+            raise TransformError("a transform of a pmapped function that uses lax.ppermute is not supported: "
+                                 "it runs as vmap, which has no ppermute rule yet", where,
+                                 "apply the transform inside pmap instead: pmap(grad(f)), pmap(jvp(...))")
     return TRANSFORMS["vmap"](core, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, axis_size=None)
 
 
 @register("pmap_shard", internal=True)
 def pmap_shard_transform(core: CoreFunction, axis_name=None) -> CoreFunction:
-    _check_axis_names(core, core.node.body.body, axis_name)
+    _check_axis_names(core, axis_name)
     return core
 
 
@@ -47,27 +55,74 @@ def collective_call(value) -> tuple[str, cst.Call] | None:
     return None
 
 
+def arguments_of(name: str, call: cst.Call) -> dict[str, cst.BaseExpression]:
+    """A collective call's arguments by parameter name (``x``, ``axis_name``, ``perm``...)."""
+    prim = primitives.get(name)
+    bound = {}
+    for position, arg in enumerate(call.args):
+        key = arg.keyword.value if arg.keyword is not None else prim.params[position]
+        bound[key] = arg.value
+    return bound
+
+
 def axis_of(call: cst.Call) -> str | None:
-    """The axis name a collective call spells (its last argument), if a string literal."""
-    atom = call.args[-1].value if call.args else None
+    """The axis name a collective call spells, if a string literal."""
+    name = collective_call(call)[0]
+    atom = arguments_of(name, call).get("axis_name")
     return atom.evaluated_value if isinstance(atom, cst.SimpleString) else None
 
 
-def _check_axis_names(core, stmts, axis_name, origin=None):
+def _collectives(core, stmts, origin=None):
+    """(name, call, location) of every collective call in ``stmts``, nested blocks included."""
     for stmt in stmts:
         origin = cf.origin_of(stmt) or origin
         if isinstance(stmt, cst.SimpleStatementLine):
             small = stmt.body[0]
             found = collective_call(small.value) if isinstance(small, (cst.Assign, cst.Return)) else None
-            if found and axis_of(found[1]) != axis_name:
+            if found:
                 where = Location(core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
-                named = axis_of(found[1])
-                raise TransformError(f"unbound axis name: {named!r} (lax.{found[0]} inside pmap "
-                                     f"with axis_name={axis_name!r})", where,
-                                     f"pass axis_name={named!r} to pmap, or name the pmapped axis here")
+                yield found[0], found[1], where
         else:
             for block in _blocks(stmt):
-                _check_axis_names(core, block, axis_name, origin)
+                yield from _collectives(core, block, origin)
+
+
+def _check_axis_names(core, axis_name):
+    for name, call, where in _collectives(core, core.node.body.body):
+        if name == "ppermute":
+            _check_permutation(core, arguments_of(name, call).get("perm"), where)
+        if axis_of(call) != axis_name:
+            named = axis_of(call)
+            raise TransformError(f"unbound axis name: {named!r} (lax.{name} inside pmap "
+                                 f"with axis_name={axis_name!r})", where,
+                                 f"pass axis_name={named!r} to pmap, or name the pmapped axis here")
+
+
+def permutation_of(core, atom):
+    """The (source, destination) pairs a ppermute's ``perm`` atom spells: a literal or a module constant."""
+    if isinstance(atom, cst.Name) and atom.value in core.constants:
+        return core.constants[atom.value]
+    try:
+        return ast.literal_eval(cst.Module([]).code_for_node(atom))
+    except (ValueError, SyntaxError, TypeError):
+        return None
+
+
+def _check_permutation(core, atom, where):
+    """perm must be known when the code is written, and a permutation: JAX checks it as early."""
+    perm = permutation_of(core, atom)
+    hint = "write perm as a tuple of (source, destination) pairs, e.g. ((0, 1), (1, 0)), or a module constant"
+    if not isinstance(perm, (tuple, list)) or \
+            not all(isinstance(p, (tuple, list)) and len(p) == 2 and all(type(i) is int and i >= 0 for i in p)
+                    for p in perm):
+        raise TransformError("lax.ppermute needs perm as (source, destination) pairs of device numbers "
+                             "known when the code is written", where, hint)
+    for k in (0, 1):
+        named = [p[k] for p in perm]
+        if len(set(named)) != len(named):
+            raise TransformError(f"lax.ppermute perm names a device twice as a {('source', 'destination')[k]}: "
+                                 f"{tuple(map(tuple, perm))}", where, "each device sends at most once and "
+                                 "receives at most once")
 
 
 def _blocks(stmt):
