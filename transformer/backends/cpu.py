@@ -15,7 +15,7 @@ from numba.core import errors as numba_errors
 
 from ..emit import MODULE_PREAMBLE, user_location_in
 from ..errors import CompileError
-from . import numba_lowering, numba_parallel, numba_runtime
+from . import numba_fusion, numba_lowering, numba_parallel, numba_runtime
 
 NAME = "cpu"
 PREAMBLE = MODULE_PREAMBLE + "from transformer.backends import numba_lowering as nl\n" + "from numba.typed import List\n"
@@ -24,6 +24,7 @@ PREAMBLE = MODULE_PREAMBLE + "from transformer.backends import numba_lowering as
 def source(core):
     core = numba_runtime.lower(numba_lowering.lower(core))   # rt.* helpers: typed tapes; overloads do the rest
     core, parallel_import = numba_parallel.lower(core)       # vmap's per-example loops -> prange
+    core = numba_fusion.fuse(core)                           # one statement per elementwise expression
     return core.code(), PREAMBLE + parallel_import
 
 

@@ -1,0 +1,259 @@
+"""Elementwise expressions put back together for numba.
+
+The core form gives every operation its own statement and temporary, which
+transforms need.  numba, though, fuses NumPy array expressions into one loop
+only within a single statement: ``np.exp(-x ** 2) * np.sin(3 * x)`` is one
+pass over memory, while the same work as five statements makes five passes
+and allocates four temporary arrays.  On large arrays that is the difference
+between a memory-bound chain and a compute-bound one.
+
+So, for the CPU target only, a temporary that is
+
+- written once, by an elementwise operation (arithmetic, comparison, a math
+  function), and read exactly once, later in the same block,
+- by an elementwise operation (or a copy, or a ``return``) that sees it
+  through nothing but elementwise operations,
+- with none of the names it reads written between the two statements,
+
+is substituted into its reader::
+
+    _t0 = x ** nl.scalar_like(x, 2)
+    _t1 = -_t0                         ->   _t2 = np.exp(-(x ** nl.scalar_like(x, 2)))
+    _t2 = np.exp(_t1)
+
+The expression reads as the user wrote it, and the user-line comments of the
+removed statements move to the next statement kept.
+Values read twice, reductions, products, indexing and anything in another
+block keep their statements.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import libcst as cst
+
+from .. import core_form as cf
+from .. import primitives
+
+_ELEMENTWISE_KINDS = (primitives.UNARY, primitives.BINARY, primitives.COMPARE)
+
+
+def _is_elementwise(value) -> bool:
+    """An operation applied element by element to its operands (numba fuses these)."""
+    if not isinstance(value, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.Call)):
+        return False
+    if isinstance(value, cst.Comparison) and len(value.comparisons) != 1:
+        return False
+    prim = cf.primitive_of(value)
+    return prim is not None and prim.kind in _ELEMENTWISE_KINDS and prim.name != "not"
+
+
+def _operands(value) -> list:
+    """The operand expressions of an elementwise operation (positional arguments of a call)."""
+    if isinstance(value, cst.BinaryOperation):
+        return [value.left, value.right]
+    if isinstance(value, cst.UnaryOperation):
+        return [value.expression]
+    if isinstance(value, cst.Comparison):
+        return [value.left, value.comparisons[0].comparator]
+    return [arg.value for arg in value.args if arg.keyword is None]
+
+
+def _reachable_names(value) -> set[str]:
+    """Names that ``value`` reads through elementwise operations only: where a
+    substituted expression joins the same fused loop."""
+    if isinstance(value, cst.Name):
+        return {value.value}
+    if not _is_elementwise(value):
+        return set()
+    names = set()
+    for operand in _operands(value):
+        names |= _reachable_names(operand)
+    return names
+
+
+class _NameCounts(cst.CSTVisitor):
+    """How often each name is read and written in a whole function."""
+
+    def __init__(self):
+        self.loads: Counter = Counter()
+        self.stores: Counter = Counter()
+
+    def visit_Name(self, node):
+        self.loads[node.value] += 1
+
+    def visit_AssignTarget(self, node):
+        if isinstance(node.target, cst.Name):
+            self.stores[node.target.value] += 1
+            self.loads[node.target.value] -= 1      # visit_Name will count the target as a read
+        elif isinstance(node.target, cst.Subscript) and isinstance(node.target.value, cst.Name):
+            self.stores[node.target.value.value] += 1   # an in-place write changes the array
+
+    def visit_For(self, node):
+        for name in _names_in(node.target):
+            self.stores[name] += 1
+            self.loads[name] -= 1
+
+
+def _names_in(node) -> set[str]:
+    found = set()
+
+    class _Collect(cst.CSTVisitor):
+        def visit_Name(self, name):
+            found.add(name.value)
+
+    node.visit(_Collect())
+    return found
+
+
+def _written_by(stmt) -> set[str]:
+    """Names a statement (with everything nested in it) assigns or writes into."""
+    written = set()
+
+    class _Writes(cst.CSTVisitor):
+        def visit_AssignTarget(self, node):
+            target = node.target
+            written.update(_names_in(target.value if isinstance(target, cst.Subscript) else target))
+
+        def visit_For(self, node):
+            written.update(_names_in(node.target))
+
+    stmt.visit(_Writes())
+    return written
+
+
+def _parenthesized(expr):
+    if isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison)) and not expr.lpar:
+        return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return expr
+
+
+class _Substitute(cst.CSTTransformer):
+    def __init__(self, name: str, expr):
+        self.name, self.expr = name, expr
+
+    def visit_Attribute(self, node):
+        return False                              # np.pi, np.float32: never a variable
+
+    def leave_Name(self, original, updated):
+        return self.expr if updated.value == self.name else updated
+
+    def leave_Arg(self, original, updated):
+        return updated.with_changes(keyword=original.keyword)   # a keyword is not a read
+
+    # an operator's operand needs parentheses; a call's argument does not
+    def leave_BinaryOperation(self, original, updated):
+        return updated.with_changes(left=self._wrap(original.left, updated.left),
+                                    right=self._wrap(original.right, updated.right))
+
+    def leave_UnaryOperation(self, original, updated):
+        return updated.with_changes(expression=self._wrap(original.expression, updated.expression))
+
+    def leave_Comparison(self, original, updated):
+        comparison = updated.comparisons[0]
+        return updated.with_changes(
+            left=self._wrap(original.left, updated.left),
+            comparisons=[comparison.with_changes(
+                comparator=self._wrap(original.comparisons[0].comparator, comparison.comparator))])
+
+    def _wrap(self, original, updated):
+        substituted = isinstance(original, cst.Name) and original.value == self.name
+        return _parenthesized(updated) if substituted else updated
+
+
+def _value_of(stmt):
+    """The right-hand side of an assignment to a name, or the value of a return."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    small = stmt.body[0]
+    if isinstance(small, cst.Assign) and isinstance(small.targets[0].target, cst.Name):
+        return small.value
+    if isinstance(small, cst.Return):
+        return small.value
+    return None
+
+
+def _with_value(stmt, value):
+    return stmt.with_changes(body=[stmt.body[0].with_changes(value=value)])
+
+
+def _fuse_block(stmts: list, counts: _NameCounts, params: set) -> list:
+    out: list = []
+    pending: dict[str, tuple[int, set]] = {}     # temporary -> (its position in out, names it reads)
+    for stmt in stmts:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            pending.clear()                       # only straight-line code is fused
+            out.append(_fuse_children(stmt, counts, params))
+            continue
+        value = _value_of(stmt)
+        reachable = _reachable_names(value) if value is not None else set()
+        for name in sorted(reachable & set(pending)):
+            position, _ = pending.pop(name)
+            definition = out[position]
+            value = _value_of_wrapper(value).visit(_Substitute(name, definition.body[0].value)).value
+            out[position] = _Removed(definition.leading_lines)
+        if value is not None:
+            stmt = _with_value(stmt, value)
+        written = _written_by(stmt)
+        for name in [n for n, (_, reads) in pending.items() if reads & written]:
+            del pending[name]                     # its operands change before any later use
+        target = _single_target(stmt)
+        if (target is not None and target not in params and counts.stores[target] == 1
+                and counts.loads[target] == 1 and _is_elementwise(value)
+                and target not in _names_in(value)):
+            pending[target] = (len(out), _names_in(value))
+        out.append(stmt)
+    return _carry_comments(out)
+
+
+class _Removed:
+    """Where a substituted statement was: its comment lines go to the next statement kept."""
+
+    def __init__(self, leading_lines):
+        self.leading_lines = list(leading_lines)
+
+
+def _carry_comments(stmts: list) -> list:
+    kept, carried = [], []
+    for stmt in stmts:
+        if isinstance(stmt, _Removed):
+            carried += stmt.leading_lines
+        else:
+            if carried:
+                stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
+                carried = []
+            kept.append(stmt)
+    return kept
+
+
+def _value_of_wrapper(value):
+    # a transformer must start from a node that can be replaced as a whole
+    return cst.Expr(value=value)
+
+
+def _single_target(stmt) -> str | None:
+    small = stmt.body[0] if len(stmt.body) == 1 else None
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        return small.targets[0].target.value
+    return None
+
+
+def _fuse_children(stmt, counts, params):
+    if isinstance(stmt, cst.If):
+        orelse = stmt.orelse
+        if orelse is not None:
+            orelse = orelse.with_changes(body=cf.block(_fuse_block(list(orelse.body.body), counts, params)))
+        return stmt.with_changes(body=cf.block(_fuse_block(list(stmt.body.body), counts, params)), orelse=orelse)
+    if isinstance(stmt, (cst.For, cst.While)):
+        return stmt.with_changes(body=cf.block(_fuse_block(list(stmt.body.body), counts, params)))
+    return stmt
+
+
+def fuse(core: cf.CoreFunction) -> cf.CoreFunction:
+    """A copy of ``core`` (already lowered for numba) with single-use elementwise temporaries substituted."""
+    counts = _NameCounts()
+    core.node.visit(counts)
+    body = _fuse_block(list(core.node.body.body), counts, set(core.params))
+    node = core.node.with_changes(body=core.node.body.with_changes(body=body))
+    return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants,
+                           functions=core.functions)
