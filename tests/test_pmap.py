@@ -109,8 +109,6 @@ def test_bad_mapped_sizes_and_options_are_refused():
         tr.pmap(cases.scale_shift)(np.ones((2, 3)), np.ones((1, 3)))
     with pytest.raises(ValueError, match="in_axes=0 is out of range for argument 1 of rank 0"):
         tr.pmap(cases.scale_shift)(np.ones((2, 3)), 2.0)
-    with pytest.raises(NotImplementedError, match="issue 7"):
-        tr.pmap(cases.centered, backend="cuda")
     with pytest.raises(ValueError, match="unknown pmap backend"):
         tr.pmap(cases.centered, backend="tpu")
 

@@ -15,7 +15,10 @@ Backends:
   arguments have a leading axis of 1 (this rank's one device), and so do
   mapped outputs.  Collectives are MPI calls inside the compiled code
   (numba-mpi).
-- ``"cuda"``: lands with the CUDA target (issue 7); refused clearly until then.
+- ``"cuda"``: one device per GPU (``tr.devices("cuda")``).  Each device's shard is
+  the CUDA target's code (fused kernels and a host driver), run on its own host
+  thread with its GPU current; collectives are staged through the host
+  (``backends/cuda_devices.py``).
 
 The generated code: a device runs the ``pmap_shard`` step's output — the
 user's function with its collectives lowered by the device backend.  Seen
@@ -56,6 +59,9 @@ def devices(backend: str | None = None) -> list[Device]:
     backend = _backend_name(backend)
     if backend == "cpu":
         return [Device(i, "cpu") for i in range(_cpu_device_count())]
+    if backend == "cuda":
+        from .backends import cuda_devices
+        return [Device(i, "cuda") for i in range(cuda_devices.gpu_count())]
     from .backends import mpi
     return [Device(rank, "mpi", rank) for rank in range(mpi.world_size())]
 
@@ -71,9 +77,6 @@ def _cpu_device_count() -> int:
 
 def _backend_name(backend) -> str:
     backend = "cpu" if backend is None else backend
-    if backend == "cuda":
-        raise NotImplementedError("pmap over CUDA devices lands with the CUDA target (issue 7); "
-                                  "use backend='cpu' or backend='mpi' for now")
     if backend not in BACKENDS:
         raise ValueError(f"unknown pmap backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     return backend
@@ -109,7 +112,7 @@ class PmapBoundary(VmapBoundary):
             if axis is None:
                 continue
             for leaf in tree.leaves(arg):
-                shape = self._example_shape(np.shape(leaf), position)
+                shape = self._shape_inside(np.shape(leaf), position)
                 if not -len(shape) <= axis < len(shape):
                     raise ValueError(f"pmap in_axes={axis} is out of range for argument {position} of rank "
                                      f"{len(shape)} (shape {shape}); unmapped arguments need in_axes=None")
@@ -123,13 +126,21 @@ class PmapBoundary(VmapBoundary):
                              f"they must be equal")
         if size > self.device_count:
             raise ValueError(f"pmap's mapped axis has size {size} but only {self.device_count} devices exist "
-                             f"(set TRANSFORMER_CPU_DEVICES, or map fewer)")
+                             f"(map fewer; TRANSFORMER_CPU_DEVICES sets how many CPU devices exist)")
         return args
+
+    def _shape_inside(self, shape, position):
+        """A leaf's shape without the axes of vmaps around this pmap (an int axis per argument)."""
+        for axes in self.outer:
+            axis = axes[position]
+            if isinstance(axis, int):
+                shape = shape[:axis % len(shape)] + shape[axis % len(shape) + 1:]
+        return shape
 
     def mapped_size(self, args) -> int:
         for position, (arg, axis) in enumerate(zip(args, self.in_axes)):
             if axis is not None:
-                return self._example_shape(np.shape(tree.leaves(arg)[0]), position)[axis]
+                return self._shape_inside(np.shape(tree.leaves(arg)[0]), position)[axis]
         raise ValueError("pmap must have at least one non-None value in in_axes")
 
 
@@ -157,7 +168,7 @@ class Pmapped(Transformed):
     def _device_count(self) -> int:
         if self.devices is not None:
             return len(self.devices)
-        return len(devices(self.backend)) if self.backend == "cpu" else 1   # MPI: this rank's one device
+        return 1 if self.backend == "mpi" else len(devices(self.backend))   # MPI: this rank's one device
 
     def on_target(self, target, static_argnums=()):
         return self        # jit(pmap(f)): pmap compiles its shards already
@@ -175,6 +186,11 @@ class Pmapped(Transformed):
         if self.backend == "mpi":
             from .backends import mpi
             results = [mpi.run(self.shard, shards[0])]
+        elif self.backend == "cuda":
+            from .backends import cuda_devices
+            chosen = self.devices or devices("cuda")
+            self.shard.compiled(*shards[0])      # build once here, not on every device thread
+            results = cuda_devices.run(self.shard, shards, [d.id for d in chosen[:size]])
         else:
             from .backends import cpu_threads
             self.shard.compiled(*shards[0])      # build once here, not on every device thread

@@ -16,6 +16,7 @@ _MODULES = {
     "cuda": "transformer.backends.cuda",                # numba.cuda kernels (NUMBA_ENABLE_CUDASIM=1 without a GPU)
     "pmap-cpu": "transformer.backends.cpu_devices",   # pmap's shard code on local CPU devices
     "pmap-mpi": "transformer.backends.mpi",           # pmap's shard code on MPI ranks
+    "pmap-cuda": "transformer.backends.cuda_devices",  # pmap's shard code on GPUs, one host thread each
 }
 
 

@@ -21,6 +21,7 @@ from numba.extending import overload
 
 from . import cpu, numba_lowering, numba_runtime
 from .cpu_threads import CALLBACK, DTYPES, OP, DeviceAborted
+from . import device_code
 from .device_code import device_only_collectives, lower_collectives
 
 NAME = "pmap-cpu"
@@ -87,23 +88,8 @@ def _value_dtype(x):
     raise numba_errors.TypingError(f"pmap collectives take arrays or numbers, not {x}")
 
 
-@numba.njit(nogil=True, cache=True)
-def sender_of(perm, inverse, me, size):
-    """The device that ``perm`` sends to device ``me`` (-1: none), checking ``perm`` first.
-
-    ``perm`` holds (source, destination) pairs, (destination, source) if ``inverse``.
-    """
-    sender = -1
-    for k in range(len(perm)):
-        source, destination = (perm[k][1], perm[k][0]) if inverse else (perm[k][0], perm[k][1])
-        if not (0 <= source < size and 0 <= destination < size):
-            raise ValueError("lax.ppermute: perm names a device outside the pmapped axis")
-        for j in range(k):
-            if perm[j][0] == perm[k][0] or perm[j][1] == perm[k][1]:
-                raise ValueError("lax.ppermute: perm names a device twice as a source or as a destination")
-        if destination == me:
-            sender = source
-    return sender
+# Which device sends to which (checking perm as it goes), compiled into device code.
+sender_of = numba.njit(nogil=True, cache=True)(device_code.sender_of)
 
 
 # Generated device code calls these; only their numba overloads ever run.

@@ -140,6 +140,14 @@ def combine(arrivals) -> np.ndarray | list:
 _local = threading.local()      # .device = (group, index) while a thread runs a shard
 
 
+def current_device() -> tuple[DeviceGroup, int]:
+    """(group, device index) of the pmap device this thread runs (host-side collectives ask)."""
+    device = getattr(_local, "device", None)
+    if device is None:
+        raise RuntimeError("a pmap collective was called outside a pmapped function")
+    return device
+
+
 def _callback(op, dtype_code, src, dst, shape_ptr, ndim, source):
     """Called from compiled device code (with the GIL taken by ctypes)."""
     device = getattr(_local, "device", None)

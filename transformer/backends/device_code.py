@@ -56,3 +56,22 @@ def device_only_collectives() -> tuple:
         collective.__name__ = collective.__qualname__ = name
         return collective
     return tuple(stand_in(name) for name in COLLECTIVES)
+
+
+def sender_of(perm, inverse, me, size):
+    """The device that ppermute's ``perm`` sends to device ``me`` (-1: none), checking ``perm`` first.
+
+    ``perm`` holds (source, destination) pairs, (destination, source) if ``inverse``.  Plain
+    Python that numba also compiles (the CPU backends call it from device code).
+    """
+    sender = -1
+    for k in range(len(perm)):
+        source, destination = (perm[k][1], perm[k][0]) if inverse else (perm[k][0], perm[k][1])
+        if not (0 <= source < size and 0 <= destination < size):
+            raise ValueError("lax.ppermute: perm names a device outside the pmapped axis")
+        for j in range(k):
+            if perm[j][0] == perm[k][0] or perm[j][1] == perm[k][1]:
+                raise ValueError("lax.ppermute: perm names a device twice as a source or as a destination")
+        if destination == me:
+            sender = source
+    return sender
