@@ -25,6 +25,7 @@ import sys
 import time
 from pathlib import Path
 
+import threads  # (--threads N: set before NumPy loads its BLAS)
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
@@ -138,8 +139,10 @@ def memory_rows(quick):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, help="limit every library's thread pool (see threads.py)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the script runs")
     args = parser.parse_args()
+    print(threads.describe())
     rows = mlp_rows(args.quick) + rosenbrock_rows(args.quick) + memory_rows(args.quick)
     print(f"{'benchmark':28} {'against':52} {'time or bytes':>14} {'ours / theirs':>14}")
     for bench, against, value, ratio in rows:

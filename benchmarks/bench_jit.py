@@ -31,6 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import threads  # (--threads N: set before NumPy loads its BLAS)
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
@@ -225,6 +226,7 @@ def runtime_tables(scale: float) -> list[str]:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--threads", type=int, help="limit every library's thread pool (see threads.py)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes: check that everything runs")
     parser.add_argument("--worker", nargs=2, metavar=("MODE", "FUNCTION"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -235,7 +237,7 @@ def main():
     import transformer
     functions = FUNCTIONS[:2] if args.quick else FUNCTIONS
     print(f"transformer {transformer.__version__}, numba {numba.__version__}, numpy {np.__version__}, "
-          f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs\n")
+          f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {threads.describe()}\n")
     print("Transform time (python target: normalize + emit + import; no numba compile):")
     print("\n".join(transform_table(functions)))
     print("\nnumba compile time (first call of jit(f) on small arrays, minus one run):")
