@@ -86,9 +86,6 @@ def test_recursion_is_refused_naming_the_cycle(fn, marker, chain):
         assert refused_line(marker) in str(info.value)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a call to an unknown NumPy submodule function (np.fft.fft) is "
-                   "reported as \"reading the global '', a NoneType (mutable state)\" instead of naming "
-                   "np.fft.fft as an unsupported call (fence/resolve)")
 def test_unknown_numpy_call_is_named():
     with pytest.raises(tr.TransformError, match=r"np\.fft\.fft") as info:
         python_jit(bad.calls_unknown_numpy)(X)

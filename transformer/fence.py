@@ -245,6 +245,8 @@ class Fence(cst.CSTVisitor):
                     "the transformed function and pass its result in")
 
     def visit_Attribute(self, node: cst.Attribute):
+        if resolve.dotted_name(node) is None:
+            return True     # an attribute of a computed value, (a + b).T: checked on leaving, after the value
         if node in self._loads and node not in self._not_values:
             self._check_value_use(node)
         r = resolve.resolve(node, self.uf.lookup, self.locals)
@@ -253,6 +255,12 @@ class Fence(cst.CSTVisitor):
             self.refuse(node, f"the attribute .{node.attr.value}",
                         "pass the value in as an argument or use a supported array attribute (T, shape, ndim, size)")
         return False if r.kind != "local" else True
+
+    def leave_Attribute(self, node: cst.Attribute):
+        if resolve.dotted_name(node) is None and node.attr.value not in methods.METHODS \
+                and node.attr.value not in _ARRAY_ATTRIBUTES:
+            self.refuse(node, f"the attribute .{node.attr.value}",
+                        "use a supported array attribute (T, shape, ndim, size) or method")
 
     def _check_value_use(self, node):
         """A free name read as a value must be a constant: not a function, not mutable state."""
