@@ -85,9 +85,38 @@ def test_a_perm_naming_a_device_beyond_the_axis_fails_on_the_devices():
         tr.pmap(cases.ring_shift, axis_name="i")(X[:1])      # one device: device 1 does not exist
 
 
-def test_transforms_of_a_pmapped_ppermute_are_refused_clearly():
-    with pytest.raises(tr.TransformError, match=r"pmap_cases.py:\d+: a transform of a pmapped function that "
-                                                r"uses lax.ppermute is not supported"):
-        tr.jvp(tr.pmap(cases.ring_shift, axis_name="i"), (X,), (X,))
+def test_a_perm_computed_at_run_time_is_refused_with_the_user_line():
+    with pytest.raises(tr.TransformError, match=r"pmap_cases.py:\d+: lax.ppermute needs perm as \(source, "
+                                                r"destination\) pairs of device numbers known when the code"):
+        tr.pmap(cases.perm_from_data, axis_name="i")(X)
+
+
+# ------------------------------------------- transforms OF a pmapped function
+# They run the pmapped function as vmap (JAX: pmap(f) computes vmap(f)), where
+# the pmap step writes each ppermute as a gather of every device's value.
+def test_grad_of_a_pmapped_function_with_ppermute():
+    total = tr.pmap(cases.ring_total, axis_name="i", in_axes=(None, 0), out_axes=None)
+
+    def oracle(w, x):
+        return ring_losses_summed(np.stack([w, w]), x)
+
+    assert np.isclose(total(W, X), oracle(W, X))
+    for argnums in (0, 1):
+        expected = central_difference_grad(oracle, (W, X), argnums)
+        assert np.allclose(tr.grad(total, argnums=argnums)(W, X), expected, atol=1e-6)
+    assert np.allclose(tr.jit(tr.grad(total))(W, X), central_difference_grad(oracle, (W, X), 0), atol=1e-6)
+
+
+def test_vmap_and_jvp_of_a_pmapped_ppermute():
+    batch = np.stack([X, 2.0 * X, -X])
+    assert np.array_equal(tr.vmap(tr.pmap(cases.ring_shift, axis_name="i"))(batch), batch[:, ::-1])
+    partial = tr.pmap(cases.send_right_only, axis_name="i")
+    assert np.array_equal(tr.vmap(partial)(batch), [[0.0, b[0].sum()] for b in batch])
+    looped = tr.pmap(cases.ring_in_loop, axis_name="i")
+    out, out_dot = tr.jvp(looped, (X,), (2.0 * X,))          # linear in x: the tangent is twice the value
+    assert np.allclose(out, looped(X)) and np.allclose(out_dot, 2.0 * out)
+
+
+def test_vmap_with_an_axis_name_refuses_ppermute_clearly():
     with pytest.raises(tr.TransformError, match="lax.ppermute cannot be batched"):
         tr.vmap(cases.ring_shift, axis_name="i")(X)

@@ -21,7 +21,7 @@ import ast
 import libcst as cst
 
 from .. import core_form as cf
-from .. import primitives
+from .. import primitives, simplify
 from ..core_form import CoreFunction
 from ..errors import Location, TransformError
 from . import TRANSFORMS, register
@@ -32,11 +32,8 @@ COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppe
 @register("pmap")
 def pmap_transform(core: CoreFunction, axis_name=None, in_axes=(), out_axes=0) -> CoreFunction:
     from .. import batching  # noqa: F401  (registers the "vmap" step)
-    for name, _, where in _collectives(core, core.node.body.body):
-        if name == "ppermute":
-            raise TransformError("a transform of a pmapped function that uses lax.ppermute is not supported: "
-                                 "it runs as vmap, which has no ppermute rule yet", where,
-                                 "apply the transform inside pmap instead: pmap(grad(f)), pmap(jvp(...))")
+    core.node = core.node.with_changes(body=cf.block(_ppermutes_as_gathers(core, list(core.node.body.body),
+                                                                           axis_name)))
     return TRANSFORMS["vmap"](core, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, axis_size=None)
 
 
@@ -123,6 +120,69 @@ def _check_permutation(core, atom, where):
             raise TransformError(f"lax.ppermute perm names a device twice as a {('source', 'destination')[k]}: "
                                  f"{tuple(map(tuple, perm))}", where, "each device sends at most once and "
                                  "receives at most once")
+
+
+def _ppermutes_as_gathers(core, stmts, axis_name, origin=None) -> list:
+    """Each ``z = lax.ppermute(x, axis_name, perm)`` written with collectives vmap knows:
+
+        _g = lax.all_gather(x, "i")            # every device's x
+        _me = lax.axis_index("i")
+        _from = -1                             # the device that sends to this one, per pair
+        _hit = _me == 1
+        _from = np.where(_hit, 0, _from)
+        _sent = _from >= 0
+        _from = np.maximum(_from, 0)
+        _t = _g[_from]
+        z = _t * _sent                         # zeros where nobody sends
+
+    Exact, and differentiable by the rules of those primitives; on one machine a
+    gather costs nothing a permutation would not.
+    """
+    out = []
+    for stmt in stmts:
+        origin = cf.origin_of(stmt) or origin
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            out.append(simplify.map_blocks(stmt, lambda block: _ppermutes_as_gathers(core, block, axis_name, origin)))
+            continue
+        small = stmt.body[0]
+        found = collective_call(small.value) if isinstance(small, cst.Assign) else None
+        if not found or found[0] != "ppermute" or axis_of(found[1]) != axis_name:
+            out.append(stmt)
+            continue
+        where = Location(core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
+        arguments = arguments_of("ppermute", found[1])
+        perm = permutation_of(core, arguments.get("perm"))
+        inverse = arguments.get("inverse", cst.Name("False"))
+        if perm is None or not (isinstance(inverse, cst.Name) and inverse.value in ("True", "False")):
+            raise TransformError("a transform of a pmapped function runs it as vmap, which needs lax.ppermute's "
+                                 "perm written as a literal or a module constant", where,
+                                 "apply the transform inside pmap instead: pmap(grad(f))")
+        _check_permutation(core, arguments.get("perm"), where)
+        pairs = [(d, s) for s, d in perm] if inverse.value == "True" else list(perm)
+        out += _gather_form(core, small.targets[0].target, arguments["x"], axis_name, pairs, stmt)
+    return out
+
+
+def _gather_form(core, target, x, axis_name, pairs, stmt) -> list:
+    temp = core.scope.temp
+    gathered, me, sender, hit, sent, picked = (temp() for _ in range(6))
+    axis = cf.literal(axis_name)
+    lines = [cf.assign(gathered, cf.call("lax.all_gather", [x, axis])),
+             cf.assign(me, cf.call("lax.axis_index", [axis])),
+             cf.assign(sender, cf.literal(-1))]
+    for source, destination in pairs:
+        lines += [cf.assign(hit, cst.Comparison(cst.Name(me), [cst.ComparisonTarget(cst.Equal(),
+                                                                                    cf.literal(destination))])),
+                  cf.assign(sender, cf.call("np.where", [cst.Name(hit), cf.literal(source), cst.Name(sender)]))]
+    lines += [cf.assign(sent, cst.Comparison(cst.Name(sender), [cst.ComparisonTarget(cst.GreaterThanEqual(),
+                                                                                     cf.literal(0))])),
+              cf.assign(sender, cf.call("np.maximum", [cst.Name(sender), cf.literal(0)])),
+              cf.assign(picked, cst.Subscript(cst.Name(gathered), [cst.SubscriptElement(cst.Index(cst.Name(sender)))])),
+              cf.assign(target, cst.BinaryOperation(cst.Name(picked), cst.Multiply(), cst.Name(sent)))]
+    comments = [line.comment.value for line in stmt.leading_lines if line.comment]
+    for comment in comments + ["# lax.ppermute as a gather: vmap runs the devices' code side by side"]:
+        lines[0] = cf.with_comment(lines[0], comment)
+    return lines
 
 
 def _blocks(stmt):
