@@ -108,7 +108,8 @@ def load(fn) -> UserFunction:
         # A lambda inside a bracketed expression that spans lines.
         module = cst.parse_module("(\n" + text + "\n)")
         first -= 1
-    wrapper = MetadataWrapper(module)
+    # no defensive deep copy: nothing else holds the module just parsed
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     raw_positions = wrapper.resolve(PositionProvider)
     positions = {node: (rng.start.line + first - 1, rng.start.column + indent + 1)
                  for node, rng in raw_positions.items()}
