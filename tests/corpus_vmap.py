@@ -373,3 +373,12 @@ def tuple_in_loop(x):
 
 def affine(params, x):
     return np.dot(params["W"], x) + params["b"]
+
+
+def affine_loss(params, x):
+    y = affine(params, x)
+    return np.sum(y * y)
+
+
+def scaled_pair(pair, x):
+    return pair[0] * x + pair[1]

@@ -299,3 +299,45 @@ def test_structured_argument_shares_its_axis_over_leaves():
     np.testing.assert_allclose(tr.vmap(c.affine, in_axes=(None, 0))(shared, x), want)
     with pytest.raises(ValueError, match="inconsistent batch sizes within argument 0"):
         tr.vmap(c.affine)({"W": params["W"], "b": params["b"][:3]}, x)
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_in_axes_prefix_gives_each_leaf_its_own_axis(target):
+    W, bs, x = r(3, 2), r(3, B), r(B, 2)
+    want = np.stack([c.affine({"W": W, "b": bs[:, i]}, x[i]) for i in range(B)])
+    mapped = tr.vmap(c.affine, in_axes=({"W": None, "b": 1}, 0))
+    np.testing.assert_allclose(tr.jit(mapped, target=target)({"W": W, "b": bs}, x), want)
+
+
+def test_in_axes_prefix_of_a_tuple_argument():
+    scale, shifts, x = 2.0, r(B, 3), r(3)
+    want = np.stack([c.scaled_pair((scale, shifts[i]), x) for i in range(B)])
+    np.testing.assert_allclose(tr.vmap(c.scaled_pair, in_axes=((None, 0), None))((scale, shifts), x), want)
+    np.testing.assert_allclose(tr.vmap(c.scaled_pair, in_axes=[[None, 0], None])([scale, shifts], x), want)
+
+
+def test_vmap_of_grad_of_a_structured_argument():
+    from oracles import central_difference_grad
+    params, x = {"W": r(3, 2), "b": r(3)}, r(B, 2)
+    per_example = tr.vmap(tr.grad(c.affine_loss), in_axes=(None, 0))(params, x)
+    for name in ("W", "b"):
+        def of_leaf(leaf, xi, name=name):
+            return c.affine_loss({**params, name: leaf}, xi)
+        want = np.stack([central_difference_grad(of_leaf, (params[name], x[i])) for i in range(B)])
+        np.testing.assert_allclose(per_example[name], want, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("in_axes, message", [
+    (({"W": None}, 0), "does not match the argument's structure"),
+    (((None, 0), 0), "a tuple prefix needs a tuple or list of 2 items"),
+    (({"W": None, "b": "x"}, 0), "must be an int, None, or a tuple/list/dict"),
+    (({"W": None, "b": 2}, 0), "out of range for argument 0"),
+])
+def test_in_axes_prefix_mismatch_is_a_value_error(in_axes, message):
+    with pytest.raises(ValueError, match=message):
+        tr.vmap(c.affine, in_axes=in_axes)({"W": r(3, 2), "b": r(3, B)}, r(B, 2))
+
+
+def test_in_axes_prefix_all_none_needs_an_axis_size():
+    with pytest.raises(ValueError, match="at least one non-None"):
+        tr.vmap(c.affine, in_axes=({"W": None, "b": None}, None))

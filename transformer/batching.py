@@ -36,7 +36,7 @@ def vmap(fn=None, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     base = Transformed.of(fn)
     n_params = _call_arity(base)
     axes = _normalize_in_axes(in_axes, n_params)
-    if all(a is None for a in axes) and axis_size is None:
+    if all(a is None for entry in axes for a in _prefix_leaves(entry)) and axis_size is None:
         raise ValueError("vmap must have at least one non-None value in in_axes, or an axis_size")
     if axis_size is not None and (not isinstance(axis_size, int) or axis_size < 0):
         raise ValueError(f"axis_size must be a non-negative int, got {axis_size!r}")
@@ -48,24 +48,70 @@ def vmap(fn=None, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     return base.then(step, VmapBoundary(axes, axis_size))
 
 
-# Steps whose generated function is called with the same arguments as the function they wrap.
-_SAME_ARGUMENTS = {"grad", "value_and_grad", "vmap", "pmap"}
-
-
 def _call_arity(base: Transformed) -> int:
     """How many arguments ``base`` is called with: in_axes count against what vmap wraps.
 
     A chain of steps that keep the user's arguments takes the user's parameters; any
     other step (a jvp step takes tangents too) is asked by building its core form.
     """
-    if all(step.name in _SAME_ARGUMENTS for step in base.steps):
+    if all(step.name in structure.KEEP_ARGUMENTS for step in base.steps):
         return len(base.signature.parameters)
     return len(staging.make_core(base.__transformer_fn__, base.steps).params)
 
 
-def _adapt_in_axes(options: dict, layout, structured: set) -> dict:
-    """in_axes per user parameter -> per leaf parameter (a structured argument's leaves share its axis)."""
-    options["in_axes"] = tuple(axis for axis, leaves in zip(options["in_axes"], layout) for _ in leaves)
+# ------------------------------------------------------- in_axes as a prefix
+class AxesDict(tuple):
+    """A dict entry of an in_axes prefix, kept hashable (it is part of the step's options):
+    sorted ``(key, axes)`` pairs, shown as the dict it came from."""
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in self) + "}"
+
+
+def _freeze_prefix(entry, position):
+    """One argument's in_axes entry as a hashable prefix: int or None, or a tuple/AxesDict of them."""
+    if entry is None or isinstance(entry, int) and not isinstance(entry, bool):
+        return entry
+    if isinstance(entry, (tuple, list)):
+        return tuple(_freeze_prefix(e, position) for e in entry)
+    if isinstance(entry, dict):
+        return AxesDict(sorted((k, _freeze_prefix(v, position)) for k, v in entry.items()))
+    raise ValueError(f"in_axes entry for argument {position} must be an int, None, or a tuple/list/dict "
+                     f"of them matching the argument's structure, got {entry!r}")
+
+
+def _prefix_leaves(entry) -> list:
+    if isinstance(entry, AxesDict):
+        return [a for _, v in entry for a in _prefix_leaves(v)]
+    if isinstance(entry, tuple):
+        return [a for v in entry for a in _prefix_leaves(v)]
+    return [entry]
+
+
+def leaf_axes(entry, treedef, position) -> list:
+    """The axis of each leaf of an argument (flatten order) from its in_axes prefix entry (JAX's
+    rule: an int or None stands for every leaf below it)."""
+    if not isinstance(entry, tuple):
+        return [entry] * treedef.num_leaves
+    if isinstance(entry, AxesDict):
+        keys = tuple(k for k, _ in entry)
+        if treedef.kind != "dict" or treedef.keys != keys:
+            raise ValueError(f"in_axes entry {entry!r} for argument {position} does not match the argument's "
+                             f"structure {treedef}: a dict prefix needs a dict with the same keys")
+        children = [v for _, v in entry]
+    else:
+        if treedef.kind not in ("tuple", "list") or len(treedef.children) != len(entry):
+            raise ValueError(f"in_axes entry {entry!r} for argument {position} does not match the argument's "
+                             f"structure {treedef}: a tuple prefix needs a tuple or list of {len(entry)} items")
+        children = entry
+    return [a for child, sub in zip(children, treedef.children) for a in leaf_axes(child, sub, position)]
+
+
+def _adapt_in_axes(options: dict, layout: structure.ParamLayout) -> dict:
+    """in_axes per user parameter -> per leaf parameter, each prefix entry spread over its leaves."""
+    options["in_axes"] = tuple(axis for position, (entry, treedef) in enumerate(zip(options["in_axes"],
+                                                                                   layout.treedefs))
+                               for axis in leaf_axes(entry, treedef, position))
     return options
 
 
@@ -81,12 +127,7 @@ def _normalize_in_axes(in_axes, n_params) -> tuple:
         raise ValueError(f"in_axes must be an int, None or a tuple with one entry per argument, got {in_axes!r}")
     if len(in_axes) != n_params:
         raise ValueError(f"in_axes has {len(in_axes)} entries but the function takes {n_params} arguments")
-    for axis in in_axes:
-        if not (axis is None or isinstance(axis, int) and not isinstance(axis, bool)):
-            raise ValueError(f"in_axes entries must be ints or None (one axis for all leaves of a structured "
-                             f"argument; per-leaf prefixes such as {{'W': 0, 'b': None}} are not supported yet), "
-                             f"got {axis!r}")
-    return in_axes
+    return tuple(_freeze_prefix(entry, position) for position, entry in enumerate(in_axes))
 
 
 def _normalize_out_axes(out_axes):
@@ -118,12 +159,14 @@ class VmapBoundary(Boundary):
         if len(args) != len(self.in_axes):
             raise ValueError(f"vmap got {len(args)} arguments but in_axes has {len(self.in_axes)} entries")
         sizes = {}
-        for position, (arg, axis) in enumerate(zip(args, self.in_axes)):
-            if axis is None:
-                continue
+        for position, (arg, entry) in enumerate(zip(args, self.in_axes)):
+            treedef = tree.structure(arg) if isinstance(arg, (tuple, list, dict)) else tree.LEAF
+            outer = [leaf_axes(axes[position], treedef, position) for axes in self.outer]
             leaves = tree.leaves(arg) if isinstance(arg, (tuple, list, dict)) else [arg]
-            for leaf in leaves:      # a structured argument: each leaf is mapped over the same axis
-                shape = self._example_shape(np.shape(leaf), position)
+            for j, (leaf, axis) in enumerate(zip(leaves, leaf_axes(entry, treedef, position))):
+                if axis is None:
+                    continue
+                shape = self._example_shape(np.shape(leaf), [axes[j] for axes in outer])
                 if not -len(shape) <= axis < len(shape):
                     raise ValueError(f"vmap in_axes={axis} is out of range for argument {position} "
                                      f"of rank {len(shape)} (shape {shape})")
@@ -138,9 +181,10 @@ class VmapBoundary(Boundary):
             raise ValueError(f"vmap got inconsistent batch sizes: {listed}")
         return args
 
-    def _example_shape(self, shape, position):
-        for outer_axes in self.outer:
-            axis = outer_axes[position]
+    @staticmethod
+    def _example_shape(shape, outer_axes):
+        """A leaf's shape without the axes the vmaps around this one map over (outermost first)."""
+        for axis in outer_axes:
             if axis is not None:
                 shape = shape[:axis % len(shape)] + shape[axis % len(shape) + 1:]
         return shape

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -20,7 +21,7 @@ from . import core_form as cf
 from . import dataflow
 from .core_form import CoreFunction
 from .errors import TransformError
-from .tree import TreeDef
+from .tree import LEAF, TreeDef
 
 
 def leaf_paths(treedef: TreeDef, prefix=()):
@@ -248,40 +249,54 @@ class _Substitute(cst.CSTTransformer):
 
 
 # ------------------------------------------------------------- step options
-def leaf_layout(params: list[str], structures: dict) -> list[list[int]]:
-    """For each original parameter, the indices of its leaf parameters."""
-    layout, position = [], 0
-    for name in params:
-        treedef = structures.get(name)
-        count = 1 if treedef is None or treedef.kind == "leaf" else treedef.num_leaves
-        layout.append(list(range(position, position + count)))
-        position += count
-    return layout
+@dataclass(frozen=True)
+class ParamLayout:
+    """How the user's parameters became leaf parameters."""
+
+    leaves: list          # per user parameter: the indices of its leaf parameters
+    structured: set       # indices of the user parameters that are structures
+    treedefs: list        # per user parameter: its TreeDef (LEAF for a plain one)
 
 
-def _adapt_argnums(options: dict, layout, structured: set) -> dict:
+def param_layout(params: list[str], structures: dict) -> ParamLayout:
+    leaves, position = [], 0
+    treedefs = [structures.get(name, LEAF) for name in params]
+    for treedef in treedefs:
+        leaves.append(list(range(position, position + treedef.num_leaves)))
+        position += treedef.num_leaves
+    structured = {i for i, t in enumerate(treedefs) if t.kind != "leaf"}
+    return ParamLayout(leaves, structured, treedefs)
+
+
+def _adapt_argnums(options: dict, layout: ParamLayout) -> dict:
     argnums = options.get("argnums", 0)
     if isinstance(argnums, int):
-        leaves = layout[argnums]
-        options["argnums"] = tuple(leaves) if argnums in structured else leaves[0]
+        leaves = layout.leaves[argnums]
+        options["argnums"] = tuple(leaves) if argnums in layout.structured else leaves[0]
     else:
-        options["argnums"] = tuple(i for a in argnums for i in layout[a])
+        options["argnums"] = tuple(i for a in argnums for i in layout.leaves[a])
     return options
 
 
-# step name -> function(options dict, layout, indices of structured params) -> options
+# step name -> function(options dict, ParamLayout) -> options speaking of leaf parameters
 STEP_ADAPTERS = {"grad": _adapt_argnums, "value_and_grad": _adapt_argnums}
+# Steps whose generated function takes the same arguments as the function they wrap: the
+# options of the step after one still speak of the user's parameters.
+KEEP_ARGUMENTS = {"grad", "value_and_grad", "vmap", "pmap"}
 
 
 def adapt_steps(steps, params: list[str], structures: dict):
-    """Rewrite the first step's options, which speak of the user's parameters, for the leaves."""
+    """Rewrite the options of the steps that speak of the user's parameters for the leaves: the
+    first step, and each one after steps that keep the user's arguments."""
     if not steps or not structures:
         return steps
-    layout = leaf_layout(params, structures)
-    structured = {i for i, name in enumerate(params) if name in structures and structures[name].kind != "leaf"}
-    first, *rest = steps
-    adapter = STEP_ADAPTERS.get(first.name)
-    if adapter is None:
-        return steps
-    options = adapter(dict(first.options), layout, structured)
-    return (type(first)(first.name, tuple(sorted(options.items()))), *rest)
+    layout = param_layout(params, structures)
+    adapted = []
+    for i, step in enumerate(steps):
+        adapter = STEP_ADAPTERS.get(step.name)
+        if adapter is not None:
+            step = type(step)(step.name, tuple(sorted(adapter(dict(step.options), layout).items())))
+        adapted.append(step)
+        if step.name not in KEEP_ARGUMENTS:
+            return (*adapted, *steps[i + 1:])
+    return tuple(adapted)
