@@ -6,13 +6,17 @@ computes (same axis_name, in_axes and out_axes); only where it runs differs.
 So when another transform is applied on top of a pmapped function
 (``vmap(pmap(f))``, ``jvp(pmap(f))``, ``grad`` of a function that pmaps),
 this step writes the vmapped code and the composition is exact, run on one
-device.  A pmapped function called directly never uses this step.
+device.  vmap has no rule for ``lax.ppermute``, so this step first writes each
+one as a gather of every device's value and a pick by the static ``perm``.
+A pmapped function called directly never uses this step.
 
 ``pmap_shard`` — the code one device runs on its own shard: the user's
 function unchanged, with its collectives over ``axis_name`` left in place for
 the device backend (``backends/cpu_devices.py``, ``backends/mpi.py``) to turn
 into calls that talk to the other devices.  The step only checks that every
-collective names the pmapped axis: any other name is unbound, as in JAX.
+collective names the pmapped axis (any other name is unbound, as in JAX) and
+that each ``lax.ppermute``'s ``perm`` is a permutation known when the code is
+written (a literal or a module constant).
 """
 from __future__ import annotations
 
