@@ -205,8 +205,8 @@ def helper_align(x):
     return np.expand_dims(np.asarray(x), -1)
 
 
-unsupported("batching", ["rt.stack", "rt.push", "rt.pop", "rt.top"],
-            "a reverse-mode tape (grad of a loop) holds one value per pass; batching it is not supported yet")
+# reverse mode's tape (strategy "tape" in the transform): a value pushed unbatched on a tape of batched ones
+rule("batching", "rt.stack", "rt.push", "rt.pop", "rt.top", strategy="tape")(broadcast_batch)
 unsupported("batching", ["rt.split_like", "rt.vsplit_like", "rt.unstack_like"],
             "these return a tuple of pieces; batching them is not supported yet")
 unsupported("batching", ["rt.custom_vjp_call"], "custom_vjp functions cannot be batched yet")

@@ -28,7 +28,7 @@ from . import register
 from .loop_names import own_loop_names
 
 _COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index")
-_COMPARE = "compare"
+_TAPE = ("rt.stack", "rt.push", "rt.pop", "rt.top")
 
 
 @register("vmap")
@@ -381,8 +381,33 @@ class _Batcher:
         if isinstance(target, cst.Subscript):
             self.setitem(target, value)
             return
+        if isinstance(value, cst.Call) and cf.primitive_of(value).name in _TAPE:
+            self.tape_statement(target.value, cf.primitive_of(value), value)
+            return
         expr, batched = self.batched_value(value)
         self.store(target.value, expr, batched)
+
+    def tape_statement(self, name, prim, value):
+        """Reverse mode's tape (grad of a loop that overwrites values) outside per-example control
+        flow: every example pushes and pops in the same order, so one tape whose entries carry the
+        batch axis serves them all."""
+        if self.mask is not None:
+            raise self.error("grad's tape is used here under a condition, or in a loop, whose passes differ "
+                             "between examples: each example would pop its values in its own order, which "
+                             "vmap cannot batch yet",
+                             "vmap(grad(f)) batches loops that run the same passes for every example")
+        args, _ = _operands(value)
+        tape_batched = bool(args) and _is_batched(self._atom_state(args[0]))
+        if prim.name == "rt.push":
+            pushed = args[1]
+            if tape_batched and not _is_batched(self._atom_state(pushed)):
+                pushed = self.broadcast(pushed)      # every entry batched: numba's typed list has one type
+            self.assign(name, cf.call(prim.spelling, [args[0], pushed]))
+        elif prim.name == "rt.stack":
+            self.assign(name, value)                 # an empty tape holds whatever is pushed
+        else:
+            self.store(name, value, tape_batched)    # rt.pop / rt.top: an entry, batched as the tape is
+        self.defined.add(name)
 
     # --------------------------------------------------------------- stores
     def store(self, name: str, expr, batched):
