@@ -42,6 +42,24 @@ def _reshape(x, shape):
     return lambda x, shape: np.asarray(x).reshape(shape)
 
 
+def broadcast_to(x, shape):
+    return np.broadcast_to(x, shape)
+
+
+@overload(broadcast_to)
+def _broadcast_to(x, shape):
+    # numba cannot build a 0-d broadcast (an IndexError inside its lowering);
+    # the adjoint of rt.unbroadcast asks for one when a scalar was broadcast.
+    # Compiled code carries 0-d values as scalars, so the value itself is it.
+    if isinstance(shape, types.BaseTuple) and len(shape) == 0:
+        if not _is_array(x):
+            return lambda x, shape: x
+        if x.ndim == 0:
+            return lambda x, shape: x[()]
+        raise TypingError(f"cannot broadcast a {x.ndim}-D array to shape ()")
+    return lambda x, shape: np.broadcast_to(x, shape)
+
+
 def squeeze(x, axis):
     return np.squeeze(x, axis=axis)
 

@@ -19,8 +19,8 @@ import libcst as cst
 
 from .. import core_form as cf
 from .. import primitives
-from .numba_arrays import (clip, det, dot, flip_axis, inner, inv, matmul, ndim, reshape,  # noqa: F401
-                           scalar_like, solve, squeeze, trace)
+from .numba_arrays import (broadcast_to, clip, det, dot, flip_axis, inner, inv, matmul, ndim,  # noqa: F401
+                           reshape, scalar_like, solve, squeeze, trace)
 from .numba_reductions import (all_axis, any_axis, cumprod_axis, max_axis, mean_axis, min_axis,  # noqa: F401
                                norm_axis, prod_axis, std_axis, sum_axis, var_axis)
 
@@ -54,8 +54,9 @@ def _is_none(node) -> bool:
 # None to keep the call as numba compiles it.
 
 def _reduction(prim, args):
-    # numba compiles np.sum(x) but not np.max(x, axis=...), keepdims= or ddof=
-    if set(args) == {"x"}:
+    # numba compiles np.sum(x) but not np.max(x, axis=...), keepdims= or ddof=;
+    # its np.var(x) and np.std(x) of float32 are float64 (NumPy keeps float32)
+    if set(args) == {"x"} and prim.name not in ("std", "var"):
         return None
     atoms = [args["x"], args.get("axis", _none()), args.get("keepdims", _false())]
     if prim.name in ("std", "var"):
@@ -110,6 +111,7 @@ _RULES.update({
     "flip": _flip,
     # numba reshapes only contiguous arrays, failing at run time otherwise
     "reshape": _same_arguments("reshape"),
+    "broadcast_to": _same_arguments("broadcast_to"),   # numba: no 0-d target shape
     "ndim": _same_arguments("ndim"),               # missing in numba
     "clip": _same_arguments("clip"),               # numba clips arrays only
     "dot": _same_arguments("dot"),                 # numba: floats only, no scalars

@@ -593,3 +593,9 @@ def astype(x, dtype):
 @overload(rt.custom_vjp_call)
 def custom_vjp_call(out, inputs, residuals, rule):
     return lambda out, inputs, residuals, rule: out
+
+
+@overload(rt.custom_jvp_call)
+def custom_jvp_call(out, inputs, rule):
+    # only forward mode gives the call a meaning (it applies ``rule``); running it is the identity
+    return lambda out, inputs, rule: out
