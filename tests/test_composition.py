@@ -8,32 +8,21 @@ import pytest
 import corpus_composition as corpus
 import transformer as tr
 from oracles import central_difference_hessian, central_difference_jvp
-from transformer.errors import CompileError, TransformError
+from transformer.errors import TransformError
 from transformer.staging import Step
 from transformer.transformed import Transformed
 from transformer.transforms import pick as _registers_pick  # noqa: F401
 
 TARGETS = ["python", "cpu"]
-# Known gaps outside the derivative transforms, each named precisely (see the report of issue 4):
-BROADCAST_TO_SCALAR = pytest.mark.xfail(
-    strict=True, raises=IndexError,
-    reason="numba cannot lower np.broadcast_to(g, ()) (a 0-d target shape: IndexError in numba's "
-           "cgutils.pack_array); the adjoint of rt.unbroadcast emits it for scalars in grad(grad(f)); "
-           "the CPU backend needs a lowering for it")
-NO_NUMBA_CUSTOM_JVP = pytest.mark.xfail(
-    strict=True, raises=CompileError,
-    reason="transformer/backends/numba_runtime.py has no implementation of rt.custom_jvp_call "
-           "(the identity on its first argument)")
 _IDS = [f"{fn.__name__}-{i}" for i, (fn, _) in enumerate(corpus.ARRAY_CASES)]
 
 
 def _with_targets(cases, ids):
-    """(fn, args, target) for every case on every target, the known gaps marked."""
+    """(fn, args, target) for every case on every target."""
     out = []
     for (fn, args), name in zip(cases, ids):
         for target in TARGETS:
-            marks = [NO_NUMBA_CUSTOM_JVP] if target == "cpu" and fn is corpus.uses_softplus else []
-            out.append(pytest.param(fn, args, target, marks=marks, id=f"{name}-{target}"))
+            out.append(pytest.param(fn, args, target, id=f"{name}-{target}"))
     return out
 # The four-point Hessian is good to about 1e-7 here; a wrong rule is off by far more.
 RTOL, ATOL = 1e-5, 1e-5
@@ -56,7 +45,7 @@ def _rest(args):
 
 
 # ------------------------------------------------------------- grad of grad
-@pytest.mark.parametrize("target", ["python", pytest.param("cpu", marks=BROADCAST_TO_SCALAR)])
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("fn, args", corpus.SCALAR_CASES, ids=lambda v: getattr(v, "__name__", ""))
 def test_grad_of_grad(fn, args, target):
     got = _on(target, tr.grad(tr.grad(fn)))(*args)

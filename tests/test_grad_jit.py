@@ -69,16 +69,8 @@ def test_jit_value_and_grad_matches_python_target(name):
 
 
 # float32 in: the gradient's dtype is NumPy's (float32 kept, or widened as by matmul_chain's float64 weights)
-FLOAT32 = ["sin_sum", "tanh_square", "max_reduce", "mean_axis0", "prod_reduce", "cumsum_chain",
-           "matmul_chain", "concat_stack", "rnn", "sum_axis1_keepdims"]
-
-
-# Why a float32 gradient comes back float64 (its values are still checked).
-WIDENED = {
-    "mean_axis0": "lowering gap: the mean adjoint multiplies by np.size(z) / np.size(x), a computed Python float; "
-                  "numba promotes float32 array * float64 scalar to float64 (NumPy 2 keeps float32), and "
-                  "numba_lowering wraps only literal constants in nl.scalar_like",
-}
+FLOAT32 = ["sin_sum", "tanh_square", "max_reduce", "mean_axis0", "var_std", "mean_std_normalize", "prod_reduce",
+           "cumsum_chain", "matmul_chain", "concat_stack", "rnn", "sum_axis1_keepdims"]
 
 
 @pytest.mark.parametrize("name", FLOAT32)
@@ -86,9 +78,6 @@ def test_jit_grad_float32(name):
     fn, args = _args(name, np.float32)
     got, want = tr.jit(tr.grad(fn))(*args), tr.grad(fn)(*args)
     np.testing.assert_allclose(got, want, rtol=1e-5)
-    if name in WIDENED:
-        assert (got.dtype, want.dtype) == (np.float64, np.float32)   # once the gap is closed this fails: drop the entry
-        pytest.xfail(WIDENED[name])
     assert got.dtype == want.dtype
 
 
