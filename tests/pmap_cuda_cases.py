@@ -15,6 +15,7 @@ import numpy as np
 
 import pmap_cases as cases
 import transformer as tr
+from transformer import lax
 from oracles import central_difference_grad
 
 X1 = np.arange(3.0).reshape(1, 3) + 1.0
@@ -62,10 +63,15 @@ def case_two_devices_data_parallel_gradient_with_pmean():
     assert np.allclose(found, [full_batch, full_batch], atol=1e-6)
 
 
+def reads_past_its_end_on_device_one(x):
+    v = x[lax.axis_index("i") * 3]           # x has 3 elements: device 1 reads x[3]
+    return lax.psum(x * v, "i")              # device 0 waits here meanwhile
+
+
 def case_a_failing_device_ends_every_device():
     try:
-        on_two_shards(cases.fails_on_device_one, [(X2[0],), (X2[1],)])
-    except ZeroDivisionError as err:
+        on_two_shards(reads_past_its_end_on_device_one, [(X2[0],), (X2[1],)])
+    except IndexError as err:
         assert "(raised on pmap device 1)" in err.__notes__
     else:
         raise AssertionError("no error")

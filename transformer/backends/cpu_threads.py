@@ -24,8 +24,8 @@ Faults, so that nothing hangs:
 from __future__ import annotations
 
 import ctypes
+import queue
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -179,19 +179,39 @@ CALLBACK = CALLBACK_TYPE(_callback)      # kept alive for the life of the proces
 
 
 # ------------------------------------------------------- running shards
-_pool: ThreadPoolExecutor | None = None
-_pool_size = 0
-_pool_lock = threading.Lock()
+class _Worker:
+    """A thread kept for device ``k`` between calls (starting threads per call would dominate
+    small steps).  A job is handed over through a queue and its end signalled by releasing a
+    lock: the cheapest handshake Python's threading offers, which pmap's dispatch time feels."""
+
+    def __init__(self, k: int):
+        self.inbox: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name=f"transformer-pmap-device-{k}", daemon=True).start()
+
+    def _serve(self):
+        while True:
+            job, argument, done = self.inbox.get()
+            try:
+                job(argument)
+            finally:
+                done.release()
+
+    def start(self, job, argument) -> threading.Lock:
+        done = threading.Lock()
+        done.acquire()
+        self.inbox.put((job, argument, done))
+        return done
 
 
-def _workers(count: int) -> ThreadPoolExecutor:
-    """Threads kept between calls: starting threads per call would dominate small steps."""
-    global _pool, _pool_size
-    with _pool_lock:
-        if _pool is None or _pool_size < count:
-            _pool = ThreadPoolExecutor(max_workers=count, thread_name_prefix="transformer-pmap-device")
-            _pool_size = count
-        return _pool
+_workers: list[_Worker] = []
+_workers_lock = threading.Lock()
+
+
+def _workers_for(count: int) -> list[_Worker]:
+    with _workers_lock:
+        while len(_workers) < count:
+            _workers.append(_Worker(len(_workers) + 1))
+        return _workers[:count]
 
 
 def run(shard_fn, shard_args: list[tuple]) -> list:
@@ -212,10 +232,11 @@ def run(shard_fn, shard_args: list[tuple]) -> list:
         finally:
             _local.device = None
 
-    futures = [_workers(len(shard_args) - 1).submit(device, i) for i in range(1, len(shard_args))]
+    running = [worker.start(device, index)
+               for index, worker in enumerate(_workers_for(len(shard_args) - 1), start=1)]
     device(0)
-    for future in futures:
-        future.result()
+    for done in running:
+        done.acquire()
     if group.error is not None:
         raise group.error
     return results
