@@ -36,8 +36,8 @@ COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppe
 @register("pmap")
 def pmap_transform(core: CoreFunction, axis_name=None, in_axes=(), out_axes=0) -> CoreFunction:
     from .. import batching  # noqa: F401  (registers the "vmap" step)
-    core.node = core.node.with_changes(body=cf.block(_ppermutes_as_gathers(core, list(core.node.body.body),
-                                                                           axis_name)))
+    core.node = core.node.with_changes(body=cf.block(ppermutes_as_gathers(core, list(core.node.body.body),
+                                                                          axis_name)))
     return TRANSFORMS["vmap"](core, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, axis_size=None)
 
 
@@ -126,7 +126,7 @@ def _check_permutation(core, atom, where):
                                  "receives at most once")
 
 
-def _ppermutes_as_gathers(core, stmts, axis_name, origin=None) -> list:
+def ppermutes_as_gathers(core, stmts, axis_name, origin=None) -> list:
     """Each ``z = lax.ppermute(x, axis_name, perm)`` written with collectives vmap knows:
 
         _g = lax.all_gather(x, "i")            # every device's x
@@ -146,7 +146,7 @@ def _ppermutes_as_gathers(core, stmts, axis_name, origin=None) -> list:
     for stmt in stmts:
         origin = cf.origin_of(stmt) or origin
         if not isinstance(stmt, cst.SimpleStatementLine):
-            out.append(simplify.map_blocks(stmt, lambda block: _ppermutes_as_gathers(core, block, axis_name, origin)))
+            out.append(simplify.map_blocks(stmt, lambda block: ppermutes_as_gathers(core, block, axis_name, origin)))
             continue
         small = stmt.body[0]
         found = collective_call(small.value) if isinstance(small, cst.Assign) else None
