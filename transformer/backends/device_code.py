@@ -1,11 +1,13 @@
 """Shared by the device backends: collectives become calls to the backend's module.
 
 The ``pmap_shard`` step leaves ``z = lax.psum(x, "i")`` in a device's code
-(after checking the axis name).  A device backend rewrites it to
-``z = dev.psum(x)`` (``dev.ppermute(x, perm, inverse)`` for a ppermute), where ``dev`` is the backend's own module of numba
-overloads: the local-thread backend meets the other devices' threads, the MPI
-backend calls MPI.  The axis name has done its job by then: a device belongs
-to exactly one pmapped axis.
+(after checking the axis name).  The CPU and MPI backends rewrite it to
+``z = dev.psum(x)`` (``dev.ppermute(x, perm, inverse)`` for a ppermute), where
+``dev`` is the backend's own module of numba overloads: the local-thread
+backend meets the other devices' threads, the MPI backend calls MPI.  The axis
+name has done its job by then: a device belongs to exactly one pmapped axis.
+(The CUDA backend's driver is plain Python and calls its module's functions
+with the core form's arguments as they are.)
 """
 from __future__ import annotations
 
