@@ -28,6 +28,7 @@ from .errors import TransformError
 from .forward import jvp
 from .staging import Step
 from .transformed import Transformed
+from .transforms import columns as _registers_columns  # noqa: F401  (the step hessian sweeps with)
 
 
 class _Derived(Transformed):
@@ -55,8 +56,8 @@ class _Derived(Transformed):
                              f"instead (e.g. tr.hessian(f) rather than tr.jacfwd(tr.hessian(f)), "
                              f"tr.jvp(tr.grad(f), ...) for a Hessian-vector product)")
 
-    def chain(self, args, out=None) -> Transformed:
-        layout = _Layout(self.base, args)
+    def chain(self, args, out=None, layout=None) -> Transformed:
+        layout = layout or _Layout(self.base, args)
         steps = self.steps_for(args, layout, out)
         chain = self._chains.get(steps)
         if chain is None:
@@ -123,6 +124,8 @@ def _argnums(fn, argnums, n) -> tuple:
 def _check_float(args, argnums, layout, what):
     for i in argnums:
         for leaf in (layout.leaves[p] for p in layout.positions[i]):
+            if isinstance(leaf, float) or (isinstance(leaf, np.ndarray) and leaf.dtype.kind in "fc"):
+                continue        # the common cases, without NumPy's slower dtype machinery
             if not np.issubdtype(np.result_type(leaf), np.inexact):
                 raise TypeError(f"{what} requires real-valued inputs, but argument {i} has dtype "
                                 f"{np.result_type(leaf)}; pass floats, e.g. np.asarray(x, dtype=float)")
@@ -194,9 +197,11 @@ class Jacobian(_Derived):
         _check_float(args, self.rev + (self.fwd or ()), layout, self.what)
         out = self.output(args)
         scalar = np.ndim(out) == 0
-        generated = self.chain(args, out).compiled(*args)
         flat = layout.leaves
         rev_leaves = layout.of(self.rev)
+        if self.fwd is not None and scalar and all(np.ndim(flat[p]) for p in rev_leaves + layout.of(self.fwd)):
+            return self._assemble(self._swept_blocks(args, layout, out, rev_leaves), layout, out)
+        generated = self.chain(args, out, layout).compiled(*args)
         # blocks[(r, q)]: d out / d leaf r (then d / d leaf q), each of shape
         # (out.size,) + leaf_r.shape (+ (leaf_q.size,))
         if self.fwd is None:
@@ -210,6 +215,24 @@ class Jacobian(_Derived):
         else:
             blocks = self._forward_blocks(generated, layout, out, scalar, rev_leaves)
         return self._assemble(blocks, layout, out)
+
+    def _swept_blocks(self, args, layout, out, rev_leaves) -> dict:
+        """The blocks from one generated call per leaf q: its loop sweeps q's basis vectors
+        (``transforms/columns.py``), so f and its gradient are computed once, not once per column."""
+        flat = layout.leaves
+        base = self.chain(args, out, layout)
+        blocks = {}
+        for q in layout.of(self.fwd):
+            step = Step("columns", (("sizes", tuple(rev_leaves)), ("tangent", len(flat) + q)))
+            swept = self._chains.get(step)
+            if swept is None:
+                swept = self._chains[step] = Transformed(base.__transformer_fn__, base.steps + (step,),
+                                                         base.target, base.static_argnums)
+            zeros = [_zero(leaf) for p, leaf in enumerate(flat) if p != q]
+            columns = swept.compiled(*args)(*flat, *zeros)
+            for j, r in enumerate(rev_leaves):
+                blocks[(r, q)] = np.asarray(columns[j], dtype=float).T   # (leaf_r.size, leaf_q.size)
+        return blocks
 
     def _forward_blocks(self, generated, layout, out, scalar, rev_leaves) -> dict:
         flat = layout.leaves
@@ -286,6 +309,7 @@ class HessianVectorProduct(_Derived):
     def __init__(self, base, argnum):
         super().__init__(base)
         self.argnum = argnum
+        self._by_layout: dict = {}
 
     def rebuilt(self, base):
         return HessianVectorProduct(base, self.argnum)
@@ -295,6 +319,18 @@ class HessianVectorProduct(_Derived):
         if layout is None:
             return grad, Step("jvp", (("active", (self.argnum,)), ("ndims", None)))
         return grad, Step("jvp", (("active", tuple(layout.of((self.argnum,)))), ("ndims", layout.ndims())))
+
+    def _generated(self, args, layout):
+        # hvp is called in loops: without static arguments, the generated
+        # function depends only on the leaves' ranks and grouping, so it is
+        # looked up by those, skipping the chain's rebuild per call
+        if self.base.static_argnums:
+            return self.chain(args, layout=layout).compiled(*args)
+        key = (layout.ndims(), tuple(map(len, layout.positions)), layout.structured)
+        generated = self._by_layout.get(key)
+        if generated is None:
+            generated = self._by_layout[key] = self.chain(args, layout=layout).compiled(*args)
+        return generated
 
     def __call__(self, *args):
         n = len(self.signature.parameters)
@@ -307,12 +343,12 @@ class HessianVectorProduct(_Derived):
         where = args[self.argnum]
         v_leaves, v_def = tree.flatten(v) if isinstance(v, (tuple, list, dict)) else ([v], None)
         if (v_def is None) != (not isinstance(where, (tuple, list, dict))) or \
-                [np.shape(x) for x in v_leaves] != [np.shape(layout.leaves[p]) for p in layout.positions[self.argnum]]:
+                list(map(np.shape, v_leaves)) != [np.shape(layout.leaves[p]) for p in layout.positions[self.argnum]]:
             raise ValueError(f"hvp: v must have the structure and shapes of argument {self.argnum}")
         tangents = [_zero(leaf) for leaf in layout.leaves]
         for p, leaf in zip(layout.positions[self.argnum], v_leaves):
             tangents[p] = np.asarray(leaf, dtype=float) if np.ndim(leaf) else float(leaf)
-        generated = self.chain(args).compiled(*args)
+        generated = self._generated(args, layout)
         _, dots = generated(*layout.leaves, *tangents)
         dots = list(dots) if isinstance(dots, tuple) else [dots]
         return tree.unflatten(v_def, dots) if v_def is not None else dots[0]

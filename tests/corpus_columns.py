@@ -1,0 +1,19 @@
+"""Functions whose Hessians test what transforms/columns.py may move out of its loop."""
+import numpy as np
+
+
+def reassigned(x):
+    # the first a is read by the tangent sweep after the second a is computed from invariant values:
+    # hoisting the second assignment would hand the sweep the wrong a
+    a = np.sin(x)
+    b = np.sum(a * a)
+    a = np.cos(x) * b
+    return np.sum(a * x) + b
+
+
+def filled_in_a_loop(x, y):
+    # z is written in place inside a loop, with values from both arguments
+    z = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        z[i] = np.tanh(x[i] * y[i]) + x[i] ** 3
+    return np.sum(z * z) + np.sum(x * y)

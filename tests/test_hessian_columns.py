@@ -1,0 +1,61 @@
+"""hessian(f) as ONE generated function looping over basis vectors (transforms/columns.py):
+the statements that do not depend on the swept tangent run once, before the loop."""
+import numpy as np
+import pytest
+
+import corpus_columns
+import corpus_composition
+import transformer as tr
+from oracles import central_difference_hessian
+from transformer import core_form
+from transformer.staging import Step, make_core
+
+RTOL, ATOL = 1e-5, 1e-5
+
+
+def _columns_core(fn, nargs=1):
+    steps = (Step("grad", (("argnums", (0,)), ("has_aux", False))),
+             Step("jvp", (("active", (0,)), ("ndims", (1,) * nargs))),
+             Step("columns", (("sizes", (0,)), ("tangent", nargs))))
+    return make_core(fn, steps)
+
+
+def test_f_and_its_gradient_are_computed_once_before_the_loop():
+    core = _columns_core(corpus_composition.tanh_quartic)
+    core_form.check(core.node)
+    code = core.code()
+    before, loop = code.split("for _k in range(_n):")
+    assert any(line.endswith("= W @ x") for line in before.splitlines())
+    assert not any(line.endswith("= W @ x") for line in loop.splitlines())
+    assert any(line.endswith("= W @ x_dot") for line in loop.splitlines()) and "columns[_k] = " in loop
+    assert "# one column per entry of x: x_dot sweeps the basis vectors" in before
+
+
+def test_a_value_read_before_it_is_reassigned_stays_in_the_loop():
+    code = _columns_core(corpus_columns.reassigned).code()
+    _, loop = code.split("for _k in range(_n):")
+    assert "np.cos(x)" in loop      # its a is assigned after the tangent sweep read the first a
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+@pytest.mark.parametrize("fn, args", [
+    (corpus_columns.reassigned, (np.linspace(-0.9, 0.8, 5),)),
+    (corpus_columns.filled_in_a_loop, (np.linspace(-0.9, 0.8, 4), np.linspace(0.3, -0.5, 4))),
+], ids=["reassigned", "filled_in_a_loop"])
+def test_hessian_matches_central_differences(fn, args, target):
+    hessian = tr.hessian(fn, argnums=(0, 1) if len(args) == 2 else 0)
+    got = (hessian if target == "python" else tr.jit(hessian))(*args)
+    if len(args) == 1:
+        np.testing.assert_allclose(got, central_difference_hessian(fn, args), rtol=RTOL, atol=ATOL)
+        return
+    for i in range(2):
+        np.testing.assert_allclose(got[i][i], central_difference_hessian(fn, args, i), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(got[0][1], np.transpose(got[1][0]), rtol=1e-12, atol=1e-12)
+
+
+def test_a_scalar_argument_takes_one_call_per_column():
+    t = 0.7
+    h = 1e-4
+    f = corpus_composition.wave
+    expected = (f(t + h) - 2.0 * f(t) + f(t - h)) / (h * h)
+    np.testing.assert_allclose(tr.hessian(f)(t), expected, rtol=1e-5)
