@@ -15,13 +15,29 @@ from numba.core import errors as numba_errors
 
 from ..emit import MODULE_PREAMBLE, user_location_in
 from ..errors import CompileError
-from . import numba_fusion, numba_lowering, numba_parallel, numba_runtime
+from . import cpu_vmap, numba_fusion, numba_lowering, numba_parallel, numba_runtime, per_example
 
 NAME = "cpu"
 PREAMBLE = MODULE_PREAMBLE + "from transformer.backends import numba_lowering as nl\n" + "from numba.typed import List\n"
 
 
+def take_last_step(core, step):
+    """vmap as the outermost step of per-example code with loops: a compiled loop over examples."""
+    if step.name == "vmap" and cpu_vmap.qualifies(core, dict(step.options)):
+        return per_example.take_vmap(core, dict(step.options))
+    return None
+
+
 def source(core):
+    if isinstance(core, per_example.PerExampleVmap):
+        one_example = core.scope.claim(f"{core.name}_one_example")
+        code, preamble = _lowered(cpu_vmap.one_example_core(core, one_example))
+        return ("@numba.njit(cache=True)\n" + code + "\n\n" + cpu_vmap.driver(core, one_example),
+                preamble + cpu_vmap.PREAMBLE)
+    return _lowered(core)
+
+
+def _lowered(core):
     core = numba_runtime.lower(numba_lowering.lower(core))   # rt.* helpers: typed tapes; overloads do the rest
     core, parallel_import = numba_parallel.lower(core)       # vmap's per-example loops -> prange
     core = numba_fusion.fuse(core)                           # one statement per elementwise expression

@@ -20,7 +20,7 @@ import functools
 
 from ..emit import MODULE_PREAMBLE, user_location_in
 from ..errors import CompileError
-from . import cuda_fusion, cuda_vmap
+from . import cuda_fusion, cuda_vmap, per_example
 from .cuda_runtime import CudaTargetError
 
 NAME = "cuda"
@@ -34,12 +34,12 @@ PREAMBLE = MODULE_PREAMBLE + (
 def take_last_step(core, step):
     """vmap as the outermost step of per-example scalar code: one thread per example."""
     if step.name == "vmap":
-        return cuda_vmap.take_vmap(core, dict(step.options))
+        return per_example.take_vmap(core, dict(step.options))
     return None
 
 
 def source(core):
-    if isinstance(core, cuda_vmap.PerExampleVmap):
+    if isinstance(core, per_example.PerExampleVmap):
         return cuda_vmap.source(core), PREAMBLE
     return cuda_fusion.source(core), PREAMBLE
 

@@ -18,86 +18,12 @@ ordinary vmap transform, and the array path compiles it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import libcst as cst
 
 from .. import core_form as cf
-from .. import primitives
-from ..core_form import CoreFunction
+from .per_example import PerExampleVmap, return_arity
 
 TAPE_CAPACITY = 256
-
-_SCALAR_KINDS = (primitives.UNARY, primitives.BINARY, primitives.COMPARE)
-_SCALAR_NAMES = {"where", "clip", "float", "int", "bool", "astype", "getitem", "len", "stop_gradient",
-                 "rt.zeros_like", "rt.scalar_seed", "rt.unbroadcast", "rt.copy", "rt.cast_like",
-                 "rt.stack", "rt.push", "rt.pop", "rt.top"}
-
-
-@dataclass
-class PerExampleVmap(CoreFunction):
-    """The un-batched core form of a vmapped function, to be compiled one thread per example."""
-
-    in_axes: tuple = ()
-
-
-def take_vmap(core: CoreFunction, options: dict) -> PerExampleVmap | None:
-    """The per-example form of ``vmap(core)``, or None when the ordinary vmap should run."""
-    in_axes = tuple(options.get("in_axes", ()))
-    out_axes = options.get("out_axes", 0)
-    if options.get("axis_name") is not None or options.get("axis_size") is not None:
-        return None
-    if any(a not in (None, 0) and not isinstance(a, int) for a in in_axes) or len(in_axes) != len(core.params):
-        return None
-    if not all(a == 0 for a in (out_axes if isinstance(out_axes, tuple) else (out_axes,))):
-        return None
-    if not _is_scalar_code(core.node.body.body) or _return_arity(core.node.body.body) is None:
-        return None
-    return PerExampleVmap(core.node, core.scope, core.sources, core.constants, core.functions, in_axes)
-
-
-def _is_scalar_code(stmts) -> bool:
-    for stmt in stmts:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            small = stmt.body[0]
-            if isinstance(small, cst.Assign):
-                if isinstance(small.targets[0].target, cst.Subscript):
-                    return False               # an in-place write: per-example arrays are read-only here
-                if not cf.is_atom(small.value):
-                    prim = cf.primitive_of(small.value)
-                    if prim is None or not (prim.kind in _SCALAR_KINDS or prim.name in _SCALAR_NAMES):
-                        return False
-                    if prim.name in ("matmul", "round"):
-                        return False
-        else:
-            for block in _blocks(stmt):
-                if not _is_scalar_code(block):
-                    return False
-    return True
-
-
-def _blocks(stmt):
-    if isinstance(stmt, (cst.If, cst.For, cst.While)):
-        yield stmt.body.body
-        if getattr(stmt, "orelse", None) is not None:
-            yield stmt.orelse.body.body
-
-
-def _returns(stmts):
-    for stmt in stmts:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            if isinstance(stmt.body[0], cst.Return):
-                yield stmt.body[0]
-        else:
-            for block in _blocks(stmt):
-                yield from _returns(block)
-
-
-def _return_arity(stmts) -> int | None:
-    arities = {len(r.value.elements) if isinstance(r.value, cst.Tuple) else 1 for r in _returns(stmts)
-               if r.value is not None}
-    return arities.pop() if len(arities) == 1 else None
-
 
 # ------------------------------------------------------------------ writing
 def source(core: PerExampleVmap) -> str:
@@ -112,7 +38,7 @@ def source(core: PerExampleVmap) -> str:
     params = core.params
     in_axes = core.in_axes[-len(params):] if params else ()
     batched = {p: scope.claim(f"{p}_batch") for p, axis in zip(params, in_axes) if axis is not None}
-    outs = [scope.claim(f"result{k}") for k in range(_return_arity(core.node.body.body))]
+    outs = [scope.claim(f"result{k}") for k in range(return_arity(core.node.body.body))]
 
     writer = _KernelBody(scope, example, outs, status)
     body = writer.block(core.node.body.body)

@@ -1,0 +1,97 @@
+"""vmap on the CPU target for per-example code with loops: a compiled loop over the examples.
+
+Batched, a data-dependent ``while`` steps the whole batch under a mask until
+the slowest example is done, making a temporary array per operation and step.
+Compiled, the code as the user wrote it is already scalar machine code; so
+when ``vmap`` is the outermost step of a chain compiled for the CPU and the
+function is per-example scalar code with loops (``per_example.py`` decides),
+the generated module holds the un-batched function, compiled by numba, and a
+driver that calls it once per example::
+
+    @numba.njit(cache=True)
+    def vmap_f_one_example(x0):          # the user's code, lowered for numba
+        ...
+
+    def vmap_f(x0):
+        n_examples = len(x0)
+        first = vmap_f_one_example(x0[0])            # example 0 fixes the results' dtypes
+        result0 = results_like(first, n_examples)
+        result0[0] = first
+        for example in range(1, n_examples):
+            result0[example] = vmap_f_one_example(x0[example])
+        return result0
+
+The driver is compiled too (``cpu.finish``), so the loop costs no Python.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba.core import types
+from numba.core.errors import TypingError
+from numba.extending import overload
+
+from .. import core_form as cf
+from . import per_example
+
+PREAMBLE = "import numba\nfrom transformer.backends.cpu_vmap import results_like\n"
+
+
+def qualifies(core, options: dict) -> bool:
+    """Loops in per-example scalar code, batch axes first, results stacked first: the loop wins."""
+    in_axes = tuple(options.get("in_axes", ()))
+    return all(axis in (None, 0) for axis in in_axes) and per_example.has_loop(core.node.body.body)
+
+
+def driver(core: per_example.PerExampleVmap, one_example: str) -> str:
+    """Source of the function named ``core.name`` that runs ``one_example`` on every example."""
+    scope = core.scope
+    params = core.params
+    batched = [p for p, axis in zip(params, core.in_axes) if axis == 0]
+    arity = per_example.return_arity(core.node.body.body)
+    example, n_examples, first, item = (scope.claim(n) for n in ("example", "n_examples", "first", "item"))
+    results = [scope.claim(f"result{k}") for k in range(arity)]
+
+    def call(index: str) -> str:
+        args = [f"{p}[{index}]" if p in batched else p for p in params]
+        return f"{one_example}({', '.join(args)})"
+
+    def part(value: str, k: int) -> str:
+        return value if arity == 1 else f"{value}[{k}]"
+
+    lines = [f"def {core.name}({', '.join(params)}):",
+             "    # strategy: per-example code with loops runs as written, once per example (batched, every",
+             "    # step would run for the whole batch under a mask until the slowest example finished)",
+             f"    {n_examples} = len({batched[0]})",
+             f"    if {n_examples} == 0:",
+             "        raise ValueError('vmap over zero examples: this compiled loop learns the results from the first')",
+             f"    {first} = {call('0')}   # example 0 fixes the results' dtypes and shapes"]
+    for k, result in enumerate(results):
+        lines += [f"    {result} = results_like({part(first, k)}, {n_examples})",
+                  f"    {result}[0] = {part(first, k)}"]
+    lines += [f"    for {example} in range(1, {n_examples}):",
+              f"        {item} = {call(example)}"]
+    lines += [f"        {result}[{example}] = {part(item, k)}" for k, result in enumerate(results)]
+    returned = results[0] if arity == 1 else "(" + ", ".join(results) + ")"
+    lines.append(f"    return {returned}")
+    return "\n".join(lines) + "\n"
+
+
+def one_example_core(core: per_example.PerExampleVmap, name: str) -> cf.CoreFunction:
+    return cf.CoreFunction(node=core.node.with_changes(name=cf.name(name)), scope=core.scope,
+                           sources=core.sources, constants=core.constants, functions=core.functions)
+
+
+# ----------------------------------------------------------------- run time
+def results_like(value, count):
+    """An empty array for ``count`` results shaped and typed like ``value``, stacked first."""
+    value = np.asarray(value)
+    return np.empty((count,) + value.shape, value.dtype)
+
+
+@overload(results_like)
+def _results_like(value, count):
+    if isinstance(value, (types.Number, types.Boolean)):
+        return lambda value, count: np.empty(count, type(value))
+    if isinstance(value, types.Array):
+        return lambda value, count: np.empty((count,) + value.shape, value.dtype)
+    raise TypingError(f"vmap's per-example loop cannot stack a result of type {value}")
