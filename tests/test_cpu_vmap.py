@@ -50,3 +50,9 @@ def test_straight_line_code_keeps_the_batched_strategy():
 def test_zero_examples_is_a_clear_error():
     with pytest.raises(ValueError, match="zero examples"):
         tr.jit(tr.vmap(cases.decay_time))(np.zeros(0))
+
+
+def test_an_error_in_one_example_reaches_the_caller_as_itself():
+    # the loop over examples is a prange: numba wraps what a parallel loop raises in a SystemError
+    with pytest.raises(ZeroDivisionError):
+        tr.jit(tr.vmap(cases.inverse_steps))(np.array([1.0, 2.0, 0.0, 3.0]))

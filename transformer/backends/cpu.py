@@ -67,6 +67,11 @@ def finish(function, path):
             return dispatcher(*args)
         except (numba_errors.TypingError, numba_errors.LoweringError, numba_errors.UnsupportedError) as err:
             raise _user_error(err, str(path)) from None
+        except SystemError as err:
+            # an exception raised inside a prange loop reaches Python wrapped in a SystemError
+            if isinstance(err.__cause__, Exception):
+                raise err.__cause__ from None
+            raise
 
     compiled.dispatcher = dispatcher
     return compiled

@@ -17,11 +17,13 @@ driver that calls it once per example::
         first = vmap_f_one_example(x0[0])            # example 0 fixes the results' dtypes
         result0 = results_like(first, n_examples)
         result0[0] = first
-        for example in range(1, n_examples):
+        for example in prange(1, n_examples):
             result0[example] = vmap_f_one_example(x0[example])
         return result0
 
-The driver is compiled too (``cpu.finish``), so the loop costs no Python.
+The driver is compiled too (``cpu.finish``, with ``parallel=True`` because of
+its ``prange``), so the loop costs no Python and runs on every core; nothing
+else in the driver is array code for numba's parallel pipeline to rewrite.
 """
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ from numba.extending import overload
 from .. import core_form as cf
 from . import per_example
 
-PREAMBLE = "import numba\nfrom transformer.backends.cpu_vmap import results_like\n"
+PREAMBLE = "import numba\nfrom numba import prange\nfrom transformer.backends.cpu_vmap import results_like\n"
 
 
 def qualifies(core, options: dict) -> bool:
@@ -68,7 +70,7 @@ def driver(core: per_example.PerExampleVmap, one_example: str) -> str:
     for k, result in enumerate(results):
         lines += [f"    {result} = results_like({part(first, k)}, {n_examples})",
                   f"    {result}[0] = {part(first, k)}"]
-    lines += [f"    for {example} in range(1, {n_examples}):",
+    lines += [f"    for {example} in prange(1, {n_examples}):   # examples are independent: every core takes some",
               f"        {item} = {call(example)}"]
     lines += [f"        {result}[{example}] = {part(item, k)}" for k, result in enumerate(results)]
     returned = results[0] if arity == 1 else "(" + ", ".join(results) + ")"
