@@ -23,8 +23,16 @@ transform (``transformer/transforms/vmap.py``) follows:
 * ``create`` — new arrays from unbatched shapes; a batched shape is refused.
 * ``loop`` — no good batched form (``dot`` with batched operands: numba has no
   3-D kernel; indexing with batched indices): run the primitive once per
-  example in a loop.
+  example in a loop, batch axis first so each example is a contiguous row.
+  ``np.dot(batched, unbatched)`` is the exception: one ``np.dot`` of the
+  examples stacked as rows (``dot_of_rows``).
 * ``collective`` — ``lax.psum`` and friends over this vmap's ``axis_name``.
+* ``batched`` — the rule's template is the batched form itself: every operand
+  carries the batch axis (an unbatched one is broadcast first) and the
+  template computes all examples at once.
+* ``tape`` — reverse mode's tape (``rt.push``/``rt.pop``) in loops that run
+  the same passes for every example: one tape whose entries carry the batch
+  axis.
 
 The templates below are plain Python; ``normalize.apply_template`` inlines
 them into generated code.
@@ -33,6 +41,7 @@ import numpy as np
 
 from transformer import batching as _registers_collectives  # noqa: F401  (psum... are primitives)
 from transformer import primitives
+from transformer import runtime as rt
 from transformer.rules import rule, unsupported
 
 
@@ -192,8 +201,44 @@ def example(x, b):
     return x[..., b]
 
 
-# Runtime helpers of reverse mode (vmap of grad): each runs once per example.
-@rule("batching", "rt.scalar_seed", "rt.unbroadcast", "rt.expand_to", "rt.dot_vjp_x", "rt.dot_vjp_y",
+def dot_of_rows(rows, w):
+    """``np.dot(example, w)`` for every example at once, from the examples as rows (batch axis first)."""
+    depth = np.shape(rows[0])[-1]    # np.dot contracts an example's last axis (an example of rank 0: an error)
+    out = np.dot(np.reshape(rows, (-1, depth)), w)
+    out_rows = np.reshape(out, np.shape(rows)[:-1] + np.shape(out)[1:])
+    return np.copy(np.moveaxis(out_rows, 0, -1))
+
+
+# A loop over the examples runs batch-first: each example is a contiguous row.
+def row(x, b):
+    return x[b]
+
+
+def rows_like(x, batch_size):
+    """Room for every example's value, batch axis first, shaped and typed as one example's ``x``."""
+    return np.copy(np.broadcast_to(np.asarray(x), (batch_size,) + np.shape(x)))
+
+
+def batch_last(x):
+    return np.copy(np.moveaxis(x, 0, -1))
+
+
+# Runtime helpers of reverse mode (vmap of grad).
+@rule("batching", "rt.unbroadcast", strategy="batched")
+def unbroadcast_batched(g, x):
+    """With the batch axis last in both, NumPy's right-aligned broadcasting lines the batch axes up:
+    reducing ``g`` to ``x``'s shape reduces each example's ``g`` to its ``x``'s shape."""
+    return rt.unbroadcast(g, x)
+
+
+@rule("batching", "rt.scalar_seed", strategy="batched")
+def scalar_seed_batched(out):
+    seed = rt.scalar_seed(out[..., 0])      # checks that an example's output is a scalar
+    return np.full(np.shape(out), seed)
+
+
+# The rest run once per example.
+@rule("batching", "rt.expand_to", "rt.dot_vjp_x", "rt.dot_vjp_y",
       "rt.extremum_vjp", "rt.prod_vjp", "rt.cumsum_vjp", "rt.cumprod_vjp", "rt.norm_vjp", "rt.transpose_vjp",
       "rt.trace_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b", strategy="loop")
 def helper_example(x, b):

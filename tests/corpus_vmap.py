@@ -382,3 +382,13 @@ def affine_loss(params, x):
 
 def scaled_pair(pair, x):
     return pair[0] * x + pair[1]
+
+
+def dot_after_update(x, w):
+    x = x * 2.0                      # x is no longer the argument: its examples are not the argument's rows
+    return np.dot(x, w)
+
+
+def gather_after_write(x, i):
+    x[0] = 1.0
+    return x[i]

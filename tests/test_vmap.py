@@ -44,6 +44,12 @@ CORPUS = {
     "scale_shift": (c.scale_shift, (r(B, 3), 2.0), (0, None), 0),
     "dot_weights": (c.dot_weights, (r(B, 5), r(5)), (0, None), 0),
     "dot_both": (c.dot_weights, (r(B, 5), r(B, 5)), 0, 0),
+    # np.dot of batched rows with one unbatched operand: one np.dot of the stacked examples
+    "dot_matrix_vector": (c.dot_weights, (r(B, 2, 5), r(5)), (0, None), 0),
+    "dot_vector_matrix": (c.dot_weights, (r(5, B), r(5, 3)), (1, None), 0),
+    "dot_matrix_matrix": (c.dot_weights, (r(B, 2, 5), r(5, 3)), (0, None), -1),
+    "dot_after_update": (c.dot_after_update, (r(B, 5), r(5)), (0, None), 0),
+    "gather_after_write": (c.gather_after_write, (r(B, 5), np.array([4, 0, 2, 1])), 0, 0),
     "logistic_loss": (c.logistic_loss, (r(5), r(B, 5), (rng.random(B) > 0.5) * 1.0), (None, 0, 0), 0),
     "normalize_rows": (c.normalize_rows, (np.abs(r(B, 2, 3)) + 0.1,), 0, 0),
     "vector_norm": (c.vector_norm, (r(B, 2, 3),), 0, 0),

@@ -1,4 +1,7 @@
 def matmul_both(a, b):
+    # loops over the examples read them as rows of the batch-first argument (contiguous)
+    a_rows = a
+    b_rows = b
     # vmap: every batched argument keeps its batch axis last (per-example values broadcast right-aligned)
     _t1 = np.moveaxis(a, 0, -1)
     a = np.copy(_t1)
@@ -7,21 +10,22 @@ def matmul_both(a, b):
     _t3 = np.shape(a)
     batch_size = _t3[-1]
     # vmap of: return a @ b   [corpus_vmap.py:171]
-    _t4 = a[..., 0]
-    _t5 = b[..., 0]
+    _t4 = a_rows[0]
+    _t5 = b_rows[0]
     _t6 = _t4 @ _t5
     _t7 = np.asarray(_t6)
-    _t8 = np.expand_dims(_t7, -1)
-    _t9 = np.shape(_t6)
-    _t10 = _t9 + (batch_size,)
-    _t11 = np.broadcast_to(_t8, _t10)
-    _t12 = np.copy(_t11)
-    # strategy: a loop over the examples: @ on batched operands has no batched form numba compiles (no 3-D kernels); each example runs the plain call
+    _t8 = np.shape(_t6)
+    _t9 = (batch_size,) + _t8
+    _t10 = np.broadcast_to(_t7, _t9)
+    _t11 = np.copy(_t10)
+    # strategy: a loop over the examples (batch axis first: rows are contiguous): @ on batched operands has no batched form numba compiles (no 3-D kernels); each example runs the plain call
     for example in rt.parallel_range(1, batch_size):
-        _t13 = a[..., example]
-        _t14 = b[..., example]
-        _t15 = _t13 @ _t14
-        _t12[..., example] = _t15
-    _t0 = _t12
-    _t16 = np.moveaxis(_t0, -1, 0)
-    return _t16
+        _t12 = a_rows[example]
+        _t13 = b_rows[example]
+        _t14 = _t12 @ _t13
+        _t11[example] = _t14
+    _t15 = np.moveaxis(_t11, 0, -1)
+    _t16 = np.copy(_t15)
+    _t0 = _t16
+    _t17 = np.moveaxis(_t0, -1, 0)
+    return _t17

@@ -1,4 +1,6 @@
 def sum_first(x, k):
+    # loops over the examples read them as rows of the batch-first argument (contiguous)
+    x_rows = x
     # vmap: every batched argument keeps its batch axis last (per-example values broadcast right-aligned)
     _t1 = np.moveaxis(x, 0, -1)
     x = np.copy(_t1)
@@ -22,31 +24,34 @@ def sum_first(x, k):
     while any_active:
         i = i_next
         # vmap of: total = total + x[i]   [corpus_vmap.py:57]
-        _t10 = x[..., 0]
-        _t11 = i[..., 0]
-        _t12 = _t10[_t11]
-        _t13 = np.asarray(_t12)
-        _t14 = np.expand_dims(_t13, -1)
-        _t15 = np.shape(_t12)
-        _t16 = _t15 + (batch_size,)
-        _t17 = np.broadcast_to(_t14, _t16)
-        _t18 = np.copy(_t17)
-        # strategy: a loop over the examples: indices that differ per example: each example indexes its own row
+        _t10 = np.moveaxis(i, -1, 0)
+        _t11 = np.copy(_t10)
+        _t12 = x_rows[0]
+        _t13 = _t11[0]
+        _t14 = _t12[_t13]
+        _t15 = np.asarray(_t14)
+        _t16 = np.shape(_t14)
+        _t17 = (batch_size,) + _t16
+        _t18 = np.broadcast_to(_t15, _t17)
+        _t19 = np.copy(_t18)
+        # strategy: a loop over the examples (batch axis first: rows are contiguous): indices that differ per example: each example indexes its own row
         for example in rt.parallel_range(1, batch_size):
-            _t19 = x[..., example]
-            _t20 = i[..., example]
-            _t21 = _t19[_t20]
-            _t18[..., example] = _t21
-        _t0 = _t18
-        _t22 = total + _t0
-        total = np.where(active, _t22, total)
+            _t20 = x_rows[example]
+            _t21 = _t11[example]
+            _t22 = _t20[_t21]
+            _t19[example] = _t22
+        _t23 = np.moveaxis(_t19, 0, -1)
+        _t24 = np.copy(_t23)
+        _t0 = _t24
+        _t25 = total + _t0
+        total = np.where(active, _t25, total)
         i_next = i_next + 1
-        _t23 = 1 > 0
-        _t24 = i_next < k
-        _t25 = i_next > k
-        _t26 = np.where(_t23, _t24, _t25)
-        active = np.logical_and(active, _t26)
+        _t26 = 1 > 0
+        _t27 = i_next < k
+        _t28 = i_next > k
+        _t29 = np.where(_t26, _t27, _t28)
+        active = np.logical_and(active, _t29)
         any_active = np.any(active)
     # vmap of: return total   [corpus_vmap.py:58]
-    _t27 = np.moveaxis(total, -1, 0)
-    return _t27
+    _t30 = np.moveaxis(total, -1, 0)
+    return _t30

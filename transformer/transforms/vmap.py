@@ -14,12 +14,13 @@ value of the inactive examples (``np.where(mask, new, old)``).
 """
 from __future__ import annotations
 
+import inspect
 from collections import Counter
 
 import libcst as cst
 
 from .. import core_form as cf
-from .. import rules
+from .. import dataflow, rules
 from ..core_form import CoreFunction
 from ..errors import Location, TransformError
 from ..exits import structure_exits
@@ -156,6 +157,8 @@ class _Batcher:
         self.loops: list = []            # (entry mask, names read outside, reads) per enclosing loop
         self.first_store_flags: list = []  # set at the start: has this name no value yet?
         self.branch_reads: list = []     # per enclosing batched branch: the names it reads
+        self.rows: dict = {}             # batched name -> its batch-first copy (parameters; in a loop over examples)
+        self.used_rows: set = set()
         self.origin: Location | None = None
         self.comment: str | None = None
         self.all_reads = _reads(core.node.body)
@@ -178,6 +181,12 @@ class _Batcher:
             self._infer_to_fixpoint()
         self.batch_size = self.scope.claim("batch_size")
         self.defined = set(params) | {self.batch_size}
+        # A batched parameter the body never changes keeps its batch-first original for loops over
+        # the examples (numba's batch-first copy of a batch-last array is slow).
+        rebinds = dataflow.write_counts(self.core.node).count
+        param_rows = {param: (self.scope.claim(f"{param}_rows"), axis) for param, axis in zip(params, self.in_axes)
+                      if axis is not None and rebinds.get(param) == 1}
+        self.rows = {param: name for param, (name, _) in param_rows.items()}
         entry = []
         for param, axis in zip(params, self.in_axes):
             if axis is not None:
@@ -193,9 +202,22 @@ class _Batcher:
             entry.append(cf.assign(shape, cf.call("np.shape", [cst.Name(first)])))
             entry.append(cf.assign(self.batch_size, cst.Subscript(cst.Name(shape), _index(
                 [cst.SubscriptElement(cst.Index(cf.literal(-1)))]))))
+        body = self.block(self.core.node.body.body)
         entry[0] = cf.with_comment(entry[0], "# vmap: every batched argument keeps its batch axis last "
                                              "(per-example values broadcast right-aligned)")
-        body = self.block(self.core.node.body.body)
+        rows = []
+        for param, (name, axis) in param_rows.items():
+            if name in self.used_rows and axis == 0:
+                rows.append(cf.assign(name, cst.Name(param)))
+            elif name in self.used_rows:
+                moved = self.scope.temp()
+                rows.append(cf.assign(moved, cf.call("np.moveaxis", [cst.Name(param), cf.literal(axis),
+                                                                     cf.literal(0)])))
+                rows.append(cf.assign(name, cf.call("np.copy", [cst.Name(moved)])))
+        if rows:
+            rows[0] = cf.with_comment(rows[0], "# loops over the examples read them as rows of the batch-first "
+                                               "argument (contiguous)")
+        entry[:0] = rows
         entry += [cf.assign(flag, cst.Name("True")) for flag in self.first_store_flags]
         self.core.node = self.core.node.with_changes(body=cf.block(entry + body))
         cf.check(self.core.node)
@@ -572,6 +594,14 @@ class _Batcher:
 
     rule_collective = rule_elementwise      # a collective over another vmap's axis: applied per example
 
+    def rule_batched(self, prim, rule, args, keywords, states):
+        """The rule's template computes every example at once from operands that all carry the batch axis."""
+        if keywords:
+            return self.rule_loop(prim, rule, args, keywords, states)
+        names = list(inspect.signature(rule).parameters)
+        return self.template(rule, **{name: a if _is_batched(s) else self.broadcast(a)
+                                      for name, a, s in zip(names, args, states)})
+
     def rule_reduce(self, prim, rule, args, keywords, states):
         x = args[0]
         axis = keywords.get("axis", cst.Name("None"))
@@ -685,10 +715,14 @@ class _Batcher:
                          f"(or fill) would too", "create the array from per-example shapes of fixed size")
 
     def rule_loop(self, prim, rule, args, keywords, states):
+        if prim.name == "dot" and _is_batched(states[0]) and not _is_batched(states[1]):
+            self.add_comment("# strategy: every example's np.dot with the same right operand: one np.dot of "
+                             "the examples stacked as rows")
+            return self.template(_templates().dot_of_rows, rows=self.rows_of(args[0]), w=args[1])
         return self.loop(lambda example: cf.apply_primitive(
             prim, [self.example_of(a, example) for a in args], list(keywords.items())),
             f"{prim.spelling} on batched operands has no batched form numba compiles "
-            f"(no 3-D kernels); each example runs the plain call")
+            f"(no 3-D kernels); each example runs the plain call", args)
 
     def getitem(self, value: cst.Subscript):
         base = self._atom_state(value.value)
@@ -698,7 +732,8 @@ class _Batcher:
         if any(_is_batched(self._atom_state(a)) for a in _index_atoms(value.slice)):
             return self.loop(lambda example: cst.Subscript(self.example_of(value.value, example),
                                                            self.index_of_example(value.slice, example)),
-                             "indices that differ per example: each example indexes its own row"), True
+                             "indices that differ per example: each example indexes its own row",
+                             [value.value] + _index_atoms(value.slice)), True
         return cst.Subscript(value.value, _index(list(value.slice) + [_full_slice()])), True
 
     def example_of(self, atom, example):
@@ -707,7 +742,18 @@ class _Batcher:
             return cf.tuple_of([self.example_of(el.value, example) for el in atom.elements])
         if not _is_batched(self._atom_state(atom)):
             return atom
+        if isinstance(atom, cst.Name) and atom.value in self.rows:
+            return self.template(_templates().row, x=self.rows_of(atom), b=example)
         return self.template(_templates().example, x=atom, b=example)
+
+    def rows_of(self, atom) -> cst.Name:
+        """The batch-first copy of a batched name (example b is its row b): an unchanged parameter's
+        original, or the copy a loop over the examples made, or a new copy."""
+        if atom.value not in self.rows:
+            moved = self.temp_of(cf.call("np.moveaxis", [atom, cf.literal(-1), cf.literal(0)]))
+            return self.temp_of(cf.call("np.copy", [moved]))
+        self.used_rows.add(self.rows[atom.value])
+        return cst.Name(self.rows[atom.value])
 
     def index_of_example(self, index, example):
         items = []
@@ -721,21 +767,30 @@ class _Batcher:
             items.append(cst.SubscriptElement(item))
         return _index(items)
 
-    def loop(self, make_value, why):
-        """A batched value computed one example at a time; example 0 fixes its shape and dtype."""
+    def loop(self, make_value, why, operands) -> cst.Name:
+        """A batched value computed one example at a time; example 0 fixes its shape and dtype.
+
+        The loop runs with the batch axis of its batched ``operands`` and of the result moved to the
+        front (a copy each way), so that each example is a contiguous row, not a strided column.
+        """
+        t = _templates()
+        saved_rows, self.rows = self.rows, dict(self.rows)
+        for atom in operands:
+            for name in ([el.value for el in atom.elements] if isinstance(atom, cst.Tuple) else [atom]):
+                if isinstance(name, cst.Name) and _is_batched(self._atom_state(name)):
+                    self.rows[name.value] = self.rows_of(name).value    # valid until the loop ends
         first = self.temp_of(make_value(cf.literal(0)))
-        result = self.broadcast(first)
+        rows = self.template(t.rows_like, x=first, batch_size=cst.Name(self.batch_size))
         example = self.scope.claim("example")
         saved, self.out = self.out, []
         item = self.temp_of(make_value(cst.Name(example)))
-        self.emit(cf.assign(cst.Subscript(result, _index([cst.SubscriptElement(cst.Index(cst.Ellipsis())),
-                                                           cst.SubscriptElement(cst.Index(cst.Name(example)))])),
-                            item))
+        self.emit(cf.assign(cst.Subscript(rows, _index([cst.SubscriptElement(cst.Index(cst.Name(example)))])), item))
         body, self.out = self.out, saved
         self.emit(cf.with_comment(cst.For(target=cst.Name(example), iter=cf.call("rt.parallel_range", [
             cf.literal(1), cst.Name(self.batch_size)]), body=cf.block(body)),
-            f"# strategy: a loop over the examples: {why}"))
-        return result
+            f"# strategy: a loop over the examples (batch axis first: rows are contiguous): {why}"))
+        self.rows = saved_rows
+        return self.temp_of(self.template(t.batch_last, x=rows))
 
     def collective(self, prim, args):
         batch = cst.Name(self.batch_size)
