@@ -24,7 +24,9 @@ is substituted into its reader::
 The expression reads as the user wrote it, and the user-line comments of the
 removed statements move to the next statement kept.
 Values read twice, reductions, products, indexing and anything in another
-block keep their statements.
+block keep their statements.  A literal's dtype witness counts as a read
+(``x * nl.scalar_like(x, 0.5)`` reads ``x`` twice), so a temporary multiplied
+by a constant keeps its statement: substituting it would compute it twice.
 """
 from __future__ import annotations
 

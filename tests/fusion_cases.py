@@ -1,0 +1,36 @@
+"""Functions whose CPU code substitutes elementwise temporaries (backends/numba_fusion.py)."""
+import numpy as np
+
+
+def chain(x):
+    return np.exp(-x ** 2) * np.sin(3 * x) + 0.5 * np.tanh(x)
+
+
+def operand_rewritten_in_place(x, y):
+    t = x * 2.0          # read once, below; but x[0] changes in between
+    x[0] = 100.0
+    return t + y
+
+
+def operand_rebound(x, y):
+    t = y + 1.0
+    y = x * 3.0
+    return t * y
+
+
+def read_twice(x):
+    t = np.sin(x)
+    return t * t + 1.0
+
+
+def through_a_reduction(x):
+    t = x * 2.0
+    return np.sum(t) + 1.0
+
+
+def in_a_loop(x, n):
+    total = x * 0.0
+    for i in range(n):
+        step = np.cos(x + i)
+        total = total + step * x
+    return total
