@@ -29,7 +29,7 @@ from collections import defaultdict
 import libcst as cst
 
 from .. import core_form as cf
-from .. import naming, rules
+from .. import naming, primitives, rules
 from ..core_form import CoreFunction
 from ..errors import Location, TransformError
 from ..normalize import apply_template
@@ -266,6 +266,8 @@ class _Forward:
         primal_inputs = set()
         bound, pre = {}, []
         widening_operands = False
+        # each term of a product rule (x_dot @ y + x @ y_dot) has the result's full shape: none widens
+        product = cf.primitive_of(value).kind == primitives.LINALG
         result_param = "z" in params and "z" not in args     # `z` is the result unless the primitive has a z
         dense = getattr(template, "rule_options", {}).get("tape", False)   # a tape takes real zeros, never a folded one
         for p in params:
@@ -279,7 +281,7 @@ class _Forward:
                     bound[p] = tangent
                 else:
                     bound[p] = cst.Name(self.zero)
-                    if operand is not None and self.shapes.of_value(operand) != SCALAR:
+                    if operand is not None and self.shapes.of_value(operand) != SCALAR and not product:
                         widening_operands = True        # dropping it may lose the broadcast shape
             elif p in args:
                 bound[p] = args[p]
