@@ -14,6 +14,15 @@
 Times are the minimum over repeats; compile time is excluded (one call
 first).  Every result is checked against a reference before it is timed.
 The user functions below are ordinary per-example NumPy code.
+
+Measured on the 2-core development machine (shared, so +-30%), one run each:
+
+    per-example gradients, B=512, D=100    jit(vmap(grad))   / NumPy   / JAX
+      before (a loop per example for np.dot, each adjoint helper)  0.81 ms  10.4x  6.6x
+      after  (one np.dot of the stacked rows, contiguous rows)     0.26 ms   3.4x  1.7x
+    scalar ODE, 10,000 initial conditions: jit(vmap(f)) 1.3x -> 1.7x faster than a
+      Python loop of jit(f) calls (the masked while runs array passes until the
+      slowest example is done; target >= 50x not reached)
 """
 from __future__ import annotations
 
