@@ -140,6 +140,10 @@ def _basis(like, k):
     return e
 
 
+def _shape(x) -> tuple:
+    return x.shape if isinstance(x, np.ndarray) else np.shape(x)
+
+
 def _zero(like):
     return np.zeros(np.shape(like)) if np.ndim(like) else 0.0
 
@@ -321,12 +325,12 @@ class HessianVectorProduct(_Derived):
         return grad, Step("jvp", (("active", tuple(layout.of((self.argnum,)))), ("ndims", layout.ndims())))
 
     def _generated(self, args, layout):
-        # hvp is called in loops: without static arguments, the generated
-        # function depends only on the leaves' ranks and grouping, so it is
-        # looked up by those, skipping the chain's rebuild per call
-        if self.base.static_argnums:
+        # hvp is called in loops: with plain (not static, not pytree) arguments
+        # the generated function depends only on their ranks, so it is looked
+        # up by those, skipping the chain's rebuild per call
+        if self.base.static_argnums or layout.structured:
             return self.chain(args, layout=layout).compiled(*args)
-        key = (layout.ndims(), tuple(map(len, layout.positions)), layout.structured)
+        key = layout.ndims()
         generated = self._by_layout.get(key)
         if generated is None:
             generated = self._by_layout[key] = self.chain(args, layout=layout).compiled(*args)
@@ -342,11 +346,12 @@ class HessianVectorProduct(_Derived):
         _check_float(args, (self.argnum,), layout, "hvp")
         where = args[self.argnum]
         v_leaves, v_def = tree.flatten(v) if isinstance(v, (tuple, list, dict)) else ([v], None)
+        swept = layout.positions[self.argnum]
         if (v_def is None) != (not isinstance(where, (tuple, list, dict))) or \
-                list(map(np.shape, v_leaves)) != [np.shape(layout.leaves[p]) for p in layout.positions[self.argnum]]:
+                list(map(_shape, v_leaves)) != [_shape(layout.leaves[p]) for p in swept]:
             raise ValueError(f"hvp: v must have the structure and shapes of argument {self.argnum}")
-        tangents = [_zero(leaf) for leaf in layout.leaves]
-        for p, leaf in zip(layout.positions[self.argnum], v_leaves):
+        tangents = [None if p in swept else _zero(leaf) for p, leaf in enumerate(layout.leaves)]
+        for p, leaf in zip(swept, v_leaves):
             tangents[p] = np.asarray(leaf, dtype=float) if np.ndim(leaf) else float(leaf)
         generated = self._generated(args, layout)
         _, dots = generated(*layout.leaves, *tangents)
