@@ -392,3 +392,9 @@ def dot_after_update(x, w):
 def gather_after_write(x, i):
     x[0] = 1.0
     return x[i]
+
+
+def write_through_alias(x, i):
+    y = x
+    y[0] = 1.0                       # writes into x: its examples are no longer the argument's rows
+    return x[i]

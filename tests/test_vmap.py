@@ -50,6 +50,7 @@ CORPUS = {
     "dot_matrix_matrix": (c.dot_weights, (r(B, 2, 5), r(5, 3)), (0, None), -1),
     "dot_after_update": (c.dot_after_update, (r(B, 5), r(5)), (0, None), 0),
     "gather_after_write": (c.gather_after_write, (r(B, 5), np.array([4, 0, 2, 1])), 0, 0),
+    "write_through_alias": (c.write_through_alias, (r(B, 5), np.array([0, 0, 2, 1])), 0, 0),
     "logistic_loss": (c.logistic_loss, (r(5), r(B, 5), (rng.random(B) > 0.5) * 1.0), (None, 0, 0), 0),
     "normalize_rows": (c.normalize_rows, (np.abs(r(B, 2, 3)) + 0.1,), 0, 0),
     "vector_norm": (c.vector_norm, (r(B, 2, 3),), 0, 0),

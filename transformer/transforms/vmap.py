@@ -182,10 +182,12 @@ class _Batcher:
         self.batch_size = self.scope.claim("batch_size")
         self.defined = set(params) | {self.batch_size}
         # A batched parameter the body never changes keeps its batch-first original for loops over
-        # the examples (numba's batch-first copy of a batch-last array is slow).
+        # the examples (numba's batch-first copy of a batch-last array is slow).  Any in-place write
+        # might reach a parameter through an alias (y = x; y[0] = 1.0), so then none does.
         rebinds = dataflow.write_counts(self.core.node).count
+        writes_in_place = any(a.kind == "setitem" for a in dataflow.walk(self.core.node.body.body))
         param_rows = {param: (self.scope.claim(f"{param}_rows"), axis) for param, axis in zip(params, self.in_axes)
-                      if axis is not None and rebinds.get(param) == 1}
+                      if axis is not None and rebinds.get(param) == 1 and not writes_in_place}
         self.rows = {param: name for param, (name, _) in param_rows.items()}
         entry = []
         for param, axis in zip(params, self.in_axes):
