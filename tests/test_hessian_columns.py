@@ -59,3 +59,9 @@ def test_a_scalar_argument_takes_one_call_per_column():
     f = corpus_composition.wave
     expected = (f(t + h) - 2.0 * f(t) + f(t - h)) / (h * h)
     np.testing.assert_allclose(tr.hessian(f)(t), expected, rtol=1e-5)
+
+
+def test_show_with_arguments_prints_what_a_call_runs():
+    x = corpus_composition.vec()
+    code = tr.show(tr.hessian(corpus_composition.tanh_quartic), x)
+    assert "def columns_jvp_grad_tanh_quartic(x):" in code and "for _k in range(_n):" in code

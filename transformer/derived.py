@@ -10,11 +10,15 @@ reader can follow:
 * ``jacrev(f)`` calls ``vjp_f(x, out_bar)`` once per output element, with
   ``out_bar`` a basis vector: row ``i`` of the Jacobian.
 * ``hessian(f)`` is ``jacfwd(jacrev(f))``: the generated function is
-  ``jvp_grad_f`` (for a scalar ``f``; ``jvp_vjp_f`` otherwise), called once
-  per input element with a basis tangent: column ``j`` of the Hessian.
+  ``jvp_grad_f`` (for a scalar ``f``; ``jvp_vjp_f`` otherwise), applied to
+  each basis tangent: column ``j`` of the Hessian.  For array arguments and
+  a scalar ``f`` the loop over basis vectors is generated code too
+  (``columns_jvp_grad_f``, ``transforms/columns.py``): one call, with ``f``
+  and its gradient computed once before the loop.
 
-The loop over basis vectors runs in Python around the generated (and, under
-``jit``, compiled) function; ``tr.show`` shows that function.  What the steps
+Otherwise the loop over basis vectors runs in Python around the generated
+(and, under ``jit``, compiled) function.  ``tr.show(h)`` shows the function
+per basis vector; ``tr.show(h, x)`` what a call with ``x`` runs.  What the steps
 are depends on the arguments (which leaves carry tangents, their ranks, the
 output's shape), so the chain is built per argument layout and cached.
 """
@@ -203,7 +207,7 @@ class Jacobian(_Derived):
         scalar = np.ndim(out) == 0
         flat = layout.leaves
         rev_leaves = layout.of(self.rev)
-        if self.fwd is not None and scalar and all(np.ndim(flat[p]) for p in rev_leaves + layout.of(self.fwd)):
+        if self._sweeps(layout, out):
             return self._assemble(self._swept_blocks(args, layout, out, rev_leaves), layout, out)
         generated = self.chain(args, out, layout).compiled(*args)
         # blocks[(r, q)]: d out / d leaf r (then d / d leaf q), each of shape
@@ -220,18 +224,35 @@ class Jacobian(_Derived):
             blocks = self._forward_blocks(generated, layout, out, scalar, rev_leaves)
         return self._assemble(blocks, layout, out)
 
+    def _sweeps(self, layout, out) -> bool:
+        """Whether one generated loop computes the blocks: a Hessian (scalar output) of array leaves."""
+        leaves = layout.of(self.rev) + layout.of(self.fwd or ())
+        return self.fwd is not None and np.ndim(out) == 0 and all(np.ndim(layout.leaves[p]) for p in leaves)
+
+    def _swept(self, args, layout, out, q) -> Transformed:
+        """The chain whose generated function loops over the basis vectors of leaf ``q``."""
+        step = Step("columns", (("sizes", tuple(layout.of(self.rev))), ("tangent", len(layout.leaves) + q)))
+        swept = self._chains.get(step)
+        if swept is None:
+            base = self.chain(args, out, layout)
+            swept = self._chains[step] = Transformed(base.__transformer_fn__, base.steps + (step,),
+                                                     base.target, base.static_argnums)
+        return swept
+
+    def source(self, *args) -> str:
+        if args:
+            layout, out = _Layout(self.base, args), self.output(args)
+            if self._sweeps(layout, out):      # what a call with these arguments runs
+                return self._swept(args, layout, out, layout.of(self.fwd)[0]).source(*args)
+        return super().source(*args)
+
     def _swept_blocks(self, args, layout, out, rev_leaves) -> dict:
         """The blocks from one generated call per leaf q: its loop sweeps q's basis vectors
         (``transforms/columns.py``), so f and its gradient are computed once, not once per column."""
         flat = layout.leaves
-        base = self.chain(args, out, layout)
         blocks = {}
         for q in layout.of(self.fwd):
-            step = Step("columns", (("sizes", tuple(rev_leaves)), ("tangent", len(flat) + q)))
-            swept = self._chains.get(step)
-            if swept is None:
-                swept = self._chains[step] = Transformed(base.__transformer_fn__, base.steps + (step,),
-                                                         base.target, base.static_argnums)
+            swept = self._swept(args, layout, out, q)
             zeros = [_zero(leaf) for p, leaf in enumerate(flat) if p != q]
             columns = swept.compiled(*args)(*flat, *zeros)
             for j, r in enumerate(rev_leaves):

@@ -29,6 +29,7 @@ from __future__ import annotations
 import libcst as cst
 
 from .. import core_form as cf
+from .. import dataflow
 from ..core_form import CoreFunction
 from ..exits import structure_exits
 from . import register
@@ -76,6 +77,8 @@ def columns(core: CoreFunction, tangent: int = 1, sizes=(0,)) -> CoreFunction:
     core.node = core.node.with_changes(
         params=core.node.params.with_changes(params=[p for i, p in enumerate(params) if i != tangent]),
         body=cf.block(hoisted + setup + [loop, returned]))
+    # the primal output and the gradient itself are no column: drop what computed only them
+    core.node = dataflow.remove_dead_code(core.node)
     return core
 
 
