@@ -327,6 +327,8 @@ def dot_vjp_x(g, x, y):
     _check_dot(x, y)
     if y.ndim == 1:
         return lambda g, x, y: np.outer(g, y)
+    if x.ndim == 1:       # g y^T as y g: BLAS reads y as stored, no transposed view
+        return lambda g, x, y: np.dot(y, g)
     return lambda g, x, y: np.dot(g, np.transpose(y))
 
 
@@ -339,6 +341,8 @@ def dot_vjp_y(g, x, y):
     _check_dot(x, y)
     if x.ndim == 1:
         return lambda g, x, y: np.outer(x, g)
+    if y.ndim == 1:       # x^T g as g x: BLAS reads x as stored, no transposed view
+        return lambda g, x, y: np.dot(g, x)
     return lambda g, x, y: np.dot(np.transpose(x), g)
 
 
