@@ -30,7 +30,7 @@ def own_loop_names(core: CoreFunction) -> CoreFunction:
         name = loop.target.value
         if facts.bindings[name] + (name in core.params) < 2 or name in facts.stored_in[loop]:
             continue
-        if all(owner is not loop and owner is not None and name not in facts.stored_in[owner]
+        if all(owner is not None and name not in facts.stored_in[owner]
                for owner in facts.read_owners.get(name, []) if owner is not loop):
             renames[loop] = core.scope.claim(name)
     if renames:
