@@ -255,7 +255,8 @@ rule("batching", "rt.stack", "rt.push", "rt.pop", "rt.top", strategy="tape")(bro
 unsupported("batching", ["rt.split_like", "rt.vsplit_like", "rt.unstack_like"],
             "these return a tuple of pieces; batching them is not supported yet")
 unsupported("batching", ["rt.custom_vjp_call"], "custom_vjp functions cannot be batched yet")
-unsupported("batching", ["ppermute"], "lax.ppermute has no batching rule yet: use it inside pmap, not vmap")
+unsupported("batching", ["ppermute"], "lax.ppermute over an axis other than this vmap's own axis_name has no "
+            "batching rule (over its own axis it is rewritten with all_gather first)")
 
 
 # --------------------------------------------------------------- named axes

@@ -117,6 +117,14 @@ def test_vmap_and_jvp_of_a_pmapped_ppermute():
     assert np.allclose(out, looped(X)) and np.allclose(out_dot, 2.0 * out)
 
 
-def test_vmap_with_an_axis_name_refuses_ppermute_clearly():
-    with pytest.raises(tr.TransformError, match="lax.ppermute cannot be batched"):
-        tr.vmap(cases.ring_shift, axis_name="i")(X)
+def test_vmap_over_another_axis_name_refuses_ppermute_clearly():
+    with pytest.raises(tr.TransformError, match="pmap_cases.py:[0-9]+: lax.ppermute cannot be batched"):
+        tr.vmap(cases.ring_shift, axis_name="j")(X)
+
+
+@pytest.mark.parametrize("wrap", [lambda f: f, tr.jit], ids=["python", "jit"])
+def test_ppermute_over_a_vmapped_axis_name(wrap):
+    # the same shard code under vmap: the examples are the devices (JAX's meaning of ppermute in vmap)
+    batch = np.arange(12.0).reshape(4, 3)
+    found = wrap(tr.vmap(cases.ring_of_four, axis_name="i"))(batch)
+    np.testing.assert_array_equal(found, batch[[3, 0, 1, 2]])     # example k receives example k - 1's row

@@ -27,6 +27,7 @@ from ..exits import structure_exits
 from ..normalize import apply_template
 from . import register
 from .loop_names import own_loop_names
+from .pmap import ppermutes_as_gathers
 
 _COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index")
 _TAPE = ("rt.stack", "rt.push", "rt.pop", "rt.top")
@@ -34,6 +35,10 @@ _TAPE = ("rt.stack", "rt.push", "rt.pop", "rt.top")
 
 @register("vmap")
 def vmap_transform(core: CoreFunction, in_axes=(), out_axes=0, axis_name=None, axis_size=None) -> CoreFunction:
+    if axis_name is not None:
+        # ppermute over this axis, written with the collectives batched below (all_gather, axis_index)
+        core.node = core.node.with_changes(body=cf.block(ppermutes_as_gathers(core, list(core.node.body.body),
+                                                                              axis_name)))
     return _Batcher(core, tuple(in_axes), out_axes, axis_name, axis_size).run()
 
 
