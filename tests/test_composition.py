@@ -57,6 +57,30 @@ def test_grad_of_grad_through_a_tape_is_refused_with_the_way_out():
         tr.grad(tr.grad(corpus.taped_loop))(corpus.vec())
 
 
+# Reverse over reverse through a backward sweep that tapes, or through second
+# derivatives not written, is refused with the way out (forward over reverse).
+REVERSE_OVER_REVERSE_REFUSED = {corpus.taped_loop, corpus.until_large, corpus.written_in_place,
+                                corpus.early_exit, corpus.norm_and_solve}
+
+
+@pytest.mark.parametrize("fn, args", corpus.ARRAY_CASES, ids=_IDS)
+def test_jacrev_of_grad_is_reverse_over_reverse(fn, args):
+    # branchy: the outer sweep's cotangents of values made in one branch start at zero in that branch
+    if fn in REVERSE_OVER_REVERSE_REFUSED:
+        with pytest.raises(TransformError):
+            tr.jacrev(tr.grad(fn))(*args)
+        return
+    expected = central_difference_hessian(fn, args)
+    np.testing.assert_allclose(tr.jacrev(tr.grad(fn))(*args), expected, rtol=RTOL, atol=ATOL)
+
+
+def test_jit_of_jacrev_of_grad_through_a_branch():
+    fn, args = corpus.ARRAY_CASES[2]
+    assert fn is corpus.branchy
+    np.testing.assert_allclose(tr.jit(tr.jacrev(tr.grad(fn)))(*args), central_difference_hessian(fn, args),
+                               rtol=RTOL, atol=ATOL)
+
+
 # ------------------------------------------------------- hessian and its kin
 @pytest.mark.parametrize("fn, args, target", _with_targets(corpus.ARRAY_CASES, _IDS))
 def test_hessian(fn, args, target):

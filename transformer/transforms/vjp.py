@@ -41,13 +41,20 @@ class _Reverse:
         self.scope = core.scope
         self.a = analysis
         self.stacks: dict[str, str] = {}          # variable -> its stack's name
+        self.bars: dict[str, str] = {}            # variable -> its cotangent's name
+        self.scope.taken.update(_names_in(analysis.func))   # e.g. an inner grad's x_bar
         self.loop_info: dict[int, dict] = {}      # id(loop) -> names recorded by the forward sweep
         self.loops = {id(loop): loop for loop in loops(analysis.func.body.body)}
+        self.branches = {id(stmt): stmt for stmt in _ifs(analysis.func.body.body)}
+        self.init_guards: dict[str, list] = {}    # variable -> the branches its value exists in
         self.homes = self._homes()
 
     # ------------------------------------------------------------- helpers
     def bar(self, name: str) -> str:
-        return naming.cotangent(name)
+        """``x_bar``, or ``x_bar_1`` when the code already has an ``x_bar`` (grad of grad)."""
+        if name not in self.bars:
+            self.bars[name] = self.scope.claim(naming.cotangent(name))
+        return self.bars[name]
 
     def stack(self, name: str) -> str:
         if name not in self.stacks:
@@ -63,20 +70,32 @@ class _Reverse:
             for _, n in self.a.diff_operands(a):
                 if n in self.a.active:
                     sites.setdefault(n, []).append(path)
+        definitions: dict[str, list] = {}
+        for a, path in _paths(self.a.func.body.body):
+            if a.kind == "assign":
+                definitions.setdefault(a.target, []).append(path)
         homes = {}
         params = {p.name.value for p in self.a.func.params.params}
         for name, paths in sites.items():
             if name in params:
                 homes[name] = ()
                 continue
-            prefix = paths[0]
-            for path in paths[1:]:
-                n = 0
-                while n < min(len(prefix), len(path)) and prefix[n] == path[n]:
-                    n += 1
-                prefix = prefix[:n]
-            homes[name] = self._hoist_carried(name, prefix)
+            homes[name] = self._hoist_carried(name, _common_prefix(paths))
+            self._guard_initialisation(name, homes[name], definitions.get(name, []))
         return homes
+
+    def _guard_initialisation(self, name: str, home: tuple, definition_paths: list) -> None:
+        """A value made in one branch but read in another block under the same test
+        (grad of grad: the inner backward sweep repeats the forward ``if``) has its
+        cotangent's home above both; there it starts at zero only where the value exists."""
+        if not definition_paths:
+            return
+        deeper = _common_prefix(definition_paths)[len(home):]
+        if not deeper or any(stmt_id not in self.branches for stmt_id, _ in deeper):
+            return
+        tests = [self.branches[stmt_id].test for stmt_id, _ in deeper]
+        if all(not self.a.counts.unstable(n) for test in tests for n in atom_names(test)):
+            self.init_guards[name] = [(self.branches[stmt_id].test, branch) for stmt_id, branch in deeper]
 
     def _hoist_carried(self, name: str, path: tuple) -> tuple:
         """A cotangent carried from one iteration to the next starts outside that loop."""
@@ -172,7 +191,9 @@ class _Reverse:
     def backward(self, stmts, path=()) -> list:
         out = []
         for name in sorted(n for n, home in self.homes.items() if home == path):
-            out.append(cf.assign(self.bar(name), cf.call("rt.zeros_like", [cst.Name(name)])))
+            out += self.zero_cotangent(name)
+        if path == ():
+            self.top_level_inits = len(out)     # the seeds go right after these
         groups = _origin_groups(stmts)
         shown = None
         for position, stmt in reversed(list(enumerate(stmts))):
@@ -194,6 +215,17 @@ class _Reverse:
                                             "# recompute this iteration's values instead of taping them")
             out = recompute + out
         return out
+
+    def zero_cotangent(self, name: str) -> list:
+        """``x_bar = rt.zeros_like(x)``, inside the branches where ``x`` exists if it does not always."""
+        stmts = [cf.assign(self.bar(name), cf.call("rt.zeros_like", [cst.Name(name)]))]
+        for test, branch in reversed(self.init_guards.get(name, [])):
+            guard = []
+            if branch == 1:
+                flipped = self.scope.temp()
+                guard, test = [cf.assign(flipped, cst.UnaryOperation(cst.Not(), test))], cst.Name(flipped)
+            stmts = guard + [cst.If(test=test, body=cf.block(stmts))]
+        return stmts
 
     def backward_if(self, stmt: cst.If, path) -> list:
         pre = []
@@ -431,6 +463,36 @@ def _paths(stmts, path=()):
                 yield from _paths(block, path + ((id(stmt), branch),))
 
 
+def _names_in(node) -> set[str]:
+    names: set[str] = set()
+
+    class _Collect(cst.CSTVisitor):
+        def visit_Name(self, name):
+            names.add(name.value)
+
+    node.visit(_Collect())
+    return names
+
+
+def _ifs(stmts):
+    for stmt in stmts:
+        if isinstance(stmt, cst.If):
+            yield stmt
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            for block in child_blocks(stmt):
+                yield from _ifs(block)
+
+
+def _common_prefix(paths: list) -> tuple:
+    prefix = paths[0]
+    for path in paths[1:]:
+        n = 0
+        while n < min(len(prefix), len(path)) and prefix[n] == path[n]:
+            n += 1
+        prefix = prefix[:n]
+    return prefix
+
+
 def _has_code(stmts) -> bool:
     return any(not (isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Pass)) for s in stmts)
 
@@ -503,7 +565,7 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
         seeds.append((atom.value, seed))
     backward = reverse.backward(forward_stmts)
     # The seeds go right after the top-level zero initialisations.
-    n_init = sum(1 for name, home in reverse.homes.items() if home == ())
+    n_init = reverse.top_level_inits
     seed_stmts = []
     for name, seed in seeds:
         held = core.scope.temp()
