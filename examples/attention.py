@@ -69,7 +69,7 @@ def main():
     print("\nGenerated code for the causal mask (the loop and the in-place write survive as written):\n")
     print(excerpt(code, "# for i in range(n):", "scores[i, j] = -np.inf"))
     print("\n... and tr.nn.softmax, inlined from transformer/nn.py with the line each statement came from:\n")
-    print(excerpt(code, "# weights = tr.nn.softmax(scores)", "weights = _t"))
+    print(excerpt(code, "# weights = tr.nn.softmax(scores)", "weights = "))
 
 
 if __name__ == "__main__":

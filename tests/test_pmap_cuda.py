@@ -4,7 +4,6 @@ As in test_cuda.py, the cases run together in ONE subprocess with
 NUMBA_ENABLE_CUDASIM=1 (set before numba.cuda is imported), so the simulator
 never leaks into the other tests; each case is reported here as its own test.
 """
-import json
 import os
 import subprocess
 import sys
@@ -13,22 +12,12 @@ from pathlib import Path
 import pytest
 
 import pmap_cuda_cases
-
-CASES_FILE = Path(pmap_cuda_cases.__file__)
+import simulator
 
 
 @pytest.fixture(scope="module")
 def outcomes():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    run = subprocess.run([sys.executable, str(CASES_FILE)], capture_output=True, text=True, env=env,
-                         timeout=900, cwd=CASES_FILE.parent)
-    found = {}
-    for line in run.stdout.splitlines():
-        if line.startswith("{"):
-            record = json.loads(line)
-            found[record["case"]] = record["outcome"]
-    assert found, f"the simulator run reported nothing:\n{run.stdout[-2000:]}\n{run.stderr[-3000:]}"
-    return found
+    return simulator.outcomes_of(Path(pmap_cuda_cases.__file__), timeout=900)
 
 
 @pytest.mark.parametrize("case", sorted(pmap_cuda_cases.CASES))

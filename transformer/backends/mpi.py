@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import time
 import traceback
 
 import numba
@@ -87,6 +88,9 @@ def run(shard_fn, args: tuple):
         traceback.print_exc()
         sys.stderr.write(f"pmap: rank {comm.Get_rank()} failed alone; aborting every rank of the job\n")
         sys.stderr.flush()
+        # mpiexec forwards our stderr asynchronously and stops forwarding when the job is
+        # aborted: give it a moment, or the error's last lines can be lost under load
+        time.sleep(0.5)
         comm.Abort(1)
         os._exit(1)        # MPI_Abort may return before mpiexec ends this process
 
