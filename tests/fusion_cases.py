@@ -34,3 +34,10 @@ def in_a_loop(x, n):
         step = np.cos(x + i)
         total = total + step * x
     return total
+
+
+def operand_written_through_a_view(x, y):
+    t = x * 2.0          # read once, below; x changes through the view v in between
+    v = x[1:]
+    v[0] = 100.0
+    return t + y

@@ -30,7 +30,8 @@ def test_the_user_line_comment_stays_with_the_code():
     assert "# return np.exp(-x ** 2) * np.sin(3 * x) + 0.5 * np.tanh(x)" in code
 
 
-@pytest.mark.parametrize("fn", [cases.operand_rewritten_in_place, cases.operand_rebound])
+@pytest.mark.parametrize("fn", [cases.operand_rewritten_in_place, cases.operand_rebound,
+                                cases.operand_written_through_a_view])
 def test_a_value_is_not_moved_past_a_write_to_what_it_reads(fn):
     body = fused_body(fn)
     assert any(line.startswith("t = ") for line in body), body

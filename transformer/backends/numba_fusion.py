@@ -13,7 +13,9 @@ So, for the CPU target only, a temporary that is
   function), and read exactly once, later in the same block,
 - by an elementwise operation (or a copy, or a ``return``) that sees it
   through nothing but elementwise operations,
-- with none of the names it reads written between the two statements,
+- with none of the names it reads written between the two statements, and
+  no in-place write between them at all (the array written may be a view of
+  an operand: ``y = x[1:]; y[0] = 5`` changes ``x``),
 
 is substituted into its reader::
 
@@ -175,6 +177,11 @@ def _value_of(stmt):
     return None
 
 
+def _writes_in_place(stmt) -> bool:
+    small = stmt.body[0] if len(stmt.body) == 1 else None
+    return isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Subscript) for t in small.targets)
+
+
 def _with_value(stmt, value):
     return stmt.with_changes(body=[stmt.body[0].with_changes(value=value)])
 
@@ -196,6 +203,8 @@ def _fuse_block(stmts: list, counts: _NameCounts, params: set) -> list:
             out[position] = _Removed(definition.leading_lines)
         if value is not None:
             stmt = _with_value(stmt, value)
+        if _writes_in_place(stmt):
+            pending.clear()                       # the array written may be a view of any operand
         written = _written_by(stmt)
         for name in [n for n, (_, reads) in pending.items() if reads & written]:
             del pending[name]                     # its operands change before any later use
