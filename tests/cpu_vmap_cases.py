@@ -1,16 +1,6 @@
-"""Per-example code with loops, for vmap's compiled per-example strategy on the CPU."""
-import math
-
+"""Per-example code with loops, for vmap's compiled per-example strategy on the CPU
+(the data-dependent ODE ``while`` is corpus_vmap.ode_steps)."""
 import numpy as np
-
-
-def decay_time(x0):
-    x = x0
-    t = 0.0
-    while x > 0.01:
-        x = x - 0.01 * x * (1.0 + math.sin(t))
-        t = t + 0.01
-    return t
 
 
 def collatz_steps(n, cap):

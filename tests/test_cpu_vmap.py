@@ -4,6 +4,7 @@ a Python loop over examples of the user's own function."""
 import numpy as np
 import pytest
 
+import corpus_vmap
 import cpu_vmap_cases as cases
 import transformer as tr
 
@@ -12,8 +13,8 @@ STRATEGY = "strategy: per-example code with loops runs as written"
 
 def test_data_dependent_while_runs_once_per_example():
     x0 = np.random.default_rng(0).uniform(0.05, 5.0, size=37)
-    batched = tr.jit(tr.vmap(cases.decay_time))
-    np.testing.assert_allclose(batched(x0), [cases.decay_time(x) for x in x0], rtol=1e-12)
+    batched = tr.jit(tr.vmap(corpus_vmap.ode_steps))
+    np.testing.assert_allclose(batched(x0), [corpus_vmap.ode_steps(x) for x in x0], rtol=1e-12)
     assert STRATEGY in tr.show(batched, x0)
 
 
@@ -49,7 +50,7 @@ def test_straight_line_code_keeps_the_batched_strategy():
 
 def test_zero_examples_is_a_clear_error():
     with pytest.raises(ValueError, match="zero examples"):
-        tr.jit(tr.vmap(cases.decay_time))(np.zeros(0))
+        tr.jit(tr.vmap(corpus_vmap.ode_steps))(np.zeros(0))
 
 
 def test_an_error_in_one_example_reaches_the_caller_as_itself():
