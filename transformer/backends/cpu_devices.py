@@ -165,19 +165,23 @@ def _axis_index():
     return impl
 
 
-def no_pairs(perm) -> bool:
-    """``perm`` is the empty tuple: every device receives zeros (numba cannot index an empty tuple)."""
-    return isinstance(perm, types.BaseTuple) and len(perm) == 0
+def zeros_if_no_pairs(x, perm):
+    """The ppermute overload when ``perm`` is the empty tuple (every device receives zeros;
+    numba cannot index an empty tuple), else None."""
+    if not (isinstance(perm, types.BaseTuple) and len(perm) == 0):
+        return None
+    if isinstance(x, types.Array):
+        return lambda x, perm, inverse: np.zeros_like(x)
+    return lambda x, perm, inverse: x * 0
 
 
 @overload(ppermute, jit_options={"nogil": True})
 def _ppermute(x, perm, inverse):
     op, me, size = OP["ppermute"], OP["axis_index"], OP["axis_size"]
     code = _dtype_code(_value_dtype(x))
-    if no_pairs(perm):
-        if isinstance(x, types.Array):
-            return lambda x, perm, inverse: np.zeros_like(x)
-        return lambda x, perm, inverse: x * 0
+    nothing_sent = zeros_if_no_pairs(x, perm)
+    if nothing_sent is not None:
+        return nothing_sent
     if isinstance(x, types.Array):
         def impl(x, perm, inverse):
             src = np.ascontiguousarray(x)

@@ -31,7 +31,7 @@ from numba.extending import overload
 
 from ..errors import TransformError
 from . import cpu, numba_lowering, numba_runtime
-from .cpu_devices import _value_dtype, no_pairs, sender_of
+from .cpu_devices import _value_dtype, sender_of, zeros_if_no_pairs
 from .device_code import device_only_collectives, lower_collectives
 
 NAME = "pmap-mpi"
@@ -238,10 +238,9 @@ def _permute(src, perm, inverse):
 @overload(ppermute)
 def _ppermute(x, perm, inverse):
     _value_dtype(x)
-    if no_pairs(perm):
-        if isinstance(x, types.Array):
-            return lambda x, perm, inverse: np.zeros_like(x)
-        return lambda x, perm, inverse: x * 0
+    nothing_sent = zeros_if_no_pairs(x, perm)
+    if nothing_sent is not None:
+        return nothing_sent
     if isinstance(x, types.Array):
         def impl(x, perm, inverse):
             return _permute(np.ascontiguousarray(x), perm, inverse)
