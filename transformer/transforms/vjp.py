@@ -190,8 +190,7 @@ class _Reverse:
     # ----------------------------------------------------------- backward
     def backward(self, stmts, path=()) -> list:
         out = []
-        for name in sorted(n for n, home in self.homes.items() if home == path):
-            out += self.zero_cotangent(name)
+        out += self.zero_cotangents(sorted(n for n, home in self.homes.items() if home == path))
         if path == ():
             self.top_level_inits = len(out)     # the seeds go right after these
         groups = _origin_groups(stmts)
@@ -216,16 +215,31 @@ class _Reverse:
             out = recompute + out
         return out
 
-    def zero_cotangent(self, name: str) -> list:
-        """``x_bar = rt.zeros_like(x)``, inside the branches where ``x`` exists if it does not always."""
-        stmts = [cf.assign(self.bar(name), cf.call("rt.zeros_like", [cst.Name(name)]))]
-        for test, branch in reversed(self.init_guards.get(name, [])):
-            guard = []
-            if branch == 1:
-                flipped = self.scope.temp()
-                guard, test = [cf.assign(flipped, cst.UnaryOperation(cst.Not(), test))], cst.Name(flipped)
-            stmts = guard + [cst.If(test=test, body=cf.block(stmts))]
-        return stmts
+    def zero_cotangents(self, names) -> list:
+        """``x_bar = rt.zeros_like(x)`` for each name; a value that exists only when some
+        branches ran gets its zero inside one ``if`` per set of branches."""
+        out, guarded = [], {}
+        for name in names:
+            init = cf.assign(self.bar(name), cf.call("rt.zeros_like", [cst.Name(name)]))
+            guards = self.init_guards.get(name)
+            if guards is None:
+                out.append(init)
+            else:
+                key = tuple((cst.Module([]).code_for_node(test), branch) for test, branch in guards)
+                guarded.setdefault(key, (guards, []))[1].append(init)
+        start = len(out)
+        for guards, inits in guarded.values():
+            stmts = inits
+            for test, branch in reversed(guards):
+                flip = []
+                if branch == 1:
+                    flipped = self.scope.temp()
+                    flip, test = [cf.assign(flipped, cst.UnaryOperation(cst.Not(), test))], cst.Name(flipped)
+                stmts = flip + [cst.If(test=test, body=cf.block(stmts))]
+            out += stmts
+        if guarded:
+            out[start] = _prepend_comment(out[start], "# cotangents of values made in a branch: they exist only when it ran")
+        return out
 
     def backward_if(self, stmt: cst.If, path) -> list:
         pre = []
