@@ -13,6 +13,21 @@ import libcst as cst
 from . import core_form as cf
 
 
+class _AllNames(cst.CSTVisitor):
+    def __init__(self):
+        self.names: set[str] = set()
+
+    def visit_Name(self, node):
+        self.names.add(node.value)
+
+
+def all_names(node) -> set[str]:
+    """Every name written anywhere in ``node`` (variables, modules, builtins, keywords)."""
+    finder = _AllNames()
+    node.visit(finder)
+    return finder.names
+
+
 def atom_names(node) -> list[str]:
     """Variable names inside an atom (a name, or a tuple of atoms)."""
     if isinstance(node, cst.Name):

@@ -19,20 +19,6 @@ _FOLDABLE = {cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: op
              cst.FloorDivide: operator.floordiv, cst.Power: operator.pow}
 
 
-class _Names(cst.CSTVisitor):
-    def __init__(self):
-        self.names: set[str] = set()
-
-    def visit_Name(self, node):
-        self.names.add(node.value)
-
-
-def _names(node) -> set[str]:
-    finder = _Names()
-    node.visit(finder)
-    return finder.names
-
-
 def _is_zero_init(stmt, name=None) -> str | None:
     if not isinstance(stmt, cst.SimpleStatementLine):
         return None
@@ -50,7 +36,7 @@ def _accumulation(stmt, name: str):
     a = dataflow.classify(stmt)
     if a.kind == "assign" and a.target == name and isinstance(a.value, cst.BinaryOperation) and \
             isinstance(a.value.operator, cst.Add) and isinstance(a.value.left, cst.Name) and \
-            a.value.left.value == name and name not in _names(a.value.right):
+            a.value.left.value == name and name not in dataflow.all_names(a.value.right):
         return a.value.right
     return None
 
@@ -66,7 +52,7 @@ def _merge_block(stmts, mutated) -> list:
         name = _is_zero_init(stmts[i])
         if name is not None and name not in mutated:
             for j in range(i + 1, len(stmts)):
-                if name in _names(stmts[j]):
+                if name in dataflow.all_names(stmts[j]):
                     contribution = _accumulation(stmts[j], name)
                     if contribution is not None:
                         merged = stmts[j].with_changes(body=[cst.Assign([cst.AssignTarget(cst.Name(name))], contribution)])

@@ -38,6 +38,7 @@ import libcst as cst
 
 from .. import core_form as cf
 from .. import primitives
+from ..dataflow import all_names
 
 _ELEMENTWISE_KINDS = (primitives.UNARY, primitives.BINARY, primitives.COMPARE)
 
@@ -94,20 +95,9 @@ class _NameCounts(cst.CSTVisitor):
             self.stores[node.target.value.value] += 1   # an in-place write changes the array
 
     def visit_For(self, node):
-        for name in _names_in(node.target):
+        for name in all_names(node.target):
             self.stores[name] += 1
             self.loads[name] -= 1
-
-
-def _names_in(node) -> set[str]:
-    found = set()
-
-    class _Collect(cst.CSTVisitor):
-        def visit_Name(self, name):
-            found.add(name.value)
-
-    node.visit(_Collect())
-    return found
 
 
 def _written_by(stmt) -> set[str]:
@@ -117,10 +107,10 @@ def _written_by(stmt) -> set[str]:
     class _Writes(cst.CSTVisitor):
         def visit_AssignTarget(self, node):
             target = node.target
-            written.update(_names_in(target.value if isinstance(target, cst.Subscript) else target))
+            written.update(all_names(target.value if isinstance(target, cst.Subscript) else target))
 
         def visit_For(self, node):
-            written.update(_names_in(node.target))
+            written.update(all_names(node.target))
 
     stmt.visit(_Writes())
     return written
@@ -211,8 +201,8 @@ def _fuse_block(stmts: list, counts: _NameCounts, params: set) -> list:
         target = _single_target(stmt)
         if (target is not None and target not in params and counts.stores[target] == 1
                 and counts.loads[target] == 1 and _is_elementwise(value)
-                and target not in _names_in(value)):
-            pending[target] = (len(out), _names_in(value))
+                and target not in all_names(value)):
+            pending[target] = (len(out), all_names(value))
         out.append(stmt)
     return _carry_comments(out)
 

@@ -42,7 +42,7 @@ class _Reverse:
         self.a = analysis
         self.stacks: dict[str, str] = {}          # variable -> its stack's name
         self.bars: dict[str, str] = {}            # variable -> its cotangent's name
-        self.scope.taken.update(_names_in(analysis.func))   # e.g. an inner grad's x_bar
+        self.scope.taken.update(dataflow.all_names(analysis.func))   # e.g. an inner grad's x_bar
         self.loop_info: dict[int, dict] = {}      # id(loop) -> names recorded by the forward sweep
         self.loops = {id(loop): loop for loop in loops(analysis.func.body.body)}
         self.branches = {id(stmt): stmt for stmt in _ifs(analysis.func.body.body)}
@@ -475,17 +475,6 @@ def _paths(stmts, path=()):
         else:
             for branch, block in enumerate(child_blocks(stmt)):
                 yield from _paths(block, path + ((id(stmt), branch),))
-
-
-def _names_in(node) -> set[str]:
-    names: set[str] = set()
-
-    class _Collect(cst.CSTVisitor):
-        def visit_Name(self, name):
-            names.add(name.value)
-
-    node.visit(_Collect())
-    return names
 
 
 def _ifs(stmts):
