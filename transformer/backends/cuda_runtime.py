@@ -372,7 +372,7 @@ def run_examples(kernel, one_example, args, in_axes):
         kernel[kernels.blocks_for(n), kernels.THREADS](n, *operands, *outs, status)
     if status.copy_to_host()[0]:
         raise RuntimeError("a reverse-mode tape in the per-example CUDA kernel overflowed its fixed size "
-                           f"(TAPE_CAPACITY in the generated module): a loop ran more iterations than it holds")
+                           "(TAPE_CAPACITY in the generated module): a loop ran more iterations than it holds")
     outs = tuple(o if keep_on_device else o.copy_to_host() for o in outs)
     return outs if len(outs) > 1 else outs[0]
 
