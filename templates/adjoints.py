@@ -474,6 +474,41 @@ def dot_vjp_y(z_bar, z, g, x, y):
     return np.dot(x, z_bar), rt.dot_vjp_x(g, x, z_bar)
 
 
+# vmap's products with one batched operand: per example they are np.dot and the two
+# helpers above.  The cotangent of the unbatched operand sums over the examples, each a
+# product of two batched factors: a loop over the examples (batch axis last).
+@rule("adjoint", "rt.dot_batched_x", wrt=("x", "y"))
+def dot_batched_x(z_bar, z, x, y):
+    y_bar = rt.zeros_like(y)
+    for b in range(np.shape(x)[-1]):
+        y_bar = y_bar + rt.dot_vjp_y(z_bar[..., b], x[..., b], y)
+    return rt.dot_vjp_x_batched_g(z_bar, x[..., 0], y), y_bar
+
+
+@rule("adjoint", "rt.dot_batched_y", wrt=("x", "y"))
+def dot_batched_y(z_bar, z, x, y):
+    x_bar = rt.zeros_like(x)
+    for b in range(np.shape(y)[-1]):
+        x_bar = x_bar + rt.dot_vjp_x(z_bar[..., b], x, y[..., b])
+    return x_bar, rt.dot_vjp_y_batched_g(z_bar, x, y[..., 0])
+
+
+@rule("adjoint", "rt.dot_vjp_x_batched_g", wrt=("g", "y"))
+def dot_vjp_x_batched_g(z_bar, z, g, x, y):
+    y_bar = rt.zeros_like(y)
+    for b in range(np.shape(g)[-1]):
+        y_bar = y_bar + rt.dot_vjp_y(g[..., b], z_bar[..., b], y)
+    return rt.dot_batched_x(z_bar, y), y_bar
+
+
+@rule("adjoint", "rt.dot_vjp_y_batched_g", wrt=("g", "x"))
+def dot_vjp_y_batched_g(z_bar, z, g, x, y):
+    x_bar = rt.zeros_like(x)
+    for b in range(np.shape(g)[-1]):
+        x_bar = x_bar + rt.dot_vjp_x(g[..., b], x, z_bar[..., b])
+    return rt.dot_batched_y(x, z_bar), x_bar
+
+
 @rule("adjoint", "rt.extremum_vjp", wrt=("g",), refuse={"x": "the second derivative of max/min",
                                                          "peak": "the second derivative of max/min"})
 def extremum_vjp(z_bar, z, g, x, peak, axis=None, keepdims=False):

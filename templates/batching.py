@@ -21,11 +21,15 @@ transform (``transformer/transforms/vmap.py``) follows:
   batch axis (negative axes move by one).
 * ``query`` — shape questions answer for one example.
 * ``create`` — new arrays from unbatched shapes; a batched shape is refused.
-* ``loop`` — no good batched form (``dot`` with batched operands: numba has no
-  3-D kernel; indexing with batched indices): run the primitive once per
-  example in a loop, batch axis first so each example is a contiguous row.
-  ``np.dot(batched, unbatched)`` is the exception: one ``np.dot`` of the
-  examples stacked as rows (``dot_of_rows``).
+* ``loop`` — no good batched form (``inv``, ``solve``; indexing with batched
+  indices): run the primitive once per example in a loop, batch axis first so
+  each example is a contiguous row.
+* ``products`` — ``np.dot`` (and ``@``) and reverse mode's ``rt.dot_vjp_x`` /
+  ``rt.dot_vjp_y``: with one batched factor, one product for the whole batch
+  (``rt.dot_batched_x`` and friends in ``transformer/runtime.py``; an example
+  may have rank 0, 1 or 2, which only the helper, at run time or when numba
+  compiles it, knows); with both factors batched, the ``loop`` above (numba
+  has no batched matrix product).
 * ``collective`` — ``lax.psum`` and friends over this vmap's ``axis_name``.
 * ``batched`` — the rule's template is the batched form itself: every operand
   carries the batch axis (an unbatched one is broadcast first) and the
@@ -194,19 +198,37 @@ def created(x):
 
 
 # ------------------------------------------------------ one example at a time
-@rule("batching", "dot", "matmul", "outer", "inner", "vdot", "trace", "inv", "solve", "det",
+@rule("batching", "outer", "inner", "vdot", "trace", "inv", "solve", "det",
       "hstack", "vstack", "getitem", "setitem", strategy="loop")
 def example(x, b):
     """Example ``b`` of a batched value."""
     return x[..., b]
 
 
-def dot_of_rows(rows, w):
-    """``np.dot(example, w)`` for every example at once, from the examples as rows (batch axis first)."""
-    depth = np.shape(rows[0])[-1]    # np.dot contracts an example's last axis (an example of rank 0: an error)
-    out = np.dot(np.reshape(rows, (-1, depth)), w)
-    out_rows = np.reshape(out, np.shape(rows)[:-1] + np.shape(out)[1:])
-    return np.copy(np.moveaxis(out_rows, 0, -1))
+# ------------------------------------------------ products with one batched factor
+@rule("batching", "dot", "matmul", "rt.dot_vjp_x", "rt.dot_vjp_y", strategy="products")
+def product_example(x, b):
+    """Example ``b`` of a factor, when both factors are batched (a loop over the examples)."""
+    return x[..., b]
+
+
+def dot_batched_x(x, y):
+    """``np.dot(example, y)``, ``x`` batched: one product."""
+    return rt.dot_batched_x(x, y)
+
+
+def dot_batched_y(x, y):
+    """``np.dot(x, example)``, ``y`` batched: one product."""
+    return rt.dot_batched_y(x, y)
+
+
+def dot_vjp_x_batched_g(g, x_example, y):
+    """``rt.dot_vjp_x`` of a batched cotangent: ``x`` gives only a shape, one example's."""
+    return rt.dot_vjp_x_batched_g(g, x_example, y)
+
+
+def dot_vjp_y_batched_g(g, x, y_example):
+    return rt.dot_vjp_y_batched_g(g, x, y_example)
 
 
 # A loop over the examples runs batch-first: each example is a contiguous row.
@@ -238,8 +260,8 @@ def scalar_seed_batched(out):
 
 
 # The rest run once per example.
-@rule("batching", "rt.expand_to", "rt.dot_vjp_x", "rt.dot_vjp_y",
-      "rt.extremum_vjp", "rt.prod_vjp", "rt.cumsum_vjp", "rt.cumprod_vjp", "rt.norm_vjp", "rt.transpose_vjp",
+@rule("batching", "rt.expand_to", "rt.dot_batched_x", "rt.dot_batched_y", "rt.dot_vjp_x_batched_g",
+      "rt.dot_vjp_y_batched_g", "rt.extremum_vjp", "rt.prod_vjp", "rt.cumsum_vjp", "rt.cumprod_vjp", "rt.norm_vjp", "rt.transpose_vjp",
       "rt.trace_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b", strategy="loop")
 def helper_example(x, b):
     return x[..., b]

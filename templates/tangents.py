@@ -593,6 +593,27 @@ def dot_vjp_y_tangent(g, x, y, g_dot, x_dot):
     return rt.dot_vjp_y(g_dot, x, y) + rt.dot_vjp_y(g, x_dot, y)
 
 
+# vmap's batched products are bilinear too
+@rule("tangent", "rt.dot_batched_x")
+def dot_batched_x_tangent(x, y, x_dot, y_dot):
+    return rt.dot_batched_x(x_dot, y) + rt.dot_batched_x(x, y_dot)
+
+
+@rule("tangent", "rt.dot_batched_y")
+def dot_batched_y_tangent(x, y, x_dot, y_dot):
+    return rt.dot_batched_y(x_dot, y) + rt.dot_batched_y(x, y_dot)
+
+
+@rule("tangent", "rt.dot_vjp_x_batched_g")
+def dot_vjp_x_batched_g_tangent(g, x, y, g_dot, y_dot):
+    return rt.dot_vjp_x_batched_g(g_dot, x, y) + rt.dot_vjp_x_batched_g(g, x, y_dot)
+
+
+@rule("tangent", "rt.dot_vjp_y_batched_g")
+def dot_vjp_y_batched_g_tangent(g, x, y, g_dot, x_dot):
+    return rt.dot_vjp_y_batched_g(g_dot, x, y) + rt.dot_vjp_y_batched_g(g, x_dot, y)
+
+
 # The tape: a tangent tape rides beside each primal tape.  What is pushed onto
 # ``s`` has its tangent pushed onto ``s_dot`` in the same statement's place,
 # and every pop of ``s`` pops ``s_dot``, so the two stay in step.  ``tape=True``

@@ -7,14 +7,14 @@ batched code itself is written by the source transform in
 range) before they reach the generated function.
 
 Also registered here, as primitives every transform can see: ``np.moveaxis``
-(the transform moves batch axes with it) and the named-axis collectives of
-``transformer.lax``.
+(the transform moves batch axes with it), the named-axis collectives of
+``transformer.lax``, and the runtime helpers of vmap's batched products.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import lax, primitives, staging, structure, tree
+from . import lax, primitives, runtime, staging, structure, tree
 from .staging import Step
 from .transformed import Boundary, Transformed
 
@@ -25,6 +25,12 @@ for _name in ("psum", "pmean", "pmax", "pmin", "all_gather"):
         primitives.register(_name, f"lax.{_name}", getattr(lax, _name), primitives.SPECIAL, ("x", "axis_name"))
 if "axis_index" not in primitives.REGISTRY:
     primitives.register("axis_index", "lax.axis_index", lax.axis_index, primitives.SPECIAL, ("axis_name",))
+# vmap's products with one batched operand (transformer/runtime.py): runtime helpers, so the
+# transforms of vmap's output (grad of vmap, vmap of vmap) have rules for them
+for _name in ("dot_batched_x", "dot_batched_y", "dot_vjp_x_batched_g", "dot_vjp_y_batched_g"):
+    if f"rt.{_name}" not in primitives.REGISTRY:
+        primitives.register(f"rt.{_name}", f"rt.{_name}", getattr(runtime, _name), primitives.SPECIAL,
+                            ("g", "x", "y") if "vjp" in _name else ("x", "y"))
 
 from .transforms import vmap as _registers_transform  # noqa: E402,F401  (the "vmap" step)
 

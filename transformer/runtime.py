@@ -110,6 +110,52 @@ def dot_vjp_y(g, x, y):
     return np.dot(np.transpose(x), g)
 
 
+# ------------------------------------ products with one batched operand (vmap)
+# vmap writes these for np.dot and the dot adjoints when one operand carries the
+# batch axis (LAST, as everywhere in generated code) and the other does not: one
+# product for the whole batch, not one per example.  Each one's value is what
+# the plain helper gives per example; an example may have rank 0, 1 or 2.
+def _batch_last(out, axis):
+    return np.moveaxis(out, axis, -1)
+
+
+def dot_batched_x(x, y):
+    """``np.dot(example, y)`` for every example of ``x``."""
+    if np.ndim(x) == 1 or np.ndim(y) == 0:                 # a scalar factor: a product
+        return np.expand_dims(y, -1) * x if np.ndim(x) == 1 else x * y
+    return _batch_last(np.tensordot(x, y, axes=(np.ndim(x) - 2, 0)), np.ndim(x) - 2)
+
+
+def dot_batched_y(x, y):
+    """``np.dot(x, example)`` for every example of ``y``."""
+    if np.ndim(y) == 1 or np.ndim(x) == 0:
+        return np.expand_dims(x, -1) * y if np.ndim(y) == 1 else x * y
+    return np.tensordot(x, y, axes=(np.ndim(x) - 1, 0))
+
+
+def dot_vjp_x_batched_g(g, x, y):
+    """``dot_vjp_x(example of g, x, y)`` for every example of the cotangent ``g``
+    (``x``, one example's operand, gives only a shape)."""
+    if np.ndim(x) == 0:
+        return np.tensordot(y, g, axes=np.ndim(y))
+    if np.ndim(y) == 0:
+        return g * y
+    if np.ndim(y) == 1:
+        return np.expand_dims(g, -2) * np.expand_dims(y, -1)
+    return _batch_last(np.tensordot(g, y, axes=(np.ndim(g) - 2, 1)), np.ndim(g) - 2)
+
+
+def dot_vjp_y_batched_g(g, x, y):
+    """``dot_vjp_y(example of g, x, y)`` for every example of the cotangent ``g``."""
+    if np.ndim(y) == 0:
+        return np.tensordot(x, g, axes=np.ndim(x))
+    if np.ndim(x) == 0:
+        return g * x
+    if np.ndim(x) == 1:
+        return np.multiply.outer(x, g)
+    return np.tensordot(x, g, axes=(0, 0))
+
+
 def extremum_vjp(g, x, peak, axis=None, keepdims=False):
     """max/min: the cotangent goes to the positions that attain the extremum, split among ties."""
     hits = (x == expand_to(peak, x, axis, keepdims)).astype(_float_dtype(x))

@@ -346,6 +346,95 @@ def dot_vjp_y(g, x, y):
     return lambda g, x, y: np.dot(np.transpose(x), g)
 
 
+# ------------------------------------ products with one batched operand (vmap)
+# The batch axis is last; an example's rank is the batched operand's ndim - 1,
+# which numba knows here.  A 2-D example loops over its leading axis (a few
+# rows), never over the examples.
+def _check_example_rank(batched):
+    if batched.ndim > 3:
+        raise TypingError("np.dot under vmap supports examples of rank 0, 1 and 2")
+
+
+@overload(rt.dot_batched_x)
+def dot_batched_x(x, y):
+    _check_example_rank(x)
+    if x.ndim == 1:
+        return (lambda x, y: np.expand_dims(y, -1) * x) if _is_array(y) else (lambda x, y: x * y)
+    if not _is_array(y):
+        return lambda x, y: x * y
+    _check_dot(y, y)
+    if x.ndim == 2:         # examples (n,) as the columns of x: one product
+        return lambda x, y: np.dot(np.transpose(y), x)
+
+    def rows(x, y):          # examples (m, n): one product per row i, all examples at once
+        first = np.dot(np.transpose(y), x[0])
+        out = np.empty((x.shape[0],) + first.shape, first.dtype)
+        out[0] = first
+        for i in range(1, x.shape[0]):
+            out[i] = np.dot(np.transpose(y), x[i])
+        return out
+    return rows
+
+
+@overload(rt.dot_batched_y)
+def dot_batched_y(x, y):
+    _check_example_rank(y)
+    if y.ndim == 1:
+        return (lambda x, y: np.expand_dims(x, -1) * y) if _is_array(x) else (lambda x, y: x * y)
+    if not _is_array(x):
+        return lambda x, y: x * y
+    _check_dot(x, x)
+
+    def columns(x, y):       # every example's columns side by side: one product
+        flat = np.dot(x, np.ascontiguousarray(y).reshape((y.shape[0], -1)))
+        return flat.reshape(x.shape[:-1] + y.shape[1:])
+    return columns
+
+
+@overload(rt.dot_vjp_x_batched_g)
+def dot_vjp_x_batched_g(g, x, y):
+    if not _is_array(x):
+        if not _is_array(y):
+            return lambda g, x, y: g * y
+        return lambda g, x, y: np.dot(np.ascontiguousarray(y).ravel(),
+                                      np.ascontiguousarray(g).reshape((y.size, -1)))
+    if not _is_array(y):
+        return lambda g, x, y: g * y
+    _check_dot(x, y)
+    if y.ndim == 1 and x.ndim == 1:
+        return lambda g, x, y: np.outer(y, g)
+    if y.ndim == 1:
+        return lambda g, x, y: np.expand_dims(g, -2) * np.expand_dims(y, -1)
+    if x.ndim == 1:
+        return lambda g, x, y: np.dot(y, g)
+
+    def rows(g, x, y):
+        out = np.empty((g.shape[0], y.shape[0], g.shape[-1]), g.dtype)
+        for i in range(g.shape[0]):
+            out[i] = np.dot(y, g[i])
+        return out
+    return rows
+
+
+@overload(rt.dot_vjp_y_batched_g)
+def dot_vjp_y_batched_g(g, x, y):
+    if not _is_array(y):
+        if not _is_array(x):
+            return lambda g, x, y: g * x
+        return lambda g, x, y: np.dot(np.ascontiguousarray(x).ravel(),
+                                      np.ascontiguousarray(g).reshape((x.size, -1)))
+    if not _is_array(x):
+        return lambda g, x, y: g * x
+    _check_dot(x, y)
+    if x.ndim == 1:
+        return lambda g, x, y: np.outer(x, np.ascontiguousarray(g).ravel()).reshape(x.shape + g.shape)
+
+    def columns(g, x, y):    # x^T g for every example at once: g's examples side by side
+        flat = np.dot(np.transpose(x), np.ascontiguousarray(g).reshape((x.shape[0], -1)))
+        return flat.reshape(y.shape + g.shape[-1:])
+    return columns
+
+
 def _check_dot(x, y):
     if x.ndim > 2 or y.ndim > 2:
         raise TypingError("np.dot gradients support 1-D and 2-D operands")

@@ -721,11 +721,31 @@ class _Batcher:
         raise self.error(f"the arguments of {prim.spelling} differ between examples, so the array's shape "
                          f"(or fill) would too", "create the array from per-example shapes of fixed size")
 
+    def rule_products(self, prim, rule, args, keywords, states):
+        """np.dot and its adjoint helpers with one batched factor: one product for the whole batch."""
+        t = _templates()
+        batched = [_is_batched(s) for s in states]
+        why = "# strategy: one factor is the same for every example: one product for the whole batch"
+        if prim.name in ("dot", "matmul") and not all(batched):
+            self.add_comment(why)
+            return self.template(t.dot_batched_x if batched[0] else t.dot_batched_y, x=args[0], y=args[1])
+        if prim.name == "rt.dot_vjp_x" and batched[0] and not batched[2]:
+            self.add_comment(why)
+            return self.template(t.dot_vjp_x_batched_g, g=args[0], x_example=self.first_example(args[1]),
+                                 y=args[2])
+        if prim.name == "rt.dot_vjp_y" and batched[0] and not batched[1]:
+            self.add_comment(why)
+            return self.template(t.dot_vjp_y_batched_g, g=args[0], x=args[1],
+                                 y_example=self.first_example(args[2]))
+        return self.rule_loop(prim, rule, args, keywords, states)
+
+    def first_example(self, atom):
+        """Example 0 of a batched atom (where only its shape matters), the atom itself if unbatched."""
+        if not _is_batched(self._atom_state(atom)):
+            return atom
+        return self.template(_templates().example, x=atom, b=cf.literal(0))
+
     def rule_loop(self, prim, rule, args, keywords, states):
-        if prim.name == "dot" and _is_batched(states[0]) and not _is_batched(states[1]):
-            self.add_comment("# strategy: every example's np.dot with the same right operand: one np.dot of "
-                             "the examples stacked as rows")
-            return self.template(_templates().dot_of_rows, rows=self.rows_of(args[0]), w=args[1])
         return self.loop(lambda example: cf.apply_primitive(
             prim, [self.example_of(a, example) for a in args], list(keywords.items())),
             f"{prim.spelling} on batched operands has no batched form numba compiles "
