@@ -8,9 +8,8 @@ guess, so nothing behind it can silently compute a wrong answer.
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import ExpressionContext, ExpressionContextProvider, MetadataWrapper
 
-from . import methods, resolve
+from . import methods, resolve, walk
 from .errors import TransformError
 from .source import UserFunction
 
@@ -64,9 +63,8 @@ class Fence(cst.CSTVisitor):
         self.locals = resolve.local_names(uf.node)
         self._depth = 0  # nesting depth of FunctionDef nodes
         self._for_iters: set = set()
-        # Names and attributes read as values; a call's callee and keyword names are not values.
-        self._loads = _loaded_nodes(uf.node)
-        self._not_values: set = set()
+        # Names and attributes not read as values; a call's callee and keyword names are added on the way.
+        self._not_values: set = not_loaded_nodes(uf.node)
         self._transform_calls: set = set()      # tr.grad(f) inside tr.grad(f)(x): checked as a whole
 
     def refuse(self, node, what: str, hint: str):
@@ -182,7 +180,7 @@ class Fence(cst.CSTVisitor):
                         "or * and // by powers of two on integers")
 
     def visit_Name(self, node: cst.Name):
-        if node in self._loads and node not in self._not_values:
+        if node not in self._not_values:
             self._check_value_use(node)
 
     def visit_Comparison(self, node: cst.Comparison):
@@ -247,7 +245,7 @@ class Fence(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute):
         if resolve.dotted_name(node) is None:
             return True     # an attribute of a computed value, (a + b).T: checked on leaving, after the value
-        if node in self._loads and node not in self._not_values:
+        if node not in self._not_values:
             self._check_value_use(node)
         r = resolve.resolve(node, self.uf.lookup, self.locals)
         if r.kind == "local" and isinstance(node.value, cst.Name) and node.attr.value not in methods.METHODS \
@@ -294,11 +292,42 @@ def _describe(value) -> str:
     return f"a {kind} from {mod}" if mod else f"a {kind}"
 
 
-def _loaded_nodes(func: cst.FunctionDef) -> set:
-    # skip the copy so that the metadata keys are the nodes we visit
-    wrapper = MetadataWrapper(cst.Module([func]), unsafe_skip_copy=True)
-    contexts = wrapper.resolve(ExpressionContextProvider)
-    return {node for node, context in contexts.items() if context is ExpressionContext.LOAD}
+def not_loaded_nodes(func: cst.FunctionDef) -> set:
+    """The names and attributes in ``func`` that are not read as values: what
+    is assigned or deleted, an attribute's own name (``shape`` in ``x.shape``),
+    and the names of parameters and definitions.
+
+    Every other ``Name`` and ``Attribute`` is a load, as libcst's
+    ExpressionContextProvider would say; collected in one plain walk, without
+    the metadata machinery (a few milliseconds a function).
+    """
+    skipped: set = set()
+    for node in walk.nodes(func):
+        if isinstance(node, cst.Attribute):
+            skipped.add(node.attr)
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Param, cst.AsName)):
+            _stored(node.name, skipped)
+        elif isinstance(node, _ASSIGNING):
+            _stored(node.target, skipped)
+    return skipped
+
+
+# nodes whose .target is written (or deleted)
+_ASSIGNING = (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor, cst.Del)
+
+
+def _stored(target, skipped: set) -> None:
+    """A store target: the whole of it, down through tuples, lists and stars;
+    the value and index of ``a.b`` or ``a[i]`` inside it are still read."""
+    if isinstance(target, (cst.Name, cst.Attribute, cst.Subscript)):
+        skipped.add(target)
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        skipped.add(target)
+        for element in target.elements:
+            _stored(element.value, skipped)
+    elif isinstance(target, cst.StarredElement):
+        skipped.add(target)
+        _stored(target.value, skipped)
 
 
 def check(uf: UserFunction) -> None:

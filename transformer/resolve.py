@@ -17,7 +17,7 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from . import primitives
+from . import primitives, walk
 from .custom import custom_jvp, custom_vjp
 from .primitives import Primitive
 
@@ -107,42 +107,28 @@ def resolve(node: cst.BaseExpression, lookup, local_names) -> Resolved:
     return classify(value, dotted)
 
 
-class _LocalNames(cst.CSTVisitor):
-    def __init__(self):
-        self.names: set[str] = set()
+def _target_names(node, names: set) -> None:
+    if isinstance(node, cst.Name):
+        names.add(node.value)
+    elif isinstance(node, (cst.Tuple, cst.List)):
+        for el in node.elements:
+            _target_names(el.value, names)
+    elif isinstance(node, cst.StarredElement):
+        _target_names(node.value, names)
 
-    def _target(self, node):
-        if isinstance(node, cst.Name):
-            self.names.add(node.value)
-        elif isinstance(node, (cst.Tuple, cst.List)):
-            for el in node.elements:
-                self._target(el.value)
-        elif isinstance(node, cst.StarredElement):
-            self._target(node.value)
 
-    def visit_Param(self, node):
-        self.names.add(node.name.value)
-
-    def visit_AssignTarget(self, node):
-        self._target(node.target)
-
-    def visit_AugAssign(self, node):
-        self._target(node.target)
-
-    def visit_AnnAssign(self, node):
-        self._target(node.target)
-
-    def visit_For(self, node):
-        self._target(node.target)
-
-    def visit_NamedExpr(self, node):
-        self._target(node.target)
+_ASSIGNING = (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)   # each has .target
 
 
 def local_names(func: cst.FunctionDef) -> set[str]:
-    visitor = _LocalNames()
-    func.visit(visitor)
-    return visitor.names
+    """The function's own variables: its parameters and every name it assigns."""
+    names: set[str] = set()
+    for node in walk.nodes(func):
+        if isinstance(node, cst.Param):
+            names.add(node.name.value)
+        elif isinstance(node, _ASSIGNING):
+            _target_names(node.target, names)
+    return names
 
 
 # ----------------------------------------------------- transforms in user code

@@ -1,0 +1,96 @@
+"""The shortcuts that keep transforming fast give the answers of the slow
+ways they replace (libcst's visitors and metadata providers)."""
+import importlib
+import inspect
+
+import libcst as cst
+import pytest
+from libcst.metadata import ExpressionContext, ExpressionContextProvider, MetadataWrapper
+
+from transformer import fence, resolve, source, walk
+
+CORPORA = ("fence_cases", "frontend_cases", "jit_cases", "corpus_grad", "corpus_forward", "corpus_vmap",
+           "corpus_extra", "corpus_composition", "corpus_primitives", "bad_input_cases", "numerics_cases")
+
+
+def corpus_functions():
+    """Every plain function defined in the test corpora (the fence's refusals included)."""
+    found = []
+    for module_name in CORPORA:
+        module = importlib.import_module(module_name)
+        for name, value in vars(module).items():
+            if inspect.isfunction(value) and value.__module__ == module_name:
+                found.append(pytest.param(value, id=f"{module_name}.{name}"))
+    return found
+
+
+class _Visited(cst.CSTVisitor):
+    def __init__(self):
+        self.nodes = []
+
+    def on_visit(self, node):
+        self.nodes.append(node)
+        return True
+
+
+@pytest.mark.parametrize("fn", corpus_functions())
+def test_walk_meets_every_node_the_visitor_meets(fn):
+    uf = source.load(fn)
+    visitor = _Visited()
+    uf.node.visit(visitor)
+    walked = list(walk.nodes(uf.node))
+    assert len(walked) == len(visitor.nodes)
+    assert {id(n) for n in walked} == {id(n) for n in visitor.nodes}
+
+
+@pytest.mark.parametrize("fn", corpus_functions())
+def test_loads_are_libcst_expression_context_loads(fn):
+    uf = source.load(fn)
+    contexts = MetadataWrapper(cst.Module([uf.node]), unsafe_skip_copy=True).resolve(ExpressionContextProvider)
+    libcst_loads = {n for n, c in contexts.items() if c is ExpressionContext.LOAD
+                    and isinstance(n, (cst.Name, cst.Attribute))}
+    skipped = fence.not_loaded_nodes(uf.node)
+    ours = {n for n in walk.nodes(uf.node) if isinstance(n, (cst.Name, cst.Attribute)) and n not in skipped}
+    assert ours == libcst_loads
+
+
+class _OldLocalNames(cst.CSTVisitor):
+    """local_names as a libcst visitor (what the walk replaced)."""
+
+    def __init__(self):
+        self.names = set()
+
+    def _target(self, node):
+        if isinstance(node, cst.Name):
+            self.names.add(node.value)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for el in node.elements:
+                self._target(el.value)
+        elif isinstance(node, cst.StarredElement):
+            self._target(node.value)
+
+    def visit_Param(self, node):
+        self.names.add(node.name.value)
+
+    def visit_AssignTarget(self, node):
+        self._target(node.target)
+
+    def visit_AugAssign(self, node):
+        self._target(node.target)
+
+    def visit_AnnAssign(self, node):
+        self._target(node.target)
+
+    def visit_For(self, node):
+        self._target(node.target)
+
+    def visit_NamedExpr(self, node):
+        self._target(node.target)
+
+
+@pytest.mark.parametrize("fn", corpus_functions())
+def test_local_names_are_what_the_visitor_found(fn):
+    uf = source.load(fn)
+    old = _OldLocalNames()
+    uf.node.visit(old)
+    assert resolve.local_names(uf.node) == old.names
