@@ -1,7 +1,9 @@
 """The shortcuts that keep transforming fast give the answers of the slow
 ways they replace (libcst's visitors and metadata providers)."""
 import importlib
+import importlib.util
 import inspect
+import linecache
 
 import libcst as cst
 import pytest
@@ -94,3 +96,30 @@ def test_local_names_are_what_the_visitor_found(fn):
     old = _OldLocalNames()
     uf.node.visit(old)
     assert resolve.local_names(uf.node) == old.names
+
+
+def _import_file(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_an_edited_and_reimported_function_is_parsed_again(tmp_path):
+    path = tmp_path / "edited_user_module.py"
+    path.write_text("import numpy as np\n\ndef f(x):\n    return np.sin(x)\n")
+    before = source.load(_import_file(path, "edited_user_module").f)
+    path.write_text("import numpy as np\n\ndef f(x):\n    return np.tanh(x)\n")   # another size: linecache sees the edit
+    linecache.checkcache(str(path))
+    after = source.load(_import_file(path, "edited_user_module").f)
+    assert "np.sin" in cst.Module([before.node]).code and "np.tanh" in cst.Module([after.node]).code
+
+
+def test_the_same_function_in_two_files_keeps_each_file(tmp_path):
+    text = "def f(x):\n    return x + 1\n"
+    (tmp_path / "first_copy.py").write_text(text)
+    (tmp_path / "second_copy.py").write_text(text)
+    first = source.load(_import_file(tmp_path / "first_copy.py", "first_copy").f)
+    second = source.load(_import_file(tmp_path / "second_copy.py", "second_copy").f)
+    assert first.location(first.node).filename.endswith("first_copy.py")
+    assert second.location(second.node).filename.endswith("second_copy.py")

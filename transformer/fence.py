@@ -60,7 +60,7 @@ _ARRAY_ATTRIBUTES = set(methods.ATTRIBUTES)
 class Fence(cst.CSTVisitor):
     def __init__(self, uf: UserFunction):
         self.uf = uf
-        self.locals = resolve.local_names(uf.node)
+        self.locals = uf.local_names
         self._depth = 0  # nesting depth of FunctionDef nodes
         self._for_iters: set = set()
         # Names and attributes not read as values; a call's callee and keyword names are added on the way.

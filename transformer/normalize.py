@@ -55,7 +55,7 @@ class _Normalizer:
         self.core = core
         self.scope = core.scope
         self.rename = rename                    # user local name -> output name
-        self.locals = resolve.local_names(uf.node)
+        self.locals = uf.local_names
         self.stack = stack                      # code objects being inlined (recursion check)
         self.out: list = []
         self.comment: str | None = None
@@ -696,7 +696,7 @@ class _Normalizer:
                 raise TransformError(f"{fn.__name__}() returns early; a function called from a transformed "
                                      f"function must return only at its end", callee.location(ret),
                                      "assign the result to a variable and return it once, at the end")
-        rebound = resolve.local_names(callee.node) - _param_only_names(callee.node)
+        rebound = callee.local_names - _param_only_names(callee.node)
         rename: dict = {}
         prefix = fn.__name__.strip("_")
         child = _Normalizer(callee, self.core, rename, self.stack + (fn.__code__,), comments=self.comments)

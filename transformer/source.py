@@ -8,6 +8,7 @@ its names resolve through.
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import linecache
 import os
@@ -19,6 +20,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from . import resolve
 from .errors import Location, NoSourceError, TransformError
 
 
@@ -41,6 +43,11 @@ class UserFunction:
     def location(self, node: cst.CSTNode) -> Location:
         line, col = self.positions.get(node, (self.first_line, 0))
         return Location(self.filename, line, col)
+
+    @functools.cached_property
+    def local_names(self) -> frozenset:
+        """The function's parameters and the names it assigns (see ``resolve.local_names``)."""
+        return frozenset(resolve.local_names(self.node))
 
     @property
     def first_line(self) -> int:
@@ -84,8 +91,28 @@ def unwrap(fn):
     return fn
 
 
+# (file, code object) -> (def node, positions): each function's source is
+# parsed once per process (libcst nodes are immutable, so sharing them is safe).
+# Code objects compare by what they compile to, line table included, not by
+# file: the file is part of the key.
+_parsed: dict = {}
+
+
 def load(fn) -> UserFunction:
     fn = unwrap(fn)
+    code = fn.__code__
+    key = (code.co_filename, code)
+    if key not in _parsed:
+        _parsed[key] = _parse(fn)
+    node, positions = _parsed[key]
+    is_lambda = fn.__name__ == "<lambda>"
+    return UserFunction(fn=fn, name=fn.__name__ if not is_lambda else "lambda_fn", filename=code.co_filename,
+                        node=node, positions=positions, globals=fn.__globals__,
+                        closure=_closure_values(fn), lambda_=is_lambda)
+
+
+def _parse(fn) -> tuple[cst.FunctionDef, dict]:
+    """The ``def`` of ``fn`` (a lambda made one) and where each of its nodes sits in the user's file."""
     code = fn.__code__
     filename = code.co_filename
     if filename.startswith("<") or not linecache.getlines(filename) and not os.path.exists(filename):
@@ -114,14 +141,10 @@ def load(fn) -> UserFunction:
     positions = {node: (rng.start.line + first - 1, rng.start.column + indent + 1)
                  for node, rng in raw_positions.items()}
     if is_lambda:
-        node = _lambda_as_def(fn, wrapper.module, positions, filename)
-    else:
-        node = _find_def(fn, wrapper.module)
-        node = node.with_changes(decorators=())
-        positions = _carry_position(positions, _find_def(fn, wrapper.module), node)
-    return UserFunction(fn=fn, name=fn.__name__ if not is_lambda else "lambda_fn", filename=filename,
-                        node=node, positions=positions, globals=fn.__globals__,
-                        closure=_closure_values(fn), lambda_=is_lambda)
+        return _lambda_as_def(fn, wrapper.module, positions, filename), positions
+    node = _find_def(fn, wrapper.module)
+    undecorated = node.with_changes(decorators=())
+    return undecorated, _carry_position(positions, node, undecorated)
 
 
 def _no_source_situation(filename: str) -> str:
