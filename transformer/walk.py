@@ -12,6 +12,17 @@ import dataclasses
 import libcst as cst
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}   # node type -> its field names
+_IS_NODE: dict[type, bool] = {}                   # any type met in a field -> is it a libcst node
+
+
+def _is_node(value) -> bool:
+    # by the type's MRO: isinstance against the abstract CSTNode asks every one of
+    # its hundreds of subclasses the first time it meets a type that is not a node
+    kind = type(value)
+    known = _IS_NODE.get(kind)
+    if known is None:
+        known = _IS_NODE[kind] = cst.CSTNode in kind.__mro__
+    return known
 
 
 def nodes(tree: cst.CSTNode):
@@ -25,7 +36,7 @@ def nodes(tree: cst.CSTNode):
             names = _CHILD_FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
         for name in names:
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
+            if type(value) in (tuple, list):
+                stack.extend(item for item in value if _is_node(item))
+            elif _is_node(value):
                 stack.append(value)
-            elif isinstance(value, (tuple, list)):
-                stack.extend(item for item in value if isinstance(item, cst.CSTNode))
