@@ -123,3 +123,58 @@ def test_the_same_function_in_two_files_keeps_each_file(tmp_path):
     second = source.load(_import_file(tmp_path / "second_copy.py", "second_copy").f)
     assert first.location(first.node).filename.endswith("first_copy.py")
     assert second.location(second.node).filename.endswith("second_copy.py")
+
+
+@pytest.mark.parametrize("fn", corpus_functions())
+def test_def_lines_are_what_inspect_reads(fn):
+    found = source._def_lines(fn)
+    if fn.__name__ == "<lambda>":
+        assert found is None
+    else:
+        assert found == tuple(inspect.getsourcelines(fn))
+
+
+TRICKY_DEFS = '''\
+import functools
+
+
+def outer(scale):
+    def inner(x):
+        if x > 0:
+            x = x * scale
+        else:
+            pass
+        # a comment at the block's depth
+    # a comment back at outer's depth
+    return inner
+
+
+class Holder:
+    @staticmethod
+    def method(x,
+               y=(1,
+                  2)):
+        return (x +
+                y[0]
+                )
+
+    def after(self):
+        return 1
+
+
+def ends_in_dead_code(x):
+    return x
+    x = x + 1
+
+
+def one_line(x): return x * 2
+'''
+
+
+def test_def_lines_of_nested_methods_and_odd_endings(tmp_path):
+    path = tmp_path / "tricky_defs.py"
+    path.write_text(TRICKY_DEFS)
+    module = _import_file(path, "tricky_defs")
+    for fn in (module.outer, module.outer(2.0), module.Holder.method, module.Holder.after,
+               module.ends_in_dead_code, module.one_line):
+        assert source._def_lines(fn) == tuple(inspect.getsourcelines(fn)), fn.__qualname__
