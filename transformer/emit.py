@@ -84,10 +84,10 @@ def _npz_bytes(arrays) -> bytes:
 def _atomic_write(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
     try:
+        # no fsync: a cache need not survive a crash, and a file a crash left
+        # damaged fails its hash on the next read and is written again
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

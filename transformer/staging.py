@@ -93,7 +93,7 @@ def build(fn, steps, target: str, static: dict | None = None, structures: dict |
     entry = entry_name(base_name_of(fn), steps)
     path, chain = module_path(fn, steps, target, static, structures)
     with _build_lock:                       # threads of this process, one at a time
-        if emit.is_intact(path) and (path, target) in _finished:
+        if (path, target) in _finished and emit.is_intact(path):
             return _finished[path, target]
         with cache.file_lock(path.parent):          # other processes sharing the cache directory
             if not emit.is_intact(path):
