@@ -168,6 +168,24 @@ def ends_in_dead_code(x):
 
 
 def one_line(x): return x * 2
+
+
+def every_statement_shape(x, n):
+    a = 1; b = (2 +
+                3)
+    if x > 0: a = 2; b = 3
+    elif x < -1:
+        a = 4
+    elif x < -2: b = 5
+    else:
+        while n > 0:
+            n = n - 1
+        else:
+            a = 0
+    for i in range(n):
+        # a comment line above
+        b = b + i
+    return a + b
 '''
 
 
@@ -178,3 +196,30 @@ def test_def_lines_of_nested_methods_and_odd_endings(tmp_path):
     for fn in (module.outer, module.outer(2.0), module.Holder.method, module.Holder.after,
                module.ends_in_dead_code, module.one_line):
         assert source._def_lines(fn) == tuple(inspect.getsourcelines(fn)), fn.__qualname__
+
+
+@pytest.mark.parametrize("fn", corpus_functions())
+def test_statement_lines_are_libcst_positions(fn):
+    parsed = source.load(fn).parsed
+    positions = parsed.positions()
+    statements = [n for n in walk.nodes(parsed.node) if isinstance(n, (cst.SimpleStatementLine, cst.If, cst.For,
+                                                                          cst.While, cst.BaseSmallStatement))]
+    assert {n: positions[n][0] for n in parsed.statement_lines} == {n: positions[n][0] for n in statements
+                                                                    if n in parsed.statement_lines}
+    fenced = any(isinstance(n, (cst.Try, cst.With, cst.FunctionDef, cst.ClassDef, cst.Match))
+                 for n in walk.nodes(parsed.node.body))
+    if not fenced and fn.__name__ != "<lambda>":
+        # every statement of code the fence lets through has its line without positions
+        # (a lambda's positions are found anyway, to tell it from others on its line)
+        assert set(statements) <= set(parsed.statement_lines)
+
+
+def test_statement_lines_of_every_statement_shape(tmp_path):
+    path = tmp_path / "tricky_defs.py"
+    path.write_text(TRICKY_DEFS)
+    module = _import_file(path, "tricky_defs")
+    for fn in (module.every_statement_shape, module.one_line, module.Holder.method, module.outer(1.0)):
+        parsed = source.load(fn).parsed
+        statements = [n for n in walk.nodes(parsed.node) if isinstance(n, (cst.SimpleStatementLine, cst.If, cst.For,
+                                                                              cst.While, cst.BaseSmallStatement))]
+        assert {n: parsed.statement_lines[n] for n in statements} == {n: parsed.positions()[n][0] for n in statements}

@@ -103,7 +103,7 @@ class _Normalizer:
     def origin(self, node) -> str | None:
         if not self.comments:
             return None
-        line = self.uf.location(node).line
+        line = self.uf.line(node)
         text = linecache.getline(self.uf.filename, line).strip()
         return f"# {text}   [{self.uf.short_filename}:{line}]"
 

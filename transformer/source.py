@@ -7,6 +7,7 @@ its names resolve through.
 """
 from __future__ import annotations
 
+import ast
 import builtins
 import functools
 import inspect
@@ -14,7 +15,7 @@ import linecache
 import os
 import textwrap
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
@@ -30,19 +31,23 @@ class UserFunction:
     name: str
     filename: str
     node: cst.FunctionDef
-    positions: dict                     # node -> (line, col) in the user's file
+    parsed: "ParsedSource"              # where each node sits in the user's file
     globals: dict
     closure: dict
     lambda_: bool = False
-    _location_cache: dict = field(default_factory=dict, repr=False)
 
     @property
     def short_filename(self) -> str:
         return os.path.basename(self.filename)
 
     def location(self, node: cst.CSTNode) -> Location:
-        line, col = self.positions.get(node, (self.first_line, 0))
+        line, col = self.parsed.positions().get(node, (self.first_line, 0))
         return Location(self.filename, line, col)
+
+    def line(self, node: cst.CSTNode) -> int:
+        """The user's line of ``node``: what ``location(node).line`` says, cheaply for a statement."""
+        line = self.parsed.statement_lines.get(node)
+        return line if line is not None else self.location(node).line
 
     @functools.cached_property
     def local_names(self) -> frozenset:
@@ -91,10 +96,40 @@ def unwrap(fn):
     return fn
 
 
-# (file, code object) -> (def node, positions): each function's source is
-# parsed once per process (libcst nodes are immutable, so sharing them is safe).
-# Code objects compare by what they compile to, line table included, not by
-# file: the file is part of the key.
+@dataclass
+class ParsedSource:
+    """One parse of a function's source, and where its nodes sit in the user's file.
+
+    Every node's line and column come from libcst's PositionProvider, which
+    generates the code again to count (a millisecond or more a function), so
+    they are found when first asked, for an error message.  The line of each
+    statement, which every transform needs for its comments, comes from
+    Python's own parser instead (``_statement_lines``).
+    """
+    module: cst.Module
+    node: cst.FunctionDef               # the def, decorators stripped
+    parsed_def: cst.FunctionDef         # the def as parsed: its position is the stripped one's
+    first: int                          # the user's line number of the parsed text's first line
+    indent: int                         # columns that dedenting the text took away
+    statement_lines: dict               # statement node -> its line in the user's file
+    _positions: dict | None = None
+
+    def positions(self) -> dict:
+        """node -> (line, col) in the user's file."""
+        if self._positions is None:
+            # no defensive deep copy: the metadata keys must be the nodes we hold
+            found = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+            positions = {node: (rng.start.line + self.first - 1, rng.start.column + self.indent + 1)
+                         for node, rng in found.items()}
+            positions[self.node] = positions.get(self.parsed_def, (0, 0))
+            self._positions = positions
+        return self._positions
+
+
+# (file, code object) -> ParsedSource: each function's source is parsed once
+# per process (libcst nodes are immutable, so sharing them is safe).  Code
+# objects compare by what they compile to, line table included, not by file:
+# the file is part of the key.
 _parsed: dict = {}
 
 
@@ -104,15 +139,15 @@ def load(fn) -> UserFunction:
     key = (code.co_filename, code)
     if key not in _parsed:
         _parsed[key] = _parse(fn)
-    node, positions = _parsed[key]
+    parsed = _parsed[key]
     is_lambda = fn.__name__ == "<lambda>"
     return UserFunction(fn=fn, name=fn.__name__ if not is_lambda else "lambda_fn", filename=code.co_filename,
-                        node=node, positions=positions, globals=fn.__globals__,
+                        node=parsed.node, parsed=parsed, globals=fn.__globals__,
                         closure=_closure_values(fn), lambda_=is_lambda)
 
 
-def _parse(fn) -> tuple[cst.FunctionDef, dict]:
-    """The ``def`` of ``fn`` (a lambda made one) and where each of its nodes sits in the user's file."""
+def _parse(fn) -> ParsedSource:
+    """The ``def`` of ``fn`` (a lambda made one), parsed from the user's file."""
     code = fn.__code__
     filename = code.co_filename
     if filename.startswith("<") or not linecache.getlines(filename) and not os.path.exists(filename):
@@ -126,25 +161,74 @@ def _parse(fn) -> tuple[cst.FunctionDef, dict]:
     raw = "".join(lines)
     text = textwrap.dedent(raw)
     indent = len(lines[0]) - len(lines[0].lstrip()) if text != raw else 0
-    is_lambda = fn.__name__ == "<lambda>"
+    if fn.__name__ == "<lambda>":
+        return _parse_lambda(fn, text, first, indent)
+    module = cst.parse_module(text)
+    parsed_def = _find_def(fn, module)
+    node = parsed_def.with_changes(decorators=())
+    return ParsedSource(module, node, parsed_def, first, indent, _def_statement_lines(module, parsed_def, text, first))
+
+
+def _def_statement_lines(module: cst.Module, parsed_def: cst.FunctionDef, text: str, first: int) -> dict:
+    try:
+        python_def = ast.parse(text).body[module.body.index(parsed_def)]
+    except (SyntaxError, IndexError):
+        return {}
+    lines: dict = {}
+    if isinstance(python_def, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        _block_lines(parsed_def.body, python_def.body, first - 1, lines)
+    return lines
+
+
+def _parse_lambda(fn, text: str, first: int, indent: int) -> ParsedSource:
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError:
-        if not is_lambda:
-            raise
         # A lambda inside a bracketed expression that spans lines.
         module = cst.parse_module("(\n" + text + "\n)")
         first -= 1
-    # no defensive deep copy: nothing else holds the module just parsed
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    raw_positions = wrapper.resolve(PositionProvider)
-    positions = {node: (rng.start.line + first - 1, rng.start.column + indent + 1)
-                 for node, rng in raw_positions.items()}
-    if is_lambda:
-        return _lambda_as_def(fn, wrapper.module, positions, filename), positions
-    node = _find_def(fn, wrapper.module)
-    undecorated = node.with_changes(decorators=())
-    return undecorated, _carry_position(positions, node, undecorated)
+    parsed = ParsedSource(module, None, None, first, indent, {})
+    positions = parsed.positions()       # the lambda is told from others by its line
+    parsed.node = parsed.parsed_def = _lambda_as_def(fn, module, positions, fn.__code__.co_filename)
+    return parsed
+
+
+def _block_lines(block, python_statements, offset: int, lines: dict) -> None:
+    """The line of each libcst statement in ``block``, from the ``ast``
+    statements Python's parser made of the same text (``offset``: the line
+    before the text's first).
+
+    The two trees have the same statements in the same order, except that
+    libcst groups ``a = 1; b = 2`` in one line.  Where they do not pair up
+    (a construct the fence will refuse), the rest are left to ``positions``.
+    """
+    if isinstance(block, cst.SimpleStatementSuite):      # if c: x = 1
+        for small, python in zip(block.body, python_statements):
+            lines[small] = offset + python.lineno
+        return
+    python_statements = iter(python_statements)
+    for stmt in block.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                python = next(python_statements, None)
+                if python is None:
+                    return
+                lines[small] = offset + python.lineno
+                lines.setdefault(stmt, lines[small])
+            continue
+        python = next(python_statements, None)
+        if not isinstance(python, _PAIRS.get(type(stmt), ())):
+            return
+        lines[stmt] = offset + python.lineno
+        _block_lines(stmt.body, python.body, offset, lines)
+        if isinstance(stmt.orelse, cst.If):            # elif: an if alone in the else branch
+            _block_lines(cst.IndentedBlock([stmt.orelse]), python.orelse, offset, lines)
+        elif stmt.orelse is not None:
+            _block_lines(stmt.orelse.body, python.orelse, offset, lines)
+
+
+# the compound statements whose blocks are paired too (the fence refuses the others)
+_PAIRS = {cst.If: ast.If, cst.For: ast.For, cst.While: ast.While}
 
 
 def _def_lines(fn) -> tuple[list[str], int] | None:
@@ -197,12 +281,6 @@ def _no_source_situation(filename: str) -> str:
     if filename.startswith("<"):
         return f"it was built from {filename}, not read from a file"
     return f"its file {filename} no longer exists"
-
-
-def _carry_position(positions, old, new):
-    positions = dict(positions)
-    positions[new] = positions.get(old, (0, 0))
-    return positions
 
 
 def _find_def(fn, module: cst.Module) -> cst.FunctionDef:
