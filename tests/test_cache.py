@@ -201,3 +201,62 @@ def test_second_process_does_no_libcst_work(tmp_path):
     assert warm["cpu"] == cold["cpu"] and warm["python"] == cold["python"]
     np.testing.assert_allclose(warm["cpu"], np.sin(X) * 2.0 + 1.0)
     print(f"cold process {cold['seconds']:.2f} s, warm process {warm['seconds']:.2f} s")
+
+
+# ------------------------------------------ transformer's own source in the key
+def _fresh_code_version(monkeypatch, package: Path, templates: Path) -> str:
+    monkeypatch.setattr(cache, "_PACKAGE_ROOT", package)
+    monkeypatch.setattr(cache, "_templates_dir", lambda: str(templates))
+    monkeypatch.setattr(cache, "_code_hash", None)
+    return cache.code_version()
+
+
+def test_code_version_follows_every_source_file_of_the_package_and_its_templates(tmp_path, monkeypatch):
+    package, templates = tmp_path / "transformer", tmp_path / "templates"
+    (package / "transforms").mkdir(parents=True)
+    templates.mkdir()
+    for path in (package / "staging.py", package / "transforms" / "vjp.py", templates / "adjoints.py"):
+        path.write_text("x = 1\n")
+    versions = {_fresh_code_version(monkeypatch, package, templates)}
+    for path in (package / "staging.py", package / "transforms" / "vjp.py", templates / "adjoints.py"):
+        path.write_text("x = 22\n")                      # an edit: the size changes
+        versions.add(_fresh_code_version(monkeypatch, package, templates))
+    os.utime(package / "staging.py", ns=(1, 1))           # a touch: the modification time changes
+    versions.add(_fresh_code_version(monkeypatch, package, templates))
+    (package / "transforms" / "new_pass.py").write_text("")  # a new module
+    versions.add(_fresh_code_version(monkeypatch, package, templates))
+    (package / "notes.txt").write_text("not code")           # not source: no new version
+    versions.add(_fresh_code_version(monkeypatch, package, templates))
+    assert len(versions) == 6
+
+
+def test_templates_dir_is_where_transformer_templates_imports_from():
+    import transformer.templates
+    assert Path(cache._templates_dir()).resolve() == Path(transformer.templates.__file__).resolve().parent
+
+
+_WARM_IMPORTS = r'''
+import json, sys
+import transformer as tr
+import jit_cases
+before = set(sys.modules)
+tr.jit(jit_cases.elementwise, target="python")(1.0)
+from transformer import cache
+print(json.dumps({"new": sorted(set(sys.modules) - before), "code_version": cache.code_version()}))
+'''
+
+
+def test_a_warm_start_imports_only_its_backend_and_the_generated_module(tmp_path):
+    env = dict(os.environ, TRANSFORMER_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([str(TESTS_DIR), os.environ.get("PYTHONPATH", "")]))
+
+    def run():
+        done = subprocess.run([sys.executable, "-c", _WARM_IMPORTS], env=env, capture_output=True, text=True,
+                              timeout=300, cwd=str(TESTS_DIR))
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    cold, warm = run(), run()
+    if warm["code_version"] != cold["code_version"]:     # transformer edited between the runs: a rightful miss
+        warm = run()
+    assert "libcst" in cold["new"] or "libcst.native" in cold["new"]     # the counter-check: a cold start parses
+    assert [m for m in warm["new"] if not m.startswith("transformer_generated.")] == ["transformer.backends.python"]

@@ -9,6 +9,7 @@ second import finds it without running libcst at all.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import inspect
 import contextlib
 import os
@@ -80,34 +81,39 @@ def code_version() -> str:
     """A hash of transformer's own source: generated code changes when it does."""
     global _code_hash
     if _code_hash is None:
-        digest = hashlib.sha256(f"{sys.version_info[:2]} numpy {np.__version__}".encode())
-        roots = [_PACKAGE_ROOT]
-        try:
-            from . import templates  # installed as transformer.templates
-            roots.append(Path(templates.__file__).resolve().parent)
-        except ImportError:
-            pass
-        # each file's size and modification time, not its bytes: a stat is what
-        # keeps a warm start from the cache within a couple of milliseconds
-        for root in roots:
-            _hash_tree(str(root), "", digest)
-        _code_hash = digest.hexdigest()
+        stamps = [f"{sys.version_info[:2]} numpy {np.__version__}"]
+        for root in (_PACKAGE_ROOT, _templates_dir()):
+            if root is not None:
+                _file_stamps(str(root), "", stamps)
+        _code_hash = hashlib.sha256("\n".join(stamps).encode()).hexdigest()
     return _code_hash
 
 
-def _hash_tree(directory: str, relative: str, digest) -> None:
+def _templates_dir() -> str | None:
+    """Where ``transformer.templates`` is installed, found without importing it
+    (a source checkout keeps it beside the package, not inside)."""
+    spec = importlib.util.find_spec("transformer.templates")
+    return spec.submodule_search_locations[0] if spec and spec.submodule_search_locations else None
+
+
+def _file_stamps(directory: str, relative: str, stamps: list) -> None:
     """Name, size and modification time of every ``.py`` file under ``directory``.
 
-    ``os.scandir`` rather than ``Path.rglob``: the walk runs once per process,
-    on every warm start, and pathlib's per-file objects made it five times slower.
+    Each file's stat, not its bytes: the walk runs once per process, on every
+    warm start.  ``os.scandir`` rather than ``Path.rglob`` (pathlib's per-file
+    objects made it five times slower), and one hash of all the lines at the end.
     """
-    for entry in sorted(os.scandir(directory), key=lambda e: e.name):
-        if entry.is_dir(follow_symlinks=False):
-            if entry.name != "__pycache__":
-                _hash_tree(entry.path, f"{relative}{entry.name}/", digest)
-        elif entry.name.endswith(".py"):
-            info = entry.stat()
-            digest.update(f"{relative}{entry.name}:{info.st_size}:{info.st_mtime_ns}".encode())
+    with os.scandir(directory) as entries:
+        for entry in sorted(entries, key=_entry_name):
+            if entry.name.endswith(".py"):
+                info = entry.stat()
+                stamps.append(f"{relative}{entry.name}:{info.st_size}:{info.st_mtime_ns}")
+            elif entry.name != "__pycache__" and entry.is_dir(follow_symlinks=False):
+                _file_stamps(entry.path, f"{relative}{entry.name}/", stamps)
+
+
+def _entry_name(entry) -> str:
+    return entry.name
 
 
 def fingerprint(fn, chain: str) -> str:
