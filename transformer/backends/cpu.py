@@ -18,7 +18,9 @@ from ..errors import CompileError
 from . import cpu_vmap, numba_fusion, numba_lowering, numba_parallel, numba_runtime, per_example
 
 NAME = "cpu"
-PREAMBLE = MODULE_PREAMBLE + "from transformer.backends import numba_lowering as nl\n" + "from numba.typed import List\n"
+PREAMBLE = (MODULE_PREAMBLE + "from transformer.backends import numba_lowering as nl\n"
+            + "from transformer.backends import numba_vecmath as vm   # exp, expm1, tanh as SIMD code, not libm calls\n"
+            + "from numba.typed import List\n")
 
 
 def take_last_step(core, step):
@@ -41,6 +43,7 @@ def _lowered(core):
     core = numba_runtime.lower(numba_lowering.lower(core))   # rt.* helpers: typed tapes; overloads do the rest
     core, parallel_import = numba_parallel.lower(core)       # vmap's per-example loops -> prange
     core = numba_fusion.fuse(core)                           # one statement per elementwise expression
+    core = numba_lowering.vector_math(core)                  # np.exp -> vm.exp: vectorised, still fused
     return core.code(), PREAMBLE + parallel_import
 
 

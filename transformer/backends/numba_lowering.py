@@ -172,3 +172,25 @@ def lower(core: cf.CoreFunction) -> cf.CoreFunction:
     """A copy of ``core`` whose calls numba can compile."""
     node = core.node.visit(_Lower())
     return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants)
+
+
+# numba compiles these to one libm call per element, which no loop around
+# them can vectorise; numba_vecmath's versions are plain arithmetic that LLVM
+# turns into SIMD code, with NumPy's results to an ulp or two.
+_VECTOR_MATH = {"np.exp": "vm.exp", "np.expm1": "vm.expm1", "np.tanh": "vm.tanh"}
+
+
+class _VectorMath(cst.CSTTransformer):
+    def leave_Call(self, original, updated):
+        spelling = cst.Module([]).code_for_node(updated.func)
+        if spelling in _VECTOR_MATH:
+            return updated.with_changes(func=cst.parse_expression(_VECTOR_MATH[spelling]))
+        return updated
+
+
+def vector_math(core: cf.CoreFunction) -> cf.CoreFunction:
+    """A copy of ``core`` with exp, expm1 and tanh calls going to ``numba_vecmath``
+    (run after fusion, which knows these functions by their NumPy names)."""
+    node = core.node.visit(_VectorMath())
+    return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants,
+                           functions=core.functions)

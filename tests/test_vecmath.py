@@ -1,0 +1,196 @@
+"""exp, expm1 and tanh for the CPU target (backends/numba_vecmath.py): NumPy's
+results to an ulp or two over the whole range, NumPy's exactly at the special
+values, loops that compile to vector instructions, and the generated code
+that calls them, fused, under jit and jit(grad)."""
+import re
+
+import numpy as np
+import pytest
+from numba import njit, types
+
+import transformer as tr
+from transformer.backends import numba_vecmath as vm
+
+FUNCTIONS = {"exp": np.exp, "expm1": np.expm1, "tanh": np.tanh}
+
+
+@njit
+def _exp(x):
+    return vm.exp(x)
+
+
+@njit
+def _expm1(x):
+    return vm.expm1(x)
+
+
+@njit
+def _tanh(x):
+    return vm.tanh(x)
+
+
+COMPILED = {"exp": _exp, "expm1": _expm1, "tanh": _tanh}
+# where each function is neither constant nor overflowing, and a little beyond
+RANGES = {"exp": (-760.0, 720.0), "expm1": (-50.0, 720.0), "tanh": (-25.0, 25.0)}
+SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 1e-310, -1e-310, 1e-300,
+                    709.78, 709.79, 710.0, -708.4, -720.0, -745.13, -745.14, -746.0, -40.0, -38.0,
+                    19.0, 20.0, 21.0, -20.0, 1e300, -1e300, 0.5 * np.log(2.0), -0.5 * np.log(2.0)])
+
+
+def ulp_distance(got, want):
+    """|got - want| in units of the spacing of floats at ``want`` (0 where both are equal or NaN)."""
+    spacing = np.spacing(np.abs(want)).astype(np.float64)
+    got, want = got.astype(np.float64), want.astype(np.float64)
+    same = (got == want) | (np.isnan(got) & np.isnan(want))
+    with np.errstate(invalid="ignore"):
+        distance = np.abs(got - want) / spacing
+    return np.where(same, 0.0, distance)
+
+
+def samples(name, dtype, rng):
+    low, high = RANGES[name]
+    if dtype == np.float32:
+        low, high = max(low, -110.0), min(high, 100.0)      # float32's exponent range
+    values = np.concatenate([rng.uniform(low, high, 400_000), rng.uniform(-1.0, 1.0, 200_000),
+                             rng.uniform(-1e-6, 1e-6, 20_000), SPECIAL])
+    with np.errstate(over="ignore"):             # 1e300 is inf in float32
+        return values.astype(dtype)
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_float64_is_within_two_ulp_of_numpy_over_the_whole_range(name):
+    x = samples(name, np.float64, np.random.default_rng(0))
+    with np.errstate(over="ignore"):
+        want = FUNCTIONS[name](x)
+    got = COMPILED[name](x)
+    assert got.dtype == np.float64
+    assert ulp_distance(got, want).max() <= 2.0
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_float32_stays_float32_and_rounds_the_exact_result_once(name):
+    x = samples(name, np.float32, np.random.default_rng(1))
+    with np.errstate(over="ignore"):
+        exact = FUNCTIONS[name](x.astype(np.float64)).astype(np.float32)
+        numpy_float32 = FUNCTIONS[name](x)
+    got = COMPILED[name](x)
+    assert got.dtype == np.float32
+    assert ulp_distance(got, exact).max() <= 1.0
+    # NumPy's own float32 functions are less exact than that, by up to 3 ulp here
+    assert ulp_distance(got, numpy_float32).max() <= 3.0
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_special_values_are_numpys_exactly(name, dtype):
+    with np.errstate(over="ignore"):
+        x = SPECIAL.astype(dtype)
+        want = FUNCTIONS[name](x)
+    got = COMPILED[name](x)
+    finite_or_inf = ~np.isnan(want)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert np.array_equal(np.isinf(got), np.isinf(want))
+    assert np.array_equal(np.signbit(got[finite_or_inf]), np.signbit(want[finite_or_inf]))
+    assert np.array_equal(got[want == 0], want[want == 0])          # underflow to 0, and -0.0 kept
+    assert np.array_equal(got[np.isinf(want)], want[np.isinf(want)])
+    assert ulp_distance(got, want).max() <= 2.0                      # subnormal results included
+
+
+def test_subnormal_results_of_exp_are_numpys_to_an_ulp():
+    x = np.random.default_rng(2).uniform(-745.2, -708.3, 100_000)
+    got, want = _exp(x), np.exp(x)
+    assert (want < 2.2250738585072014e-308).any()
+    assert ulp_distance(got, want).max() <= 1.0
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_any_shape_and_layout_and_scalars(name):
+    x = np.random.default_rng(3).normal(size=(6, 8))
+    for value in (x, x[:, ::3], x.T, x[2], np.array(0.7), 0.7, np.float32(0.7)):
+        got, want = COMPILED[name](value), FUNCTIONS[name](value)
+        assert np.shape(got) == np.shape(want)
+        assert np.asarray(got).dtype == np.asarray(want).dtype or np.ndim(value) == 0
+        np.testing.assert_allclose(got, want, rtol=4e-16 if np.asarray(want).dtype == np.float64 else 1e-7)
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_integers_and_complex_numbers_get_numbas_own_function(name):
+    ints = np.arange(-3, 4)
+    complex_values = np.array([0.5 + 1j, -1.0 - 0.25j])
+    np.testing.assert_allclose(COMPILED[name](ints), FUNCTIONS[name](ints))
+    assert COMPILED[name](ints).dtype == np.float64
+    np.testing.assert_allclose(COMPILED[name](complex_values), FUNCTIONS[name](complex_values))
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_the_loop_over_elements_compiles_to_vector_instructions(name):
+    loop = vm.LOOPS[name]
+    COMPILED[name](np.ones(16))
+    signature = next(s for s in loop.signatures if s[0] == types.float64[::1])
+    ir = loop.inspect_llvm(signature)
+    # a vectorised loop body computes on <N x double> values; a scalar one only on double
+    assert re.search(r"fmul <\d+ x double>", ir), "the loop over elements was not vectorised"
+    assert "@llvm.exp" not in ir and "@exp" not in ir and "@tanh" not in ir
+
+
+# ----------------------------------------------------- in the generated code
+def softmax(x):
+    shifted = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return shifted / np.sum(shifted, axis=-1, keepdims=True)
+
+
+def chain(x):
+    return np.exp(-x ** 2) * np.expm1(x / 3.0) + 0.5 * np.tanh(x)
+
+
+def tanh_layer_loss(w, x):
+    return np.sum(np.tanh(x @ w) ** 2) + np.sum(np.exp(-(x @ w) ** 2))
+
+
+def scalar_loop(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total += np.tanh(x[i]) * np.exp(-x[i])
+    return total
+
+
+def test_the_cpu_target_calls_them_and_says_why():
+    code = tr.show(tr.jit(chain))
+    assert "vm.exp(" in code and "vm.expm1(" in code and "vm.tanh(" in code
+    assert "np.exp(" not in code.split("def chain")[1].replace("# return np.exp", "")
+    assert "numba_vecmath as vm   # " in code
+    assert "vm." not in tr.show(tr.jit(chain, target="python"))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_fused_expressions_give_numpys_answers(dtype):
+    x = np.random.default_rng(4).normal(size=(5, 7)).astype(dtype)
+    tolerance = 1e-14 if dtype == np.float64 else 1e-6
+    for fn in (softmax, chain):
+        got = tr.jit(fn)(x)
+        assert got.dtype == fn(x).dtype
+        np.testing.assert_allclose(got, fn(x), rtol=tolerance, atol=tolerance)
+        np.testing.assert_allclose(tr.jit(fn)(x[:, ::2]), fn(x[:, ::2]), rtol=tolerance, atol=tolerance)
+
+
+def test_scalar_calls_in_loops():
+    x = np.random.default_rng(5).normal(size=40)
+    np.testing.assert_allclose(tr.jit(scalar_loop)(x), scalar_loop(x), rtol=1e-14)
+    np.testing.assert_allclose(tr.jit(tr.grad(scalar_loop))(x), tr.grad(scalar_loop)(x), rtol=1e-13)
+
+
+def test_reverse_mode_through_them_matches_the_python_target():
+    rng = np.random.default_rng(6)
+    w, x = rng.normal(size=(4, 3)) * 0.5, rng.normal(size=(8, 4))
+    code = tr.show(tr.jit(tr.grad(tanh_layer_loss)))
+    assert "vm.tanh(" in code and "vm.exp(" in code
+    np.testing.assert_allclose(tr.jit(tr.grad(tanh_layer_loss))(w, x), tr.grad(tanh_layer_loss)(w, x),
+                               rtol=1e-13, atol=1e-15)
+    value, grads = tr.jit(tr.value_and_grad(softmax_loss))(w, x)
+    ref_value, ref_grads = tr.value_and_grad(softmax_loss)(w, x)
+    np.testing.assert_allclose(value, ref_value, rtol=1e-14)
+    np.testing.assert_allclose(grads, ref_grads, rtol=1e-12, atol=1e-15)
+
+
+def softmax_loss(w, x):
+    return np.sum(softmax(x @ w) ** 2)
