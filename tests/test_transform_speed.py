@@ -10,6 +10,7 @@ import pytest
 from libcst.metadata import ExpressionContext, ExpressionContextProvider, MetadataWrapper
 
 from transformer import fence, resolve, source, walk
+from transformer.errors import TransformError
 
 CORPORA = ("fence_cases", "frontend_cases", "jit_cases", "corpus_grad", "corpus_forward", "corpus_vmap",
            "corpus_extra", "corpus_composition", "corpus_primitives", "bad_input_cases", "numerics_cases")
@@ -223,3 +224,33 @@ def test_statement_lines_of_every_statement_shape(tmp_path):
         statements = [n for n in walk.nodes(parsed.node) if isinstance(n, (cst.SimpleStatementLine, cst.If, cst.For,
                                                                               cst.While, cst.BaseSmallStatement))]
         assert {n: parsed.statement_lines[n] for n in statements} == {n: parsed.positions()[n][0] for n in statements}
+
+
+def _fence_outcome(run) -> str:
+    try:
+        run()
+    except TransformError:
+        return "refused"
+    return "passed"
+
+
+@pytest.mark.parametrize("fn", corpus_functions())
+def test_the_fast_fence_refuses_what_the_ordered_one_refuses(fn):
+    uf = source.load(fn)
+    fast = _fence_outcome(lambda: walk.visit(uf.node, fence.Fence(uf)))
+    ordered = _fence_outcome(lambda: uf.node.visit(fence.Fence(uf)))
+    assert fast == ordered
+
+
+def test_the_fence_names_the_first_refusal_in_source_order(tmp_path):
+    # an if-expression holds its test before its body as fields: the walk meets
+    # the `is` first, the reader meets the dict first
+    path = tmp_path / "two_refusals.py"
+    path.write_text("def f(x):\n    return {1: x} if x is None else x\n")
+    uf = source.load(_import_file(path, "two_refusals").f)
+    with pytest.raises(TransformError) as walked:
+        walk.visit(uf.node, fence.Fence(uf))
+    with pytest.raises(TransformError) as checked:
+        fence.check(uf)
+    assert "'is' comparison" in str(walked.value)
+    assert "a dict literal" in str(checked.value) and "two_refusals.py:2:12" in str(checked.value)
