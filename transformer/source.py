@@ -121,7 +121,8 @@ class ParsedSource:
             found = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
             positions = {node: (rng.start.line + self.first - 1, rng.start.column + self.indent + 1)
                          for node, rng in found.items()}
-            positions[self.node] = positions.get(self.parsed_def, (0, 0))
+            if self.node is not self.parsed_def:
+                positions[self.node] = positions.get(self.parsed_def, (0, 0))
             self._positions = positions
         return self._positions
 
@@ -150,6 +151,7 @@ def _parse(fn) -> ParsedSource:
     """The ``def`` of ``fn`` (a lambda made one), parsed from the user's file."""
     code = fn.__code__
     filename = code.co_filename
+    linecache.checkcache(filename)      # the file may have been edited since it was last read
     if filename.startswith("<") or not linecache.getlines(filename) and not os.path.exists(filename):
         raise NoSourceError(f"{fn.__qualname__} has no source to read: {_no_source_situation(filename)}",
                             hint="define it in a .py file and import it")
