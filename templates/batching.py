@@ -32,7 +32,8 @@ transform (``transformer/transforms/vmap.py``) follows:
   has no batched matrix product).
 * ``collective`` — ``lax.psum`` and friends over this vmap's ``axis_name``.
 * ``batched`` — the rule's template is the batched form itself: every operand
-  carries the batch axis (an unbatched one is broadcast first) and the
+  carries the batch axis (an unbatched one is broadcast first, or only viewed
+  as broadcast where the rule reads just its shape: ``shape_only``) and the
   template computes all examples at once.
 * ``tape`` — reverse mode's tape (``rt.push``/``rt.pop``) in loops that run
   the same passes for every example: one tape whose entries carry the batch
@@ -246,11 +247,16 @@ def batch_last(x):
 
 
 # Runtime helpers of reverse mode (vmap of grad).
-@rule("batching", "rt.unbroadcast", strategy="batched")
+@rule("batching", "rt.unbroadcast", strategy="batched", shape_only=("x",))
 def unbroadcast_batched(g, x):
     """With the batch axis last in both, NumPy's right-aligned broadcasting lines the batch axes up:
     reducing ``g`` to ``x``'s shape reduces each example's ``g`` to its ``x``'s shape."""
     return rt.unbroadcast(g, x)
+
+
+def batch_view(x, batch_size):
+    """An unbatched operand the rule reads only for its shape, seen as batched without a copy."""
+    return np.broadcast_to(np.expand_dims(np.asarray(x), -1), np.shape(x) + (batch_size,))
 
 
 @rule("batching", "rt.scalar_seed", strategy="batched")

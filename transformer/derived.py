@@ -12,9 +12,11 @@ reader can follow:
 * ``hessian(f)`` is ``jacfwd(jacrev(f))``: the generated function is
   ``jvp_grad_f`` (for a scalar ``f``; ``jvp_vjp_f`` otherwise), applied to
   each basis tangent: column ``j`` of the Hessian.  For array arguments and
-  a scalar ``f`` the loop over basis vectors is generated code too
-  (``columns_jvp_grad_f``, ``transforms/columns.py``): one call, with ``f``
-  and its gradient computed once before the loop.
+  a scalar ``f`` every column comes from one generated call, with ``f`` and
+  its gradient computed once: ``vmap_pick_jvp_grad_f`` (vmap over the basis
+  tangents, so the products with them are matrix-matrix products) from 16
+  entries on, and below that the loop of ``columns_jvp_grad_f``
+  (``transforms/columns.py``), whose fixed cost is smaller.
 
 Otherwise the loop over basis vectors runs in Python around the generated
 (and, under ``jit``, compiled) function.  ``tr.show(h)`` shows the function
@@ -32,7 +34,15 @@ from .errors import TransformError
 from .forward import jvp
 from .staging import Step
 from .transformed import Transformed
-from .transforms import columns as _registers_columns  # noqa: F401  (the step hessian sweeps with)
+from .transforms import columns as _registers_columns  # noqa: F401  (hessian's sweep over few entries)
+from .transforms import pick as _registers_pick  # noqa: F401  (hessian's vmap sweep keeps the tangents)
+
+
+# From this many entries of the swept argument on, hessian runs vmap of the jvp-of-grad function
+# over the basis; below it, the loop of transforms/columns.py, whose fixed cost is smaller (vmap's
+# code moves axes and broadcasts unbatched values whatever the size).  Measured on
+# benchmarks/bench_hessian.py's function at several sizes and on the test corpus: they meet near 16.
+_VMAP_FROM = 16
 
 
 class _Derived(Transformed):
@@ -230,13 +240,24 @@ class Jacobian(_Derived):
         return self.fwd is not None and np.ndim(out) == 0 and all(np.ndim(layout.leaves[p]) for p in leaves)
 
     def _swept(self, args, layout, out, q) -> Transformed:
-        """The chain whose generated function loops over the basis vectors of leaf ``q``."""
-        step = Step("columns", (("sizes", tuple(layout.of(self.rev))), ("tangent", len(layout.leaves) + q)))
-        swept = self._chains.get(step)
+        """The chain whose ONE generated call gives every column for the basis vectors of leaf ``q``:
+        vmap of the jvp-of-grad function over the basis (matrix-matrix products; what does not
+        depend on the tangent is unbatched, so computed once), or, for a leaf of few entries, the
+        loop of ``transforms/columns.py``, whose fixed cost is smaller (``_VMAP_FROM``)."""
+        n = len(layout.leaves)
+        if np.size(layout.leaves[q]) >= _VMAP_FROM:
+            # basis and columns batch-last, as inside vmap's code: no axis to move in or out
+            in_axes = (None,) * n + tuple(-1 if p == q else None for p in range(n))
+            steps = (Step("pick", (("index", 1),)),          # the tangent outputs: the columns
+                     Step("vmap", (("axis_name", None), ("axis_size", None), ("in_axes", in_axes),
+                                   ("out_axes", -1))))
+        else:
+            steps = (Step("columns", (("sizes", tuple(layout.of(self.rev))), ("tangent", n + q))),)
+        swept = self._chains.get(steps)
         if swept is None:
             base = self.chain(args, out, layout)
-            swept = self._chains[step] = Transformed(base.__transformer_fn__, base.steps + (step,),
-                                                     base.target, base.static_argnums)
+            swept = self._chains[steps] = Transformed(base.__transformer_fn__, base.steps + steps,
+                                                      base.target, base.static_argnums)
         return swept
 
     def source(self, *args) -> str:
@@ -247,12 +268,20 @@ class Jacobian(_Derived):
         return super().source(*args)
 
     def _swept_blocks(self, args, layout, out, rev_leaves) -> dict:
-        """The blocks from one generated call per leaf q: its loop sweeps q's basis vectors
-        (``transforms/columns.py``), so f and its gradient are computed once, not once per column."""
+        """The blocks from one generated call per leaf q (``_swept``), so f and its gradient are
+        computed once, not once per column."""
         flat = layout.leaves
         blocks = {}
         for q in layout.of(self.fwd):
             swept = self._swept(args, layout, out, q)
+            n = np.size(flat[q])
+            if swept.steps[-1].name == "vmap":
+                basis = np.reshape(np.eye(n), np.shape(flat[q]) + (n,))     # basis vector k: [..., k]
+                tangents = [basis if p == q else _zero(leaf) for p, leaf in enumerate(flat)]
+                dots = swept.compiled(*args)(*flat, *tangents)              # column k of each: [..., k]
+                for j, r in enumerate(rev_leaves):
+                    blocks[(r, q)] = np.reshape(np.asarray(dots[j], dtype=float), (-1, n))
+                continue
             zeros = [_zero(leaf) for p, leaf in enumerate(flat) if p != q]
             columns = swept.compiled(*args)(*flat, *zeros)
             for j, r in enumerate(rev_leaves):

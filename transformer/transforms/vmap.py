@@ -606,8 +606,10 @@ class _Batcher:
         if keywords:
             return self.rule_loop(prim, rule, args, keywords, states)
         names = list(inspect.signature(rule).parameters)
-        return self.template(rule, **{name: a if _is_batched(s) else self.broadcast(a)
-                                      for name, a, s in zip(names, args, states)})
+        shape_only = rule.rule_options.get("shape_only", ())
+        return self.template(rule, **{name: a if _is_batched(s) else self.template(
+            _templates().batch_view, x=a, batch_size=cst.Name(self.batch_size)) if name in shape_only
+            else self.broadcast(a) for name, a, s in zip(names, args, states)})
 
     def rule_reduce(self, prim, rule, args, keywords, states):
         x = args[0]
