@@ -509,6 +509,17 @@ def dot_vjp_y_batched_g(z_bar, z, g, x, y):
     return rt.dot_batched_y(x, z_bar), x_bar
 
 
+@rule("adjoint", "rt.dot_vjp_y_batched_gx", wrt=("g", "x"))
+def dot_vjp_y_batched_gx(z_bar, z, g, x, y):
+    # per example, the adjoint of rt.dot_vjp_y; both factors are batched: a loop over the examples
+    g_bar = rt.zeros_like(g)
+    x_bar = rt.zeros_like(x)
+    for b in range(np.shape(x)[-1]):
+        g_bar[..., b] = np.dot(x[..., b], z_bar[..., b])
+        x_bar[..., b] = rt.dot_vjp_x(g[..., b], x[..., b], z_bar[..., b])
+    return g_bar, x_bar
+
+
 @rule("adjoint", "rt.extremum_vjp", wrt=("g",), refuse={"x": "the second derivative of max/min",
                                                          "peak": "the second derivative of max/min"})
 def extremum_vjp(z_bar, z, g, x, peak, axis=None, keepdims=False):

@@ -232,6 +232,12 @@ def dot_vjp_y_batched_g(g, x, y_example):
     return rt.dot_vjp_y_batched_g(g, x, y_example)
 
 
+def dot_vjp_y_batched_gx(g, x, y):
+    """``rt.dot_vjp_y`` of a batched cotangent and a batched ``x``: elementwise for examples of
+    rank 0 and 1 (the helper loops over the examples only for matrices)."""
+    return rt.dot_vjp_y_batched_gx(g, x, y)
+
+
 # A loop over the examples runs batch-first: each example is a contiguous row.
 def row(x, b):
     return x[b]
@@ -267,7 +273,7 @@ def scalar_seed_batched(out):
 
 # The rest run once per example.
 @rule("batching", "rt.expand_to", "rt.dot_batched_x", "rt.dot_batched_y", "rt.dot_vjp_x_batched_g",
-      "rt.dot_vjp_y_batched_g", "rt.extremum_vjp", "rt.prod_vjp", "rt.cumsum_vjp", "rt.cumprod_vjp", "rt.norm_vjp", "rt.transpose_vjp",
+      "rt.dot_vjp_y_batched_g", "rt.dot_vjp_y_batched_gx", "rt.extremum_vjp", "rt.prod_vjp", "rt.cumsum_vjp", "rt.cumprod_vjp", "rt.norm_vjp", "rt.transpose_vjp",
       "rt.trace_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b", strategy="loop")
 def helper_example(x, b):
     return x[..., b]

@@ -143,10 +143,23 @@ def test_vmap_of_grad_wrt_the_batched_factor_has_no_loop(fn, w_shape, x_shape, t
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_vmap_of_grad_wrt_the_unbatched_factor(target):
-    w, xs = _array((3,), np.float64, 0), _array((B, 4, 3), np.float64, 1)
+@pytest.mark.parametrize("x_shape", [(B, 3), (B, 4, 3)], ids=["vector-examples", "matrix-examples"])
+def test_vmap_of_grad_wrt_the_unbatched_factor(target, x_shape):
+    # per-example gradients of a linear model: rt.dot_vjp_y of a batched cotangent and batched x
+    w, xs = _array((3,), np.float64, 0), _array(x_shape, np.float64, 1)
     per_example = _on(target, tr.vmap(tr.grad(tanh_of_dot), in_axes=(None, 0)))
     np.testing.assert_allclose(per_example(w, xs), [tr.grad(tanh_of_dot)(w, x) for x in xs], rtol=1e-12)
+    code = tr.show(per_example, w, xs)
+    assert "rt.dot_vjp_y_batched_gx(" in code and not _products_in_loops(code)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("x_shape", [(B, 3), (B, 4, 3)], ids=["vector-examples", "matrix-examples"])
+def test_reverse_mode_of_per_example_gradients_gives_per_example_hessians(target, x_shape):
+    w, xs = _array((3,), np.float64, 0), _array(x_shape, np.float64, 1)
+    got = _on(target, tr.jacrev(tr.vmap(tr.grad(tanh_of_dot), in_axes=(None, 0))))(w, xs)
+    want = np.stack([tr.hessian(tanh_of_dot)(w, x) for x in xs])
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("target", TARGETS)

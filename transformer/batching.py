@@ -27,7 +27,7 @@ if "axis_index" not in primitives.REGISTRY:
     primitives.register("axis_index", "lax.axis_index", lax.axis_index, primitives.SPECIAL, ("axis_name",))
 # vmap's products with one batched operand (transformer/runtime.py): runtime helpers, so the
 # transforms of vmap's output (grad of vmap, vmap of vmap) have rules for them
-for _name in ("dot_batched_x", "dot_batched_y", "dot_vjp_x_batched_g", "dot_vjp_y_batched_g"):
+for _name in ("dot_batched_x", "dot_batched_y", "dot_vjp_x_batched_g", "dot_vjp_y_batched_g", "dot_vjp_y_batched_gx"):
     if f"rt.{_name}" not in primitives.REGISTRY:
         primitives.register(f"rt.{_name}", f"rt.{_name}", getattr(runtime, _name), primitives.SPECIAL,
                             ("g", "x", "y") if "vjp" in _name else ("x", "y"))

@@ -156,6 +156,18 @@ def dot_vjp_y_batched_g(g, x, y):
     return np.tensordot(x, g, axes=(0, 0))
 
 
+def dot_vjp_y_batched_gx(g, x, y):
+    """``dot_vjp_y(example of g, example of x, y)`` for every example: both factors batched, so
+    elementwise where an example of ``x`` is a scalar or a vector (per-example gradients of a
+    linear model), one product per example where it is a matrix."""
+    if np.ndim(x) == 1 or np.ndim(y) == 0:
+        return g * x if np.ndim(y) else np.sum(g * x, axis=tuple(range(np.ndim(x) - 1)))
+    if np.ndim(x) == 2:
+        return g * x if np.ndim(y) == 1 else np.expand_dims(x, 1) * np.expand_dims(g, 0)
+    return np.einsum("mn...,mk...->nk...", x, np.reshape(g, (np.shape(g)[0], -1, np.shape(g)[-1]))).reshape(
+        np.shape(y) + np.shape(g)[-1:])
+
+
 def extremum_vjp(g, x, peak, axis=None, keepdims=False):
     """max/min: the cotangent goes to the positions that attain the extremum, split among ties."""
     hits = (x == expand_to(peak, x, axis, keepdims)).astype(_float_dtype(x))

@@ -435,6 +435,26 @@ def dot_vjp_y_batched_g(g, x, y):
     return columns
 
 
+@overload(rt.dot_vjp_y_batched_gx)
+def dot_vjp_y_batched_gx(g, x, y):
+    _check_example_rank(x)
+    if not _is_array(y):
+        if x.ndim == 1:
+            return lambda g, x, y: g * x
+        return lambda g, x, y: np.sum(np.ascontiguousarray(g * x).reshape((-1, x.shape[-1])), axis=0)
+    if x.ndim == 1 or (x.ndim == 2 and y.ndim == 1):
+        return lambda g, x, y: g * x
+    if x.ndim == 2:
+        return lambda g, x, y: np.expand_dims(x, 1) * np.expand_dims(g, 0)
+
+    def per_example(g, x, y):    # examples (m, n): one product x^T g each (numba has no batched product)
+        out = np.empty(y.shape + (x.shape[-1],), g.dtype)
+        for b in range(x.shape[-1]):
+            out[..., b] = rt.dot_vjp_y(np.ascontiguousarray(g[..., b]), np.ascontiguousarray(x[..., b]), y)
+        return out
+    return per_example
+
+
 def _check_dot(x, y):
     if x.ndim > 2 or y.ndim > 2:
         raise TypingError("np.dot gradients support 1-D and 2-D operands")

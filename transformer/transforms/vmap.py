@@ -739,6 +739,10 @@ class _Batcher:
             self.add_comment(why)
             return self.template(t.dot_vjp_y_batched_g, g=args[0], x=args[1],
                                  y_example=self.first_example(args[2]))
+        if prim.name == "rt.dot_vjp_y" and batched[0] and batched[1] and not batched[2]:
+            self.add_comment("# strategy: the cotangent and x are batched: elementwise for examples of rank 0 and 1 "
+                             "(the helper loops over the examples only for matrices)")
+            return self.template(t.dot_vjp_y_batched_gx, g=args[0], x=args[1], y=args[2])
         return self.rule_loop(prim, rule, args, keywords, states)
 
     def first_example(self, atom):
