@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import ExpressionContext, ExpressionContextProvider, MetadataWrapper
 
-from transformer import fence, resolve, source, walk
+from transformer import fence, normalize, resolve, source, walk
 from transformer.errors import TransformError
 
 CORPORA = ("fence_cases", "frontend_cases", "jit_cases", "corpus_grad", "corpus_forward", "corpus_vmap",
@@ -252,3 +252,20 @@ def test_the_fence_names_the_first_refusal_in_source_order(tmp_path):
         fence.check(uf)
     assert "'is' comparison" in str(walked.value)
     assert "a dict literal" in str(checked.value) and "two_refusals.py:2:12" in str(checked.value)
+
+
+def test_an_early_return_in_a_helper_is_named_at_the_first_one(tmp_path):
+    path = tmp_path / "early_returns.py"
+    path.write_text("def helper(x):\n"
+                    "    if x > 0:\n"
+                    "        return x\n"
+                    "    while x < 0:\n"
+                    "        return -x\n"
+                    "    return 0.0\n"
+                    "\n\n"
+                    "def caller(x):\n"
+                    "    return helper(x) * 2.0\n")
+    module = _import_file(path, "early_returns")
+    with pytest.raises(TransformError, match="returns early") as refused:
+        normalize.normalize(module.caller)
+    assert "early_returns.py:3:9" in str(refused.value)

@@ -13,7 +13,7 @@ import libcst as cst
 import numpy as np
 
 from . import core_form as cf
-from . import fence, methods, primitives, resolve, source
+from . import fence, methods, primitives, resolve, source, walk
 from .core_form import CoreFunction
 from .custom import custom_jvp, custom_vjp
 from .exits import structure_exits
@@ -691,11 +691,12 @@ class _Normalizer:
         ends_in_return = bool(body) and isinstance(body[-1], cst.SimpleStatementLine) and \
             isinstance(body[-1].body[-1], cst.Return)
         last_return = body[-1].body[-1] if ends_in_return else None
-        for ret in _returns(callee.node):
-            if ret is not last_return:
-                raise TransformError(f"{fn.__name__}() returns early; a function called from a transformed "
-                                     f"function must return only at its end", callee.location(ret),
-                                     "assign the result to a variable and return it once, at the end")
+        early = [ret for ret in _returns(callee.node) if ret is not last_return]
+        if early:
+            raise TransformError(f"{fn.__name__}() returns early; a function called from a transformed "
+                                 f"function must return only at its end",
+                                 callee.location(_first_in_source(callee.node, early)),
+                                 "assign the result to a variable and return it once, at the end")
         rebound = callee.local_names - _param_only_names(callee.node)
         rename: dict = {}
         prefix = fn.__name__.strip("_")
@@ -818,18 +819,26 @@ def _has_comment(stmt) -> bool:
     return any(line.comment is not None for line in getattr(stmt, "leading_lines", ()))
 
 
-class _ReturnFinder(cst.CSTVisitor):
-    def __init__(self):
-        self.found = []
-
-    def visit_Return(self, node):
-        self.found.append(node)
-
-
 def _returns(func) -> list:
-    finder = _ReturnFinder()
-    func.body.visit(finder)
-    return finder.found
+    """Every return statement in ``func``'s body, in no particular order."""
+    return [node for node in walk.nodes(func.body) if isinstance(node, cst.Return)]
+
+
+class _FirstOf(cst.CSTVisitor):
+    def __init__(self, wanted: set):
+        self.wanted, self.first = wanted, None
+
+    def on_visit(self, node) -> bool:
+        if self.first is None and node in self.wanted:
+            self.first = node
+        return self.first is None
+
+
+def _first_in_source(func, nodes: list):
+    """The one of ``nodes`` that comes first in ``func``'s source (libcst visits in source order)."""
+    finder = _FirstOf(set(nodes))
+    func.visit(finder)
+    return finder.first
 
 
 def _param_only_names(func: cst.FunctionDef) -> set[str]:
