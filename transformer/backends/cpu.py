@@ -1,8 +1,9 @@
 """The CPU backend: numba ``njit`` of the generated source.
 
 Calls that numba's NumPy support lacks (``np.max(x, axis=-1, keepdims=True)``
-and friends) are rewritten first into helpers from ``numba_lowering``.  A
-numba typing error is re-raised naming the user's file and line.
+and friends) are rewritten first into helpers from ``numba_lowering``, and
+exp and tanh into ``numba_vecmath``'s vectorised ones.  A numba typing error
+is re-raised naming the user's file and line.
 """
 from __future__ import annotations
 

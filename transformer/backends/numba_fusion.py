@@ -24,7 +24,9 @@ is substituted into its reader::
     _t2 = np.exp(_t1)
 
 The expression reads as the user wrote it, and the user-line comments of the
-removed statements move to the next statement kept.
+removed statements move to the next statement kept.  (After this pass,
+``np.exp`` and ``np.tanh`` become ``vm.*`` calls, each a vectorised loop of
+its own: their arguments are still fused, their results join the rest.)
 Values read twice, reductions, products, indexing and anything in another
 block keep their statements.  A literal's dtype witness counts as a read
 (``x * nl.scalar_like(x, 0.5)`` reads ``x`` twice), so a temporary multiplied
