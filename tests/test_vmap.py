@@ -265,7 +265,7 @@ def test_every_primitive_has_a_batching_rule_or_a_documented_refusal():
 GOLDEN = __import__("pathlib").Path(__file__).parent / "golden_vmap"
 UPDATE = __import__("os").environ.get("UPDATE_GOLDEN") == "1"
 GOLDEN_CASES = ["relu_if", "ode_steps", "sum_first", "masked_update", "matmul_both", "gather", "mean_var",
-                "first_positive", "newton_capped"]
+                "first_positive", "newton_capped", "dot_weights", "matvec"]
 
 
 def generated_function(fn, in_axes, out_axes) -> str:

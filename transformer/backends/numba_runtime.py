@@ -355,6 +355,11 @@ def _check_example_rank(batched):
         raise TypingError("np.dot under vmap supports examples of rank 0, 1 and 2")
 
 
+def _check_factor(unbatched):
+    if unbatched.ndim > 2:
+        raise TypingError("np.dot gradients support 1-D and 2-D operands")
+
+
 @overload(rt.dot_batched_x)
 def dot_batched_x(x, y):
     _check_example_rank(x)
@@ -362,7 +367,7 @@ def dot_batched_x(x, y):
         return (lambda x, y: np.expand_dims(y, -1) * x) if _is_array(y) else (lambda x, y: x * y)
     if not _is_array(y):
         return lambda x, y: x * y
-    _check_dot(y, y)
+    _check_factor(y)
     if x.ndim == 2:         # examples (n,) as the columns of x: one product
         return lambda x, y: np.dot(np.transpose(y), x)
 
@@ -383,7 +388,7 @@ def dot_batched_y(x, y):
         return (lambda x, y: np.expand_dims(x, -1) * y) if _is_array(x) else (lambda x, y: x * y)
     if not _is_array(x):
         return lambda x, y: x * y
-    _check_dot(x, x)
+    _check_factor(x)
 
     def columns(x, y):       # every example's columns side by side: one product
         flat = np.dot(x, np.ascontiguousarray(y).reshape((y.shape[0], -1)))
