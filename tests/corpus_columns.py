@@ -17,3 +17,9 @@ def filled_in_a_loop(x, y):
     for i in range(x.shape[0]):
         z[i] = np.tanh(x[i] * y[i]) + x[i] ** 3
     return np.sum(z * z) + np.sum(x * y)
+
+
+def concatenated(x):
+    # reverse mode splits the concatenation's cotangent with rt.split_like, which vmap cannot batch:
+    # hessian sweeps it with the columns loop whatever the size
+    return np.sum(np.concatenate((np.sin(x), x ** 3)) ** 2)

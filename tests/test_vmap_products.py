@@ -4,6 +4,7 @@ the user's own function (or of the plain runtime helper), on the python and cpu 
 import numpy as np
 import pytest
 
+import corpus_columns
 import corpus_vmap as c
 import transformer as tr
 from oracles import central_difference_hessian
@@ -216,3 +217,12 @@ def test_hessian_blocks_of_two_arguments_by_vmap(target):
 def test_an_argument_of_few_entries_keeps_the_loop_over_the_basis():
     m = _array((1, 5), np.float64, 0)      # 5 entries: below derived._VMAP_FROM
     assert "for _k in range(_n):" in tr.show(tr.hessian(matrix_argument), m)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_what_vmap_cannot_batch_is_swept_by_the_columns_loop(target):
+    x = _array((20,), np.float64, 0)
+    hessian = _on(target, tr.hessian(corpus_columns.concatenated))
+    np.testing.assert_allclose(hessian(x), central_difference_hessian(corpus_columns.concatenated, (x,)),
+                               rtol=1e-5, atol=1e-5)
+    assert "for _k in range(_n):" in tr.show(hessian, x)

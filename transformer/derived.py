@@ -243,16 +243,25 @@ class Jacobian(_Derived):
         """The chain whose ONE generated call gives every column for the basis vectors of leaf ``q``:
         vmap of the jvp-of-grad function over the basis (matrix-matrix products; what does not
         depend on the tangent is unbatched, so computed once), or, for a leaf of few entries, the
-        loop of ``transforms/columns.py``, whose fixed cost is smaller (``_VMAP_FROM``)."""
+        loop of ``transforms/columns.py``, whose fixed cost is smaller (``_VMAP_FROM``), and which
+        also runs what vmap refuses to batch (the pieces of ``rt.split_like``, for one)."""
         n = len(layout.leaves)
-        if np.size(layout.leaves[q]) >= _VMAP_FROM:
-            # basis and columns batch-last, as inside vmap's code: no axis to move in or out
-            in_axes = (None,) * n + tuple(-1 if p == q else None for p in range(n))
-            steps = (Step("pick", (("index", 1),)),          # the tangent outputs: the columns
-                     Step("vmap", (("axis_name", None), ("axis_size", None), ("in_axes", in_axes),
-                                   ("out_axes", -1))))
-        else:
-            steps = (Step("columns", (("sizes", tuple(layout.of(self.rev))), ("tangent", n + q))),)
+        columns = (Step("columns", (("sizes", tuple(layout.of(self.rev))), ("tangent", n + q))),)
+        if np.size(layout.leaves[q]) < _VMAP_FROM:
+            return self._chain_of(args, out, layout, columns)
+        # basis and columns batch-last, as inside vmap's code: no axis to move in or out
+        in_axes = (None,) * n + tuple(-1 if p == q else None for p in range(n))
+        steps = (Step("pick", (("index", 1),)),              # the tangent outputs: the columns
+                 Step("vmap", (("axis_name", None), ("axis_size", None), ("in_axes", in_axes), ("out_axes", -1))))
+        if steps not in self._chains:
+            swept = self._chain_of(args, out, layout, steps)
+            try:
+                swept.compiled(*args)                         # built now, so that a refusal is seen here
+            except TransformError:
+                self._chains[steps] = self._chain_of(args, out, layout, columns)
+        return self._chains[steps]
+
+    def _chain_of(self, args, out, layout, steps) -> Transformed:
         swept = self._chains.get(steps)
         if swept is None:
             base = self.chain(args, out, layout)
