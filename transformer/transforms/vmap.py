@@ -605,11 +605,16 @@ class _Batcher:
         """The rule's template computes every example at once from operands that all carry the batch axis."""
         if keywords:
             return self.rule_loop(prim, rule, args, keywords, states)
-        names = list(inspect.signature(rule).parameters)
         shape_only = rule.rule_options.get("shape_only", ())
-        return self.template(rule, **{name: a if _is_batched(s) else self.template(
-            _templates().batch_view, x=a, batch_size=cst.Name(self.batch_size)) if name in shape_only
-            else self.broadcast(a) for name, a, s in zip(names, args, states)})
+
+        def operand(name, atom, state):
+            if _is_batched(state):
+                return atom
+            if name in shape_only:       # the rule reads only its shape: a view, not a copy per example
+                return self.template(_templates().batch_view, x=atom, batch_size=cst.Name(self.batch_size))
+            return self.broadcast(atom)
+        names = list(inspect.signature(rule).parameters)
+        return self.template(rule, **{name: operand(name, a, s) for name, a, s in zip(names, args, states)})
 
     def rule_reduce(self, prim, rule, args, keywords, states):
         x = args[0]
