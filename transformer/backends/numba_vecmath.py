@@ -94,7 +94,7 @@ _EXP_HIGH = 710.0
 _EXP_LOW = -746.0
 
 
-@register_jitable(inline="always")
+@register_jitable
 def _reduce(x):
     """(k, r) with x = k ln 2 + r, |r| <= ln 2 / 2; x already clamped (a NaN passes through)."""
     shifted = x * _LOG2_E + _ROUNDER
@@ -104,20 +104,20 @@ def _reduce(x):
     return k, r
 
 
-@register_jitable(inline="always")
+@register_jitable
 def _power_of_two(k):
     """2.0 ** k for -1022 <= k <= 1023, from its exponent bits."""
     return _bits_to_float((k + _EXPONENT_BIAS) << 52)
 
 
-@register_jitable(inline="always")
+@register_jitable
 def _scaled(value, k):
     """value * 2**k rounded once, for |k| up to twice the exponent range."""
     half = k >> 1
     return value * _power_of_two(half) * _power_of_two(k - half)
 
 
-@register_jitable(inline="always")
+@register_jitable
 def _expm1_reduced(r):
     """exp(r) - 1 for |r| <= ln 2 / 2: r + r**2 * (1/2! + r/3! + ... + r**11/13!), by Horner."""
     q = 1.0 / 6227020800.0
@@ -135,7 +135,7 @@ def _expm1_reduced(r):
     return r + r * r * q
 
 
-@register_jitable(inline="always")
+@register_jitable
 def _clamp(x, low, high):
     # written so that a NaN compares false both times and passes through
     x = high if x > high else x
@@ -143,13 +143,13 @@ def _clamp(x, low, high):
 
 
 # ------------------------------------------------------------ float64 kernels
-@register_jitable(inline="always")
+@register_jitable
 def exp64(x):
     k, r = _reduce(_clamp(x, _EXP_LOW, _EXP_HIGH))
     return _scaled(1.0 + _expm1_reduced(r), k)
 
 
-@register_jitable(inline="always")
+@register_jitable
 def expm1_64(x):
     # below -40 expm1 is -1.0 in float64; above 710 it overflows either way
     k, r = _reduce(_clamp(x, -40.0, _EXP_HIGH))
@@ -162,7 +162,7 @@ def expm1_64(x):
     return x if x == 0.0 else result                    # -0.0 stays -0.0
 
 
-@register_jitable(inline="always")
+@register_jitable
 def tanh64(x):
     magnitude = _clamp(abs(x), 0.0, 20.0)               # tanh(20) is 1.0 in float64; keeps t finite
     t = expm1_64(2.0 * magnitude)
