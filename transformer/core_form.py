@@ -44,6 +44,7 @@ with it, because each one's output is the next one's input.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -132,12 +133,19 @@ def block(stmts) -> cst.IndentedBlock:
 
 
 def call(spelling: str, args=(), keywords=()) -> cst.Call:
-    func: cst.BaseExpression = cst.parse_expression(spelling)
+    func = callee(spelling)
     arg_nodes = [cst.Arg(a) for a in args] + [
         cst.Arg(value, keyword=cst.Name(key), equal=cst.AssignEqual(
             whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
         for key, value in keywords]
     return cst.Call(func, arg_nodes)
+
+
+@functools.lru_cache(maxsize=None)
+def callee(spelling: str) -> cst.BaseExpression:
+    """``np.sin``, ``rt.push``... as an expression, parsed once per process: libcst
+    nodes are immutable, so every call of the primitive can share it."""
+    return cst.parse_expression(spelling)
 
 
 def apply_primitive(prim: primitives.Primitive, args, keywords=()) -> cst.BaseExpression:
