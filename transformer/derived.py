@@ -26,6 +26,8 @@ output's shape), so the chain is built per argument layout and cached.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from . import tree
@@ -158,6 +160,13 @@ def _shape(x) -> tuple:
     return x.shape if isinstance(x, np.ndarray) else np.shape(x)
 
 
+@functools.lru_cache(maxsize=8)
+def _identity(n):
+    """The n basis vectors that hessian's vmap sweeps, made once per size (vmap copies its
+    arguments on entry, so the generated code never writes into them)."""
+    return np.eye(n)
+
+
 def _zero(like):
     return np.zeros(np.shape(like)) if np.ndim(like) else 0.0
 
@@ -285,7 +294,7 @@ class Jacobian(_Derived):
             swept = self._swept(args, layout, out, q)
             n = np.size(flat[q])
             if swept.steps[-1].name == "vmap":
-                basis = np.reshape(np.eye(n), np.shape(flat[q]) + (n,))     # basis vector k: [..., k]
+                basis = np.reshape(_identity(n), np.shape(flat[q]) + (n,))   # basis vector k: [..., k]
                 tangents = [basis if p == q else _zero(leaf) for p, leaf in enumerate(flat)]
                 dots = swept.compiled(*args)(*flat, *tangents)              # column k of each: [..., k]
                 for j, r in enumerate(rev_leaves):
