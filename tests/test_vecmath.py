@@ -159,6 +159,8 @@ def test_the_cpu_target_calls_them_and_says_why():
     assert "vm.exp(" in code and "vm.expm1(" in code and "vm.tanh(" in code
     assert "np.exp(" not in code.split("def chain")[1].replace("# return np.exp", "")
     assert "numba_vecmath as vm   # " in code
+    # fusion still puts the chain together: one expression, vm calls in it
+    assert re.search(r"return \(vm\.exp\(-\(x \*\* .*vm\.expm1\(", code), code
     assert "vm." not in tr.show(tr.jit(chain, target="python"))
 
 
