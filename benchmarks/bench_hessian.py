@@ -21,6 +21,8 @@ Measured 2026-12-01 on the shared 2-core machine, one run each:
     before (columns_jvp_grad_f: a loop of
       matrix-vector products per column)     419.3us   3.32x   3.2x    2.35-2.5
     after (vmap over the basis)              156.9us   1.53x   2.8x    2.6-2.8
+    three runs more (one with OPENBLAS_NUM_THREADS=1)  148-153us  1.52-1.55x  2.2-3.3x  1.6-1.9
+    (one run besides at 2.26x JAX, load 1.4-1.7: the shared machine)
 
 What is left above JAX is elementwise work on the 100x100 batch (moving
 the basis in, the tangent sweep's products) beside the two products.

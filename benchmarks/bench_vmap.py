@@ -25,6 +25,8 @@ Measured on the 2-core development machine (shared, so +-30%), one run each:
       and rt.dot_vjp_x one product each, rt.dot_vjp_y of the batched
       cotangent and batched x elementwise: rt.dot_batched_x and friends)
                                                                    0.077 ms  1.44x  1.68x
+      again at load average 1.2-1.4                               0.102 ms  1.56x  1.31x
+      (the 1.5x NumPy target is met in one run of two, JAX's 1.0x in neither)
     scalar ODE, 10,000 initial conditions: jit(vmap(f)) 1.3x -> 1.7x faster than a
       Python loop of jit(f) calls (noise: the CPU target runs this per example).
       Each example's few hundred Euler steps take ~10 us, the Python loop adds
