@@ -57,7 +57,7 @@ KEY_OUTPUT = {
         "vmap(linear_step): (8, 3) inputs -> (8, 4) outputs; matches a Python loop: True",
         "jit(vmap(linear_step)) matches too: True",
         "per-example gradients: shape (8, 3); match one grad call per example: True",
-        "# strategy: a loop over the examples",
+        "# strategy: one factor is the same for every example: one product for the whole batch",
     ],
     "control_flow.py": [
         "data-dependent while under jit: [9.304, 4.706, 2.411, 1.272]",
