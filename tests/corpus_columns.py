@@ -23,3 +23,8 @@ def concatenated(x):
     # reverse mode splits the concatenation's cotangent with rt.split_like, which vmap cannot batch:
     # hessian sweeps it with the columns loop whatever the size
     return np.sum(np.concatenate((np.sin(x), x ** 3)) ** 2)
+
+
+def quartic_sine(x):
+    # elementwise, of any shape: its Hessian is the diagonal 3 x^2 - sin(x), whatever the rank
+    return np.sum(x ** 4) / 4.0 + np.sum(np.sin(x))

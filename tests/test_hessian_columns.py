@@ -65,3 +65,25 @@ def test_show_with_arguments_prints_what_a_call_runs():
     x = corpus_composition.vec()
     code = tr.show(tr.hessian(corpus_composition.tanh_quartic), x)
     assert "def columns_jvp_grad_tanh_quartic(x):" in code and "for _k in range(_n):" in code
+
+
+def _diagonal_hessian(x):
+    """The Hessian of corpus_columns.quartic_sine: diag(3 x^2 - sin x), shaped x.shape * 2."""
+    return np.reshape(np.diag(np.ravel(3.0 * x ** 2 - np.sin(x))), np.shape(x) * 2)
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_a_call_with_another_shape_dtype_or_rank_gets_its_own_hessian(target):
+    # what a call runs is kept by its arguments' types, shapes and dtypes: each new one builds its own
+    hessian = tr.hessian(corpus_columns.quartic_sine)
+    hessian = hessian if target == "python" else tr.jit(hessian)
+    calls = [np.linspace(-0.9, 0.8, 20),                            # vmap over the basis
+             np.linspace(-0.7, 0.6, 20).reshape(4, 5),              # another rank
+             np.linspace(-0.5, 0.9, 6),                             # few entries: the columns loop
+             np.linspace(-0.8, 0.4, 20).astype(np.float32),         # another dtype
+             np.linspace(0.9, -0.2, 20)]                            # the first layout again, other values
+    for x in calls:
+        got = hessian(x)
+        assert got.shape == x.shape * 2
+        tolerance = 1e-5 if x.dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(got, _diagonal_hessian(x.astype(float)), rtol=tolerance, atol=tolerance)

@@ -22,11 +22,15 @@ Otherwise the loop over basis vectors runs in Python around the generated
 (and, under ``jit``, compiled) function.  ``tr.show(h)`` shows the function
 per basis vector; ``tr.show(h, x)`` what a call with ``x`` runs.  What the steps
 are depends on the arguments (which leaves carry tangents, their ranks, the
-output's shape), so the chain is built per argument layout and cached.
+output's shape), so the chain is built per argument layout and cached; a
+Hessian's sweep of plain arguments is kept by their types, shapes and dtypes,
+so a call with the same ones runs the compiled sweep without calling ``f``
+first to learn its output's shape.
 """
 from __future__ import annotations
 
 import functools
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -125,6 +129,14 @@ class _Layout:
             raise TypeError("derivatives of an already transformed function take arrays and numbers; "
                             "pytree arguments work when the function is a plain one")
 
+    @classmethod
+    def plain(cls, args) -> "_Layout":
+        """The layout of arguments ``_plain_key`` accepts: one leaf each, in order."""
+        layout = cls.__new__(cls)
+        layout.args, layout.leaves, layout.structured = args, list(args), False
+        layout.positions = [[i] for i in range(len(args))]
+        return layout
+
     def of(self, argnums) -> list[int]:
         return [leaf for i in argnums for leaf in self.positions[i]]
 
@@ -156,6 +168,32 @@ def _basis(like, k):
     return e
 
 
+def _plain_key(base: Transformed, args):
+    """What the generated code of plain arguments (no static ones, no pytrees) depends on: each
+    argument's type and, for arrays, shape and dtype.  None for other arguments."""
+    if base.static_argnums:
+        return None
+    key = []
+    for arg in args:
+        if isinstance(arg, np.ndarray):
+            key.append((type(arg), arg.shape, arg.dtype))
+        elif isinstance(arg, (tuple, list, dict)):
+            return None
+        else:
+            key.append(type(arg))
+    return tuple(key)
+
+
+class _Sweep(NamedTuple):
+    """The generated call that gives every column for the basis vectors of leaf ``q`` (``n`` entries):
+    vmap's, taking ``basis`` as that leaf's tangents, or (``basis`` None) the columns loop's."""
+    q: int
+    n: int
+    basis: np.ndarray | None
+    generated: Callable
+    rev_leaves: tuple
+
+
 def _shape(x) -> tuple:
     return x.shape if isinstance(x, np.ndarray) else np.shape(x)
 
@@ -180,6 +218,7 @@ class Jacobian(_Derived):
         self.rev, self.rev_several = rev, rev_several
         self.fwd, self.fwd_several = fwd, fwd_several
         self.what = "jacrev" if fwd is None else "jacfwd(jacrev)"
+        self._sweeps_by_key: dict = {}       # _plain_key -> a Hessian's _Sweep per swept leaf
 
     def rebuilt(self, base):
         return Jacobian(base, self.rev, self.rev_several, self.fwd, self.fwd_several)
@@ -220,6 +259,10 @@ class Jacobian(_Derived):
 
     def __call__(self, *args, **kwargs):
         args = self.bind(args, kwargs)
+        key = _plain_key(self.base, args)
+        sweeps = self._sweeps_by_key.get(key) if key is not None else None
+        if sweeps is not None:          # a Hessian of arguments laid out as before: no f call, no lookups
+            return self._assemble(self._swept_blocks(sweeps, list(args)), _Layout.plain(args), ())
         layout = _Layout(self.base, args)
         _check_float(args, self.rev + (self.fwd or ()), layout, self.what)
         out = self.output(args)
@@ -227,7 +270,10 @@ class Jacobian(_Derived):
         flat = layout.leaves
         rev_leaves = layout.of(self.rev)
         if self._sweeps(layout, out):
-            return self._assemble(self._swept_blocks(args, layout, out, rev_leaves), layout, out)
+            sweeps = self._sweeps_of(args, layout, out)
+            if key is not None:
+                self._sweeps_by_key[key] = sweeps
+            return self._assemble(self._swept_blocks(sweeps, layout.leaves), layout, np.shape(out))
         generated = self.chain(args, out, layout).compiled(*args)
         # blocks[(r, q)]: d out / d leaf r (then d / d leaf q), each of shape
         # (out.size,) + leaf_r.shape (+ (leaf_q.size,))
@@ -241,7 +287,7 @@ class Jacobian(_Derived):
                       for k, r in enumerate(rev_leaves)}
         else:
             blocks = self._forward_blocks(generated, layout, out, scalar, rev_leaves)
-        return self._assemble(blocks, layout, out)
+        return self._assemble(blocks, layout, np.shape(out))
 
     def _sweeps(self, layout, out) -> bool:
         """Whether one generated loop computes the blocks: a Hessian (scalar output) of array leaves."""
@@ -285,24 +331,37 @@ class Jacobian(_Derived):
                 return self._swept(args, layout, out, layout.of(self.fwd)[0]).source(*args)
         return super().source(*args)
 
-    def _swept_blocks(self, args, layout, out, rev_leaves) -> dict:
-        """The blocks from one generated call per leaf q (``_swept``), so f and its gradient are
-        computed once, not once per column."""
-        flat = layout.leaves
-        blocks = {}
+    def _sweeps_of(self, args, layout, out) -> tuple:
+        """Per swept leaf q, the call that gives its columns (``_swept``).  With a scalar output the
+        calls depend only on the arguments' layout, types, shapes and dtypes (``_plain_key``), so
+        ``__call__`` keeps them by that; should f return an array for other values of the same
+        layout, the generated grad code refuses it (rt.scalar_seed)."""
+        rev_leaves = tuple(layout.of(self.rev))
+        sweeps = []
         for q in layout.of(self.fwd):
             swept = self._swept(args, layout, out, q)
-            n = np.size(flat[q])
-            if swept.steps[-1].name == "vmap":
-                basis = np.reshape(_identity(n), np.shape(flat[q]) + (n,))   # basis vector k: [..., k]
-                tangents = [basis if p == q else _zero(leaf) for p, leaf in enumerate(flat)]
-                dots = swept.compiled(*args)(*flat, *tangents)              # column k of each: [..., k]
-                for j, r in enumerate(rev_leaves):
+            n = np.size(layout.leaves[q])
+            # basis vector k of a vmap sweep: [..., k]
+            basis = np.reshape(_identity(n), np.shape(layout.leaves[q]) + (n,)) if swept.steps[-1].name == "vmap" \
+                else None
+            sweeps.append(_Sweep(q, n, basis, swept.compiled(*args), rev_leaves))
+        return tuple(sweeps)
+
+    def _swept_blocks(self, sweeps, flat) -> dict:
+        """The blocks from one generated call per leaf q (``_swept``), so f and its gradient are
+        computed once, not once per column."""
+        blocks = {}
+        for sweep in sweeps:
+            q, n = sweep.q, sweep.n
+            if sweep.basis is not None:
+                tangents = [sweep.basis if p == q else _zero(leaf) for p, leaf in enumerate(flat)]
+                dots = sweep.generated(*flat, *tangents)                    # column k of each: [..., k]
+                for j, r in enumerate(sweep.rev_leaves):
                     blocks[(r, q)] = np.reshape(np.asarray(dots[j], dtype=float), (-1, n))
                 continue
             zeros = [_zero(leaf) for p, leaf in enumerate(flat) if p != q]
-            columns = swept.compiled(*args)(*flat, *zeros)
-            for j, r in enumerate(rev_leaves):
+            columns = sweep.generated(*flat, *zeros)
+            for j, r in enumerate(sweep.rev_leaves):
                 blocks[(r, q)] = np.asarray(columns[j], dtype=float).T   # (leaf_r.size, leaf_q.size)
         return blocks
 
@@ -330,11 +389,11 @@ class Jacobian(_Derived):
                 blocks[(r, q)] = np.moveaxis(block, 1, -1)
         return blocks
 
-    def _assemble(self, blocks, layout, out):
+    def _assemble(self, blocks, layout, out_shape):
         flat = layout.leaves
 
         def reshaped(r, q=None):
-            shape = np.shape(out) + np.shape(flat[r]) + (() if q is None else np.shape(flat[q]))
+            shape = out_shape + np.shape(flat[r]) + (() if q is None else np.shape(flat[q]))
             return blocks[(r,) if q is None else (r, q)].reshape(shape)
 
         def regroup(i, fill):
