@@ -187,6 +187,23 @@ def test_nested_vmap_with_batched_control_flow():
     np.testing.assert_allclose(twice(x), np.sqrt(x))
 
 
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_jvp_of_vmap_is_the_batched_jvp(target):
+    # each tangent is batched as its primal: x_dot along in_axes 0, a_dot shared by the batch
+    x, a, x_dot, a_dot = r(3, 2), r(2), r(3, 2), r(2)
+    batched = tr.vmap(c.scale_shift, in_axes=(0, None))
+    out, out_dot = tr.jvp(batched if target == "python" else tr.jit(batched), (x, a), (x_dot, a_dot))
+    np.testing.assert_allclose(out, loop_oracle(c.scale_shift, (x, a), (0, None)))
+    np.testing.assert_allclose(out_dot, np.cos(x) * x_dot * a + np.sin(x) * a_dot)
+
+
+def test_jvp_of_vmap_still_checks_the_batch_sizes():
+    batched = tr.vmap(c.dot_weights, in_axes=(0, 0))
+    x, w = r(3, 2), r(4, 2)
+    with pytest.raises(ValueError, match="inconsistent batch sizes"):
+        tr.jvp(batched, (x, w), (x, w))
+
+
 # ------------------------------------------------------------------ named axes
 @pytest.mark.parametrize("target", ["python", "cpu"])
 def test_collectives_over_the_vmapped_axis(target):

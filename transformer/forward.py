@@ -13,7 +13,7 @@ import functools
 import numpy as np
 
 from .staging import Step
-from .transformed import Transformed
+from .transformed import Boundary, Transformed
 from .transforms import jvp as _jvp_transform  # noqa: F401  (registers the transform)
 
 
@@ -62,7 +62,34 @@ def jacfwd(fn, argnums=0):
 @functools.lru_cache(maxsize=256)
 def _forward(fn, active: tuple, ndims: tuple) -> Transformed:
     # one Transformed per (function, active set, ranks), so its build is reused across calls
-    return Transformed.of(fn).then(Step("jvp", (("active", active), ("ndims", ndims))))
+    base = Transformed.of(fn)
+    n_primals = len(base.signature.parameters)
+    inner = tuple(OnPrimals(b, n_primals) for b in base.boundaries)
+    base = Transformed(base.__transformer_fn__, base.steps, base.target, base.static_argnums, inner)
+    return base.then(Step("jvp", (("active", active), ("ndims", ndims))))
+
+
+class OnPrimals(Boundary):
+    """A boundary of what jvp wraps, seeing the jvp function's calls as its own.
+
+    The jvp function takes the primals then one tangent per primal, and returns
+    ``(out, out_dot)``: the boundary checks the primals (a tangent has its primal's
+    shape, which ``_check_pairs`` has seen to) and reshapes the output and its tangent
+    alike.  So ``jvp(vmap(f))`` is the batched jvp: each tangent batched as its primal.
+    """
+
+    def __init__(self, boundary: Boundary, n_primals: int):
+        self.boundary = boundary
+        self.n_primals = n_primals
+
+    def before(self, args):
+        primals = self.boundary.before(args[:self.n_primals])
+        return tuple(primals) + tuple(args[self.n_primals:])
+
+    def after(self, result, args):
+        out, out_dot = result
+        primals = args[:self.n_primals]
+        return self.boundary.after(out, primals), self.boundary.after(out_dot, primals)
 
 
 def _jacobian(forward, args, i):
