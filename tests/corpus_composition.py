@@ -97,6 +97,17 @@ def vector_valued(x):
     return np.sin(x) * np.sum(x ** 2)
 
 
+def summed_rows(x):
+    # grad of a vmap written inside the code: tanh_quartic of each row of x, summed
+    rows = tr.vmap(tanh_quartic)(x)
+    return np.sum(rows)
+
+
+def summed_branchy_rows(x):
+    rows = tr.vmap(branchy)(x)
+    return np.sum(rows)
+
+
 # (function, args): the array functions differentiate their first argument
 SCALAR_CASES = [(wave, (0.7,)), (damped, (0.4,)), (damped, (-0.6,))]
 ARRAY_CASES = [

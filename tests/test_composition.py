@@ -7,7 +7,7 @@ import pytest
 
 import corpus_composition as corpus
 import transformer as tr
-from oracles import central_difference_hessian, central_difference_jvp
+from oracles import central_difference_grad, central_difference_hessian, central_difference_jvp
 from transformer.errors import TransformError
 from transformer.staging import Step
 from transformer.transformed import Transformed
@@ -190,6 +190,7 @@ def test_vmap_rows_of_grad(fn, args):
     x = args[0]
     batch = np.stack([x, 0.5 * x, -x])
     expected = np.array([tr.grad(fn)(row) for row in batch])
+    np.testing.assert_allclose(expected, _grad_rows(fn, batch), rtol=1e-6, atol=1e-6)   # grad itself, by differences
     np.testing.assert_allclose(tr.vmap(tr.grad(fn))(batch), expected, rtol=1e-10, atol=1e-12)   # vmap . grad
     np.testing.assert_allclose(tr.jit(tr.vmap(tr.grad(fn)))(batch), expected, rtol=1e-10, atol=1e-12)
 
@@ -210,3 +211,61 @@ def test_vmap_of_jvp_of_grad_is_the_hessian_in_one_call():
     hessian = tr.vmap(jvp_of_grad, in_axes=(None, 0))     # in_axes count (x, x_dot): what vmap wraps
     _, columns = hessian(x, np.eye(x.size))
     np.testing.assert_allclose(columns, expected, rtol=RTOL, atol=ATOL)
+
+
+# ------------------------------------------------------------- the vmap rows
+# Each pair with vmap against a Python loop over the examples of the plain function, or
+# central differences of each example: references that need nothing of ours.  The compiled
+# runs take two of the functions (a numba compile is seconds each here).
+JIT_PAIR_CASES = [PAIR_CASES[0], PAIR_CASES[2]]
+
+
+def _batch(x):
+    return np.stack([x, 0.5 * x, -x])
+
+
+def _loop_rows(fn, batch):
+    return np.array([fn(row) for row in batch])
+
+
+def _grad_rows(fn, batch):
+    return np.array([central_difference_grad(fn, (row,)) for row in batch])
+
+
+def _jvp_rows(fn, batch, tangents):
+    return np.array([central_difference_jvp(fn, (row,), (t,)) for row, t in zip(batch, tangents)])
+
+
+def _jvp_function(fn):
+    """x, x_dot -> (f(x), grad f(x) . x_dot): the generated jvp function itself."""
+    return Transformed.of(fn).then(Step("jvp", (("active", (0,)), ("ndims", None))))
+
+
+def _pair_params(cases):
+    """(fn, args, target): every case on the python target, the compiled cases on cpu too."""
+    out = [pytest.param(fn, args, "python", id=f"{fn.__name__}-python") for fn, args in cases]
+    return out + [pytest.param(fn, args, "cpu", id=f"{fn.__name__}-cpu") for fn, args in JIT_PAIR_CASES]
+
+
+@pytest.mark.parametrize("fn, args, target", _pair_params(PAIR_CASES))
+def test_vmap_with_jit_and_vmap(fn, args, target):
+    batch = _batch(args[0])
+    expected = _loop_rows(fn, batch)
+    np.testing.assert_allclose(_on(target, tr.vmap(fn))(batch), expected, rtol=1e-12, atol=1e-12)  # jit . vmap
+    np.testing.assert_allclose(tr.vmap(_on(target, fn))(batch), expected, rtol=1e-12, atol=1e-12)  # vmap . jit
+    twice = np.stack([batch, 2.0 * batch], axis=1)             # the outer vmap maps axis 1
+    expected_twice = np.stack([_loop_rows(fn, twice[:, j]) for j in range(2)], axis=1)
+    got = _on(target, tr.vmap(tr.vmap(fn), in_axes=1, out_axes=1))(twice)                   # vmap . vmap
+    np.testing.assert_allclose(got, expected_twice, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("fn, args, target", _pair_params(PAIR_CASES))
+def test_jvp_of_vmap_and_vmap_of_jvp(fn, args, target):
+    batch = _batch(args[0])
+    tangents = _direction(batch)
+    expected = _jvp_rows(fn, batch, tangents)
+    out, out_dot = tr.jvp(_on(target, tr.vmap(fn)), (batch,), (tangents,))                      # jvp . vmap
+    np.testing.assert_allclose(out, _loop_rows(fn, batch), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out_dot, expected, rtol=1e-6, atol=1e-6)
+    _, out_dot = _on(target, tr.vmap(_jvp_function(fn)))(batch, tangents)                      # vmap . jvp
+    np.testing.assert_allclose(out_dot, expected, rtol=1e-6, atol=1e-6)
