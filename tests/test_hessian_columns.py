@@ -87,3 +87,18 @@ def test_a_call_with_another_shape_dtype_or_rank_gets_its_own_hessian(target):
         assert got.shape == x.shape * 2
         tolerance = 1e-5 if x.dtype == np.float32 else 1e-12
         np.testing.assert_allclose(got, _diagonal_hessian(x.astype(float)), rtol=tolerance, atol=tolerance)
+
+
+def test_a_repeated_call_of_two_arguments_gives_the_hessian_of_its_own_values():
+    # the second call runs the kept sweeps: every block must come from its own arguments
+    hessian = tr.hessian(corpus_columns.filled_in_a_loop, argnums=(0, 1))
+    first = (np.linspace(-0.9, 0.8, 4), np.linspace(0.3, -0.5, 4))
+    second = (np.linspace(0.2, -0.7, 4), np.linspace(-0.4, 0.6, 4))
+    hessian(*first)
+    got = hessian(*second)
+    fresh = tr.hessian(corpus_columns.filled_in_a_loop, argnums=(0, 1))(*second)
+    for i in range(2):
+        np.testing.assert_allclose(got[i][i], central_difference_hessian(corpus_columns.filled_in_a_loop, second, i),
+                                   rtol=RTOL, atol=ATOL)
+        for j in range(2):
+            np.testing.assert_array_equal(got[i][j], fresh[i][j])
