@@ -279,21 +279,7 @@ def _block_diagonal(rows):
     return jacobian
 
 
-# A known bug, kept visible: vmap's code rebinds each batched parameter to its batch-last copy
-# (x = np.copy(np.moveaxis(x, 0, -1))) and reverse mode zeroes the cotangent of the binding
-# before it in the shape of the one after it, so adding the batch-first gradient to that zero
-# fails (a ValueError, not a number; straight-line code escapes, its zero simplified away).
-_PARAMETER_REBINDING_BUG = pytest.mark.xfail(raises=ValueError, strict=True, reason=(
-    "grad of vmap: reverse mode zeroes the cotangent of a rebound parameter in its new (batch-last) shape"))
-
-
-def _with_known_bug(params, broken):
-    return [pytest.param(*p.values, id=p.id, marks=_PARAMETER_REBINDING_BUG) if p.values[0] in broken else p
-            for p in params]
-
-
-@pytest.mark.parametrize("fn, args, target", _with_known_bug(
-    _pair_params(PAIR_CASES), {corpus.taped_loop, corpus.branchy, corpus.written_in_place}))
+@pytest.mark.parametrize("fn, args, target", _pair_params(PAIR_CASES))
 def test_grad_of_vmap(fn, args, target):
     batch = _batch(args[0])
     got = _on(target, tr.jacrev(tr.vmap(fn)))(batch)                                                # grad . vmap
@@ -303,7 +289,7 @@ def test_grad_of_vmap(fn, args, target):
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("summed, fn", [
     pytest.param(corpus.summed_rows, corpus.tanh_quartic, id="straight"),
-    pytest.param(corpus.summed_branchy_rows, corpus.branchy, id="branchy", marks=_PARAMETER_REBINDING_BUG)])
+    pytest.param(corpus.summed_branchy_rows, corpus.branchy, id="branchy")])
 def test_grad_of_a_vmap_inside_the_code(summed, fn, target):
     batch = _batch(PAIR_CASES[0][1][0])
     np.testing.assert_allclose(_on(target, tr.grad(summed))(batch), _grad_rows(fn, batch), rtol=1e-6, atol=1e-6)

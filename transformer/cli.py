@@ -166,9 +166,8 @@ def stage_header(title: str) -> str:
 
 def passes_text(transformed, target: str) -> str:
     """The code after each stage of the pipeline, as staging runs it."""
-    from . import fence, source
+    from . import fence, source, staging
     from .normalize import normalize
-    from .transforms import TRANSFORMS
 
     base = getattr(transformed, "__transformer_fn__", transformed)
     steps = tuple(getattr(transformed, "steps", ()))
@@ -179,7 +178,7 @@ def passes_text(transformed, target: str) -> str:
     core = normalize(base)
     parts += [stage_header("core form (normalize)"), core.code()]
     for step in steps:
-        core = TRANSFORMS[step.name](core, **dict(step.options))
+        core = staging.apply_step(core, step)
         parts += [stage_header(f"after {step}"), core.code()]
     if target == "cpu":
         from .backends import numba_lowering

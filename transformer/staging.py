@@ -12,7 +12,9 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from . import backends, cache, emit, structure
+import libcst as cst
+
+from . import backends, cache, dataflow, emit, structure
 from . import core_form as cf
 from .normalize import normalize
 from .transforms import TRANSFORMS
@@ -53,11 +55,75 @@ def make_core(fn, steps, static: dict | None = None, structures: dict | None = N
         if i == len(steps) - 1 and hasattr(backend, "take_last_step"):
             # a backend may compile the outermost step itself (cuda: vmap as one thread per example)
             taken = backend.take_last_step(core, step)
-        core = taken or TRANSFORMS[step.name](core, **dict(step.options))
+        core = taken or apply_step(core, step)
     if static:
         core = specialize(core, static)
     core.node = core.node.with_changes(name=cf.name(entry_name(base_name_of(fn), steps)))
     return core
+
+
+REVERSE_STEPS = {"grad", "value_and_grad", "vjp"}
+
+
+def apply_step(core: cf.CoreFunction, step: Step) -> cf.CoreFunction:
+    """``core`` under one source transform."""
+    if step.name in REVERSE_STEPS:
+        core = unshadow_rebindings(core)
+    return TRANSFORMS[step.name](core, **dict(step.options))
+
+
+def unshadow_rebindings(core: cf.CoreFunction) -> cf.CoreFunction:
+    """A variable bound again at the top level of the body gets a name of its own from there on.
+
+    vmap rebinds every batched argument to its batch-last copy (``x = np.copy(...)``), and
+    reverse mode zeroes the cotangent of a variable's earlier binding in the shape of its later
+    one: here the batch-last shape, which the batch-first gradient does not add to.  Under a
+    name of its own the copy is a variable like any other.  A top-level statement runs once,
+    after all before it, so every later use (in loops and branches too) means it or a later one.
+    """
+    body = list(core.node.body.body)
+    bound = set(core.params)
+    for k, stmt in enumerate(body):
+        name = _bound_name(stmt)
+        if name in bound:
+            fresh = core.scope.claim(name)
+            rebound = stmt.body[0].with_changes(targets=[cst.AssignTarget(cst.Name(fresh))])
+            body[k] = stmt.with_changes(body=[rebound])
+            body[k + 1:] = [later.visit(_Rename(name, fresh)) for later in body[k + 1:]]
+            name = fresh
+        bound |= {name} if name else _assigned_within(stmt)
+    core.node = core.node.with_changes(body=core.node.body.with_changes(body=body))
+    return core
+
+
+def _bound_name(stmt) -> str | None:
+    """The variable a top-level ``name = value`` statement binds; None for any other statement."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or not isinstance(stmt.body[0], cst.Assign):
+        return None
+    target = stmt.body[0].targets[0].target
+    return target.value if isinstance(target, cst.Name) else None
+
+
+def _assigned_within(stmt) -> set:
+    """The variables a loop or branch may bind (loop targets included), for a statement that is one."""
+    # every name in it, reads too: renaming a later top-level binding is right either way
+    return set() if isinstance(stmt, cst.SimpleStatementLine) else dataflow.all_names(stmt)
+
+
+class _Rename(cst.CSTTransformer):
+    """Every use of one variable under another name; attribute and keyword names are not variables."""
+
+    def __init__(self, old: str, new: str):
+        self.old, self.new = old, new
+
+    def leave_Name(self, original, updated):
+        return updated.with_changes(value=self.new) if updated.value == self.old else updated
+
+    def leave_Attribute(self, original, updated):
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original, updated):
+        return updated.with_changes(keyword=original.keyword)
 
 
 def base_name_of(fn) -> str:
