@@ -196,7 +196,9 @@ class _Batcher:
         self.rows = {param: name for param, (name, _) in param_rows.items()}
         entry = []
         for param, axis in zip(params, self.in_axes):
-            if axis is not None:
+            if axis == -1:        # already batch-last: numba copies a moveaxis view by a slower strided loop
+                entry.append(cf.assign(param, cf.call("np.copy", [cst.Name(param)])))
+            elif axis is not None:
                 moved = self.scope.temp()
                 entry.append(cf.assign(moved, cf.call("np.moveaxis", [cst.Name(param), cf.literal(axis),
                                                                      cf.literal(-1)])))
