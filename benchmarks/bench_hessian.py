@@ -29,6 +29,9 @@ Measured 2026-12-01 on the shared 2-core machine, one run each:
                                              101.6-153.5us  0.69-1.16x  3.2-4.7x
       (JAX's own time swung 89-150us between those runs; ours held at
       102us in the two quieter ones, so near 1.0x, not safely under it)
+    with the basis copied in without a moveaxis view, three runs, load 0.7-1.5:
+                                             100.6-150.2us  1.07-1.62x  3.1-3.3x
+      (1.07x twice, ours 101-103us against JAX's 94-96us; 1.62x once)
 
 What is left: about 95 of our 102us is the compiled call itself, and most
 of that is the two 100x100x100 products.  One of them is W times the
