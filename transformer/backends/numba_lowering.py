@@ -184,7 +184,7 @@ class _VectorMath(cst.CSTTransformer):
     def leave_Call(self, original, updated):
         spelling = cst.Module([]).code_for_node(updated.func)
         if spelling in _VECTOR_MATH:
-            return updated.with_changes(func=cst.parse_expression(_VECTOR_MATH[spelling]))
+            return updated.with_changes(func=cf.callee(_VECTOR_MATH[spelling]))
         return updated
 
 
