@@ -28,6 +28,26 @@ def all_names(node) -> set[str]:
     return finder.names
 
 
+class _Renamed(cst.CSTTransformer):
+    def __init__(self, names: dict):
+        self.names = names
+
+    def leave_Name(self, original, updated):
+        new = self.names.get(updated.value)
+        return updated.with_changes(value=new) if new else updated
+
+    def leave_Attribute(self, original, updated):
+        return updated.with_changes(attr=original.attr)      # np.sin: only an attribute's base is a variable
+
+    def leave_Arg(self, original, updated):
+        return updated.with_changes(keyword=original.keyword)   # axis=...: a keyword is no variable
+
+
+def renamed(node, names: dict):
+    """``node`` with every variable ``old`` of ``names`` read or written as ``names[old]``."""
+    return node.visit(_Renamed(names)) if names else node
+
+
 def atom_names(node) -> list[str]:
     """Variable names inside an atom (a name, or a tuple of atoms)."""
     if isinstance(node, cst.Name):

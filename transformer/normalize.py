@@ -13,7 +13,7 @@ import libcst as cst
 import numpy as np
 
 from . import core_form as cf
-from . import fence, methods, primitives, resolve, source, walk
+from . import dataflow, fence, methods, primitives, resolve, source, walk
 from .core_form import CoreFunction
 from .custom import custom_jvp, custom_vjp
 from .exits import structure_exits
@@ -613,7 +613,7 @@ class _Normalizer:
         self.core.sources.update(callee.sources)
         for param, atom in zip(callee.params, atoms):
             self.assign(rename[param], atom)
-        body = [stmt.visit(_RenameNames(rename)) for stmt in callee.node.body.body]
+        body = [dataflow.renamed(stmt, rename) for stmt in callee.node.body.body]
         *statements, last = body
         self.out.extend(statements)
         return last.body[0].value
@@ -790,20 +790,6 @@ def _names_in(func: cst.FunctionDef) -> set[str]:
     return collector.names - _MODULE_NAMES
 
 
-class _RenameNames(cst.CSTTransformer):
-    def __init__(self, rename):
-        self.rename = rename
-
-    def leave_Name(self, original, updated):
-        new = self.rename.get(updated.value)
-        return cst.Name(new) if new else updated
-
-    def visit_Attribute(self, node):
-        return True
-
-    def leave_Attribute(self, original, updated):
-        # keep np.sin as it is: only the base of an attribute can be a variable
-        return updated.with_changes(attr=original.attr)
 
     def leave_Arg(self, original, updated):
         # keyword names (axis=...) are no variables

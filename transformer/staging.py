@@ -89,7 +89,7 @@ def unshadow_rebindings(core: cf.CoreFunction) -> cf.CoreFunction:
             fresh = core.scope.claim(name)
             rebound = stmt.body[0].with_changes(targets=[cst.AssignTarget(cst.Name(fresh))])
             body[k] = stmt.with_changes(body=[rebound])
-            body[k + 1:] = [later.visit(_Rename(name, fresh)) for later in body[k + 1:]]
+            body[k + 1:] = [dataflow.renamed(later, {name: fresh}) for later in body[k + 1:]]
             name = fresh
         bound |= {name} if name else _assigned_within(stmt)
     core.node = core.node.with_changes(body=core.node.body.with_changes(body=body))
@@ -108,22 +108,6 @@ def _assigned_within(stmt) -> set:
     """The variables a loop or branch may bind (loop targets included), for a statement that is one."""
     # every name in it, reads too: renaming a later top-level binding is right either way
     return set() if isinstance(stmt, cst.SimpleStatementLine) else dataflow.all_names(stmt)
-
-
-class _Rename(cst.CSTTransformer):
-    """Every use of one variable under another name; attribute and keyword names are not variables."""
-
-    def __init__(self, old: str, new: str):
-        self.old, self.new = old, new
-
-    def leave_Name(self, original, updated):
-        return updated.with_changes(value=self.new) if updated.value == self.old else updated
-
-    def leave_Attribute(self, original, updated):
-        return updated.with_changes(attr=original.attr)
-
-    def leave_Arg(self, original, updated):
-        return updated.with_changes(keyword=original.keyword)
 
 
 def base_name_of(fn) -> str:

@@ -437,12 +437,6 @@ class _Reverse:
         return out
 
 
-class _Rename(cst.CSTTransformer):
-    def __init__(self, names: dict):
-        self.names = names
-
-    def leave_Name(self, original, updated):
-        return cst.Name(self.names[updated.value]) if updated.value in self.names else updated
 
 
 def _origin_text(stmt) -> str | None:
@@ -550,8 +544,8 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
         for name in dict.fromkeys(n for atom in kept_atoms for n in atom_names(atom)):
             kept[name] = core.scope.claim(f"{name}_value")
             forward.append(cf.assign(kept[name], cf.call("rt.copy", [cst.Name(name)])))
-        returned_value = returned.visit(_Rename(kept))
-        aux = aux.visit(_Rename(kept)) if aux is not None else None
+        returned_value = dataflow.renamed(returned, kept)
+        aux = dataflow.renamed(aux, kept) if aux is not None else None
     else:
         returned_value = returned
     seed_param = core.scope.claim("out_bar") if returns == "vjp" else None
