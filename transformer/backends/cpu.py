@@ -20,7 +20,7 @@ from . import cpu_vmap, numba_fusion, numba_lowering, numba_parallel, numba_runt
 
 NAME = "cpu"
 PREAMBLE = (MODULE_PREAMBLE + "from transformer.backends import numba_lowering as nl\n"
-            + "from transformer.backends import numba_vecmath as vm   # exp, expm1, tanh as SIMD code, not libm calls\n"
+            + "from transformer.backends import numba_vecmath as vm   # exp, expm1, tanh, sin, cos, log as SIMD code, not libm calls\n"
             + "from numba.typed import List\n")
 
 

@@ -177,7 +177,8 @@ def lower(core: cf.CoreFunction) -> cf.CoreFunction:
 # numba compiles these to one libm call per element, which no loop around
 # them can vectorise; numba_vecmath's versions are plain arithmetic that LLVM
 # turns into SIMD code, with NumPy's results to an ulp or two.
-_VECTOR_MATH = {"np.exp": "vm.exp", "np.expm1": "vm.expm1", "np.tanh": "vm.tanh"}
+_VECTOR_MATH = {"np.exp": "vm.exp", "np.expm1": "vm.expm1", "np.tanh": "vm.tanh",
+                "np.sin": "vm.sin", "np.cos": "vm.cos", "np.log": "vm.log"}
 
 
 class _VectorMath(cst.CSTTransformer):
@@ -189,7 +190,7 @@ class _VectorMath(cst.CSTTransformer):
 
 
 def vector_math(core: cf.CoreFunction) -> cf.CoreFunction:
-    """A copy of ``core`` with exp, expm1 and tanh calls going to ``numba_vecmath``
+    """A copy of ``core`` with exp, expm1, tanh, sin, cos and log calls going to ``numba_vecmath``
     (run after fusion, which knows these functions by their NumPy names)."""
     node = core.node.visit(_VectorMath())
     return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants,
