@@ -42,7 +42,10 @@ class _ReverseBoundary(Boundary):
         for i in (self.argnums if isinstance(self.argnums, tuple) else (self.argnums,)):
             if i >= len(args):
                 raise TypeError(f"argnums {i} is out of range: called with {len(args)} arguments")
-            for leaf in tree.leaves(args[i]):
+            value = args[i]
+            if type(value) is float or isinstance(value, np.ndarray) and value.dtype.kind in "fc":
+                continue                                  # the common case, without NumPy's dtype lookups
+            for leaf in tree.leaves(value):
                 dtype = np.result_type(leaf)
                 if not np.issubdtype(dtype, np.inexact):
                     raise TypeError(f"grad requires real- or complex-valued inputs (input dtype that is a "

@@ -14,6 +14,8 @@ import inspect
 
 from . import staging, tree
 
+_CONTAINERS = (tuple, list, dict)   # pytree nodes: each leaf is its own parameter of generated code
+
 
 class Boundary:
     """Python-side work one transform does around the generated function."""
@@ -36,6 +38,10 @@ class Transformed:
         self.boundaries = tuple(boundaries)
         self.signature = inspect.signature(base)
         self._built: dict = {}
+        self._n_params = len(self.signature.parameters)
+        # the generated callable when no argument is static or a container: then
+        # the lookup by key below always finds the same one, and a call skips it
+        self._plain = None
         functools.update_wrapper(self, base, updated=())
         del self.__wrapped__  # source.unwrap must see the base function, not this wrapper
         n_params = len(self.signature.parameters)
@@ -97,18 +103,30 @@ class Transformed:
         return fn
 
     def __call__(self, *args, **kwargs):
-        if kwargs or len(args) < len(self.signature.parameters):
+        if kwargs or len(args) < self._n_params:
             bound = self.signature.bind(*args, **kwargs)
             bound.apply_defaults()   # generated functions take every parameter positionally
             args = bound.args
         for boundary in reversed(self.boundaries):
             args = boundary.before(args)
+        if not self.static_argnums:
+            for value in args:
+                if isinstance(value, _CONTAINERS):
+                    break
+            else:
+                fn = self._plain
+                if fn is None:
+                    fn = self._plain = self.compiled(*args)
+                result = fn(*args)
+                for boundary in self.boundaries:
+                    result = boundary.after(result, args)
+                return result
         fn = self.compiled(*args)
         flat = []
         for i, value in enumerate(args):
             if i in self.static_argnums:
                 continue
-            if isinstance(value, (tuple, list, dict)):
+            if isinstance(value, _CONTAINERS):
                 flat.extend(tree.leaves(value))   # generated code takes one parameter per leaf
             else:
                 flat.append(value)
