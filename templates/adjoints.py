@@ -520,6 +520,34 @@ def dot_vjp_y_batched_gx(z_bar, z, g, x, y):
     return g_bar, x_bar
 
 
+# The identity's columns as the batched factor: the adjoint of dot_batched_y(x, basis).
+@rule("adjoint", "rt.dot_identity_y", wrt=("x",))
+def dot_identity_y(z_bar, z, x, basis):
+    x_bar = rt.zeros_like(x)
+    for b in range(np.shape(basis)[-1]):
+        x_bar = x_bar + rt.dot_vjp_x(z_bar[..., b], x, basis[..., b])
+    return x_bar
+
+
+# The same two with the batched factor batch-first (its rows): x_rows[b] is example b.
+@rule("adjoint", "rt.dot_rows_x", wrt=("x_rows", "y"))
+def dot_rows_x(z_bar, z, x_rows, y):
+    y_bar = rt.zeros_like(y)
+    for b in range(np.shape(x_rows)[0]):
+        y_bar = y_bar + rt.dot_vjp_y(z_bar[..., b], x_rows[b], y)
+    return np.moveaxis(rt.dot_vjp_x_batched_g(z_bar, x_rows[0], y), -1, 0), y_bar
+
+
+@rule("adjoint", "rt.dot_vjp_y_rows_gx", wrt=("g", "x_rows"))
+def dot_vjp_y_rows_gx(z_bar, z, g, x_rows, y):
+    g_bar = rt.zeros_like(g)
+    x_rows_bar = rt.zeros_like(x_rows)
+    for b in range(np.shape(x_rows)[0]):
+        g_bar[..., b] = np.dot(x_rows[b], z_bar[..., b])
+        x_rows_bar[b] = rt.dot_vjp_x(g[..., b], x_rows[b], z_bar[..., b])
+    return g_bar, x_rows_bar
+
+
 @rule("adjoint", "rt.extremum_vjp", wrt=("g",), refuse={"x": "the second derivative of max/min",
                                                          "peak": "the second derivative of max/min"})
 def extremum_vjp(z_bar, z, g, x, peak, axis=None, keepdims=False):

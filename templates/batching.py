@@ -223,6 +223,16 @@ def dot_batched_y(x, y):
     return rt.dot_batched_y(x, y)
 
 
+def dot_identity_y(x, basis):
+    """``np.dot(x, example)`` where the examples are the identity's columns: ``x`` itself."""
+    return rt.dot_identity_y(x, basis)
+
+
+def dot_rows_x(x_rows, y):
+    """``np.dot(example, y)`` where vmap still holds ``x`` batch-first: one product, no copy."""
+    return rt.dot_rows_x(x_rows, y)
+
+
 def dot_vjp_x_batched_g(g, x_example, y):
     """``rt.dot_vjp_x`` of a batched cotangent: ``x`` gives only a shape, one example's."""
     return rt.dot_vjp_x_batched_g(g, x_example, y)
@@ -236,6 +246,11 @@ def dot_vjp_y_batched_gx(g, x, y):
     """``rt.dot_vjp_y`` of a batched cotangent and a batched ``x``: elementwise for examples of
     rank 0 and 1 (the helper loops over the examples only for matrices)."""
     return rt.dot_vjp_y_batched_gx(g, x, y)
+
+
+def dot_vjp_y_rows_gx(g, x_rows, y):
+    """``rt.dot_vjp_y`` with a batched cotangent and ``x`` still batch-first: no copy of ``x``."""
+    return rt.dot_vjp_y_rows_gx(g, x_rows, y)
 
 
 # A loop over the examples runs batch-first: each example is a contiguous row.
@@ -273,7 +288,7 @@ def scalar_seed_batched(out):
 
 # The rest run once per example.
 @rule("batching", "rt.expand_to", "rt.dot_batched_x", "rt.dot_batched_y", "rt.dot_vjp_x_batched_g",
-      "rt.dot_vjp_y_batched_g", "rt.dot_vjp_y_batched_gx", "rt.extremum_vjp", "rt.prod_vjp", "rt.cumsum_vjp", "rt.cumprod_vjp", "rt.norm_vjp", "rt.transpose_vjp",
+      "rt.dot_vjp_y_batched_g", "rt.dot_vjp_y_batched_gx", "rt.dot_rows_x", "rt.dot_vjp_y_rows_gx", "rt.dot_identity_y", "rt.extremum_vjp", "rt.prod_vjp", "rt.cumsum_vjp", "rt.cumprod_vjp", "rt.norm_vjp", "rt.transpose_vjp",
       "rt.trace_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b", strategy="loop")
 def helper_example(x, b):
     return x[..., b]

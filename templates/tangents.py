@@ -614,6 +614,21 @@ def dot_vjp_y_batched_gx_tangent(g, x, y, g_dot, x_dot):
     return rt.dot_vjp_y_batched_gx(g_dot, x, y) + rt.dot_vjp_y_batched_gx(g, x_dot, y)
 
 
+@rule("tangent", "rt.dot_identity_y")
+def dot_identity_y_tangent(x, basis, x_dot):
+    return rt.dot_identity_y(x_dot, basis)
+
+
+@rule("tangent", "rt.dot_rows_x")
+def dot_rows_x_tangent(x_rows, y, x_rows_dot, y_dot):
+    return rt.dot_rows_x(x_rows_dot, y) + rt.dot_rows_x(x_rows, y_dot)
+
+
+@rule("tangent", "rt.dot_vjp_y_rows_gx")
+def dot_vjp_y_rows_gx_tangent(g, x_rows, y, g_dot, x_rows_dot):
+    return rt.dot_vjp_y_rows_gx(g_dot, x_rows, y) + rt.dot_vjp_y_rows_gx(g, x_rows_dot, y)
+
+
 @rule("tangent", "rt.dot_vjp_y_batched_g")
 def dot_vjp_y_batched_g_tangent(g, x, y, g_dot, x_dot):
     return rt.dot_vjp_y_batched_g(g_dot, x, y) + rt.dot_vjp_y_batched_g(g, x_dot, y)

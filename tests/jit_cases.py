@@ -33,3 +33,8 @@ def adds_text(x):
 
 def elementwise(x):
     return np.exp(-x) * 3.0
+
+
+def first_doubled(x):
+    # an array's first element, or a tuple's first item: one function, two generated modules
+    return x[0] * 2.0

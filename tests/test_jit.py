@@ -53,6 +53,16 @@ def test_one_module_specialised_per_argument_type(cache_dir):
     assert f(X).dtype == np.float64
 
 
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_plain_and_pytree_arguments_in_turn_each_get_their_own_module(target):
+    # plain arguments take a shortcut to their generated function; a tuple must not take it
+    f = tr.jit(jit_cases.first_doubled, target=target)
+    assert f(np.array([1.5, 2.0])) == 3.0
+    assert f((4.0, np.array([1.0]))) == 8.0
+    assert f(np.array([0.25])) == 0.5
+    assert f([5.0, 6.0]) == 10.0
+
+
 def test_keyword_arguments_and_defaults():
     f = tr.jit(jit_cases.keywords)
     np.testing.assert_allclose(f(X), jit_cases.keywords(X))

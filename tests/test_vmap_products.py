@@ -112,6 +112,48 @@ def test_batched_dot_adjoint_helpers_match_the_plain_helpers_per_example(x_shape
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+@pytest.mark.parametrize("x_shape, y_shape", list(_helper_cases()))
+def test_rows_helpers_match_the_plain_helpers_per_example(x_shape, y_shape):
+    # the batched factor batch-first (x_rows[b] is example b), the result batch-last
+    x_rows, y = _array((B,) + x_shape, np.float64, 0), _array(y_shape, np.float64, 1)
+    g = _array(np.shape(np.dot(x_rows[0], y)) + (B,), np.float64, 2)
+    for got, want in ((rt.dot_rows_x(x_rows, y), [np.dot(x_rows[b], y) for b in range(B)]),
+                      (rt.dot_vjp_y_rows_gx(g, x_rows, y), [rt.dot_vjp_y(g[..., b], x_rows[b], y) for b in range(B)])):
+        want = np.stack(want, axis=-1)
+        assert np.shape(got) == np.shape(want)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_the_numba_rows_helpers_match_the_python_helpers():
+    from numba import njit
+    import transformer.backends.numba_runtime  # noqa: F401  (the overloads)
+    dot_rows = njit(lambda a, b: rt.dot_rows_x(a, b))
+    vjp_rows = njit(lambda g, a, b: rt.dot_vjp_y_rows_gx(g, a, b))
+    for dtype in (np.float64, np.float32):
+        for x_shape, y_shape in _helper_cases():
+            x_rows, y = _array((B,) + x_shape, dtype, 0), _array(y_shape, dtype, 1)
+            g = _array(np.shape(np.dot(x_rows[0], y)) + (B,), dtype, 2)
+            for got, want in ((dot_rows(x_rows, y), rt.dot_rows_x(x_rows, y)),
+                              (vjp_rows(g, x_rows, y), rt.dot_vjp_y_rows_gx(g, x_rows, y))):
+                assert np.shape(got) == np.shape(want) and np.asarray(got).dtype == dtype
+                np.testing.assert_allclose(got, want, **_tolerance(dtype))
+
+
+@pytest.mark.parametrize("x_shape", [(), (5,), (3, 5), (2, 3, 5)])
+def test_a_product_with_the_identity_basis_is_the_product_it_stands_for(x_shape):
+    from numba import njit
+    import transformer.backends.numba_runtime  # noqa: F401  (the overloads)
+    x, basis = _array(x_shape, np.float64, 0), np.eye(5)
+    want = np.stack([np.dot(x, basis[:, k]) for k in range(5)], axis=-1)
+    for helper in (rt.dot_identity_y, njit(lambda a, b: rt.dot_identity_y(a, b))):
+        got = helper(x, basis)
+        assert np.shape(got) == np.shape(want)
+        np.testing.assert_array_equal(got, want)
+    if x_shape:
+        with pytest.raises(ValueError, match="not aligned"):
+            rt.dot_identity_y(x, np.eye(4))
+
+
 def test_the_numba_helpers_match_the_python_helpers():
     from numba import njit
     import transformer.backends.numba_runtime  # noqa: F401  (the overloads)
@@ -151,7 +193,9 @@ def test_vmap_of_grad_wrt_the_unbatched_factor(target, x_shape):
     per_example = _on(target, tr.vmap(tr.grad(tanh_of_dot), in_axes=(None, 0)))
     np.testing.assert_allclose(per_example(w, xs), [tr.grad(tanh_of_dot)(w, x) for x in xs], rtol=1e-12)
     code = tr.show(per_example, w, xs)
-    assert "rt.dot_vjp_y_batched_gx(" in code and not _products_in_loops(code)
+    # both products read x as passed (its rows): no batch-last copy of x is made
+    assert "rt.dot_rows_x(x_rows, w)" in code and "rt.dot_vjp_y_rows_gx(" in code
+    assert "np.moveaxis(x," not in code and not _products_in_loops(code)
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -192,7 +236,9 @@ def test_hessian_of_twenty_entries_is_vmap_over_the_basis(target):
     hessian = _on(target, tr.hessian(tanh_quartic_20))
     np.testing.assert_allclose(hessian(x), central_difference_hessian(tanh_quartic_20, (x,)), rtol=1e-5, atol=1e-5)
     code = tr.show(hessian, x)
-    assert "rt.dot_batched_y(W20, x_dot)" in code and "rt.dot_vjp_y_batched_g(" in code
+    # the basis is the identity: its product with W20 is W20 itself, no product
+    assert "rt.dot_identity_y(W20, x_dot)" in code and "rt.dot_vjp_y_batched_g(" in code
+    assert "rt.dot_batched_y(W20" not in code
     assert LOOP not in code and "for _k in range" not in code
 
 

@@ -27,10 +27,13 @@ if "axis_index" not in primitives.REGISTRY:
     primitives.register("axis_index", "lax.axis_index", lax.axis_index, primitives.SPECIAL, ("axis_name",))
 # vmap's products with one batched operand (transformer/runtime.py): runtime helpers, so the
 # transforms of vmap's output (grad of vmap, vmap of vmap) have rules for them
-for _name in ("dot_batched_x", "dot_batched_y", "dot_vjp_x_batched_g", "dot_vjp_y_batched_g", "dot_vjp_y_batched_gx"):
+_PRODUCT_PARAMS = {"dot_batched_x": ("x", "y"), "dot_batched_y": ("x", "y"), "dot_vjp_x_batched_g": ("g", "x", "y"),
+                   "dot_vjp_y_batched_g": ("g", "x", "y"), "dot_vjp_y_batched_gx": ("g", "x", "y"),
+                   "dot_rows_x": ("x_rows", "y"), "dot_vjp_y_rows_gx": ("g", "x_rows", "y"),
+                   "dot_identity_y": ("x", "basis")}
+for _name, _params in _PRODUCT_PARAMS.items():
     if f"rt.{_name}" not in primitives.REGISTRY:
-        primitives.register(f"rt.{_name}", f"rt.{_name}", getattr(runtime, _name), primitives.SPECIAL,
-                            ("g", "x", "y") if "vjp" in _name else ("x", "y"))
+        primitives.register(f"rt.{_name}", f"rt.{_name}", getattr(runtime, _name), primitives.SPECIAL, _params)
 
 from .transforms import vmap as _registers_transform  # noqa: E402,F401  (the "vmap" step)
 
@@ -164,6 +167,8 @@ class VmapBoundary(Boundary):
     def before(self, args):
         if len(args) != len(self.in_axes):
             raise ValueError(f"vmap got {len(args)} arguments but in_axes has {len(self.in_axes)} entries")
+        if not self.outer and self._sizes_agree(args):
+            return args
         sizes = {}
         for position, (arg, entry) in enumerate(zip(args, self.in_axes)):
             treedef = tree.structure(arg) if isinstance(arg, (tuple, list, dict)) else tree.LEAF
@@ -186,6 +191,22 @@ class VmapBoundary(Boundary):
                                for k, v in sizes.items())
             raise ValueError(f"vmap got inconsistent batch sizes: {listed}")
         return args
+
+    def _sizes_agree(self, args) -> bool:
+        """The common call, checked quickly: arrays (no pytrees) with int axes in range and one batch
+        size.  False sends the call through the full check, which names what is wrong."""
+        size = self.axis_size
+        for arg, axis in zip(args, self.in_axes):
+            if axis is None:
+                continue
+            shape = getattr(arg, "shape", None)
+            if shape is None or not isinstance(axis, int) or not -len(shape) <= axis < len(shape):
+                return False
+            if size is None:
+                size = shape[axis]
+            elif shape[axis] != size:
+                return False
+        return True
 
     @staticmethod
     def _example_shape(shape, outer_axes):

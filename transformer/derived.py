@@ -306,8 +306,11 @@ class Jacobian(_Derived):
             return self._chain_of(args, out, layout, columns)
         # basis and columns batch-last, as inside vmap's code: no axis to move in or out
         in_axes = (None,) * n + tuple(-1 if p == q else None for p in range(n))
+        # a vector's basis is the identity matrix, which vmap's products need not multiply by
+        identity = (n + q,) if np.ndim(layout.leaves[q]) == 1 else ()
         steps = (Step("pick", (("index", 1),)),              # the tangent outputs: the columns
-                 Step("vmap", (("axis_name", None), ("axis_size", None), ("in_axes", in_axes), ("out_axes", -1))))
+                 Step("vmap", (("axis_name", None), ("axis_size", None), ("identity_basis", identity),
+                               ("in_axes", in_axes), ("out_axes", -1))))
         if steps not in self._chains:
             swept = self._chain_of(args, out, layout, steps)
             try:

@@ -168,6 +168,31 @@ def dot_vjp_y_batched_gx(g, x, y):
         np.shape(y) + np.shape(g)[-1:])
 
 
+def dot_identity_y(x, basis):
+    """``dot_batched_y(x, basis)`` where ``basis`` is the identity matrix, its columns the
+    examples (the Hessian's sweep over basis vectors): ``np.dot(x, e_k)`` is ``x[..., k]``, so
+    the whole batch is ``x`` itself, with no product."""
+    if np.ndim(x) == 0:
+        return x * basis
+    if np.shape(x)[-1] != np.shape(basis)[0]:
+        raise ValueError(f"np.dot: shapes {np.shape(x)} and {np.shape(basis)[:1]} not aligned")
+    return np.copy(x)
+
+
+# The same two products where the batched factor is an unchanged argument that vmap
+# still holds batch-FIRST (its rows, as the caller passed it): reading the rows saves
+# the batch-last copy of the whole argument.  The result is batch-last, like every
+# batched value in generated code.
+def dot_rows_x(x_rows, y):
+    """``np.dot(x_rows[b], y)`` for every example ``b``."""
+    return dot_batched_x(np.moveaxis(x_rows, 0, -1), y)
+
+
+def dot_vjp_y_rows_gx(g, x_rows, y):
+    """``dot_vjp_y(example b of g, x_rows[b], y)`` for every example ``b``."""
+    return dot_vjp_y_batched_gx(g, np.moveaxis(x_rows, 0, -1), y)
+
+
 def extremum_vjp(g, x, peak, axis=None, keepdims=False):
     """max/min: the cotangent goes to the positions that attain the extremum, split among ties."""
     hits = (x == expand_to(peak, x, axis, keepdims)).astype(_float_dtype(x))

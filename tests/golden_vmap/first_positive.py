@@ -1,9 +1,9 @@
 def first_positive(x):
+    _t4 = np.shape(x)
+    batch_size = _t4[0]
     # vmap: every batched argument keeps its batch axis last (per-example values broadcast right-aligned)
-    _t4 = np.moveaxis(x, 0, -1)
-    x = np.copy(_t4)
-    _t5 = np.shape(x)
-    batch_size = _t5[-1]
+    _t5 = np.moveaxis(x, 0, -1)
+    x = np.copy(_t5)
     _result_fresh = True
     _t6 = np.full((batch_size,), False)
     _returned = _t6

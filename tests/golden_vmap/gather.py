@@ -1,14 +1,9 @@
 def gather(x, i):
-    # loops over the examples read them as rows of the batch-first argument (contiguous)
+    # loops over the examples and products read them as rows of the batch-first argument (contiguous)
     x_rows = x
     i_rows = i
-    # vmap: every batched argument keeps its batch axis last (per-example values broadcast right-aligned)
-    _t1 = np.moveaxis(x, 0, -1)
-    x = np.copy(_t1)
-    _t2 = np.moveaxis(i, 0, -1)
-    i = np.copy(_t2)
-    _t3 = np.shape(x)
-    batch_size = _t3[-1]
+    _t1 = np.shape(x)
+    batch_size = _t1[0]
     # vmap of: return x[i]   [corpus_vmap.py:77]
     _t4 = x_rows[0]
     _t5 = i_rows[0]

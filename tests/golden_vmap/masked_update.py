@@ -1,11 +1,11 @@
 def masked_update(x, t):
+    _t3 = np.shape(x)
+    batch_size = _t3[0]
     # vmap: every batched argument keeps its batch axis last (per-example values broadcast right-aligned)
-    _t3 = np.moveaxis(x, 0, -1)
-    x = np.copy(_t3)
-    _t4 = np.moveaxis(t, 0, -1)
-    t = np.copy(_t4)
-    _t5 = np.shape(x)
-    batch_size = _t5[-1]
+    _t4 = np.moveaxis(x, 0, -1)
+    x = np.copy(_t4)
+    _t5 = np.moveaxis(t, 0, -1)
+    t = np.copy(_t5)
     # vmap of: y = np.copy(x)   [corpus_vmap.py:218]
     y = np.copy(x)
     # vmap of: if t > 0:   [corpus_vmap.py:219]

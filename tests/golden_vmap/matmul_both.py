@@ -1,14 +1,9 @@
 def matmul_both(a, b):
-    # loops over the examples read them as rows of the batch-first argument (contiguous)
+    # loops over the examples and products read them as rows of the batch-first argument (contiguous)
     a_rows = a
     b_rows = b
-    # vmap: every batched argument keeps its batch axis last (per-example values broadcast right-aligned)
-    _t1 = np.moveaxis(a, 0, -1)
-    a = np.copy(_t1)
-    _t2 = np.moveaxis(b, 0, -1)
-    b = np.copy(_t2)
-    _t3 = np.shape(a)
-    batch_size = _t3[-1]
+    _t1 = np.shape(a)
+    batch_size = _t1[0]
     # vmap of: return a @ b   [corpus_vmap.py:171]
     _t4 = a_rows[0]
     _t5 = b_rows[0]

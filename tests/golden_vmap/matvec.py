@@ -1,9 +1,9 @@
 def matvec(a, x):
+    _t1 = np.shape(x)
+    batch_size = _t1[0]
     # vmap: every batched argument keeps its batch axis last (per-example values broadcast right-aligned)
-    _t1 = np.moveaxis(x, 0, -1)
-    x = np.copy(_t1)
-    _t2 = np.shape(x)
-    batch_size = _t2[-1]
+    _t2 = np.moveaxis(x, 0, -1)
+    x = np.copy(_t2)
     # vmap of: return a @ x   [corpus_vmap.py:81]
     # strategy: one factor is the same for every example: one product for the whole batch
     _t3 = rt.dot_batched_y(a, x)

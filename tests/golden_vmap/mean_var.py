@@ -1,9 +1,9 @@
 def mean_var(x):
+    _t2 = np.shape(x)
+    batch_size = _t2[0]
     # vmap: every batched argument keeps its batch axis last (per-example values broadcast right-aligned)
-    _t2 = np.moveaxis(x, 0, -1)
-    x = np.copy(_t2)
-    _t3 = np.shape(x)
-    batch_size = _t3[-1]
+    _t3 = np.moveaxis(x, 0, -1)
+    x = np.copy(_t3)
     # vmap of: return np.mean(x), np.var(x)   [corpus_vmap.py:32]
     _t4 = np.copy(x)
     _t5 = np.reshape(_t4, (-1, batch_size))

@@ -1,9 +1,9 @@
 def newton_capped(a):
+    _t7 = np.shape(a)
+    batch_size = _t7[0]
     # vmap: every batched argument keeps its batch axis last (per-example values broadcast right-aligned)
-    _t7 = np.moveaxis(a, 0, -1)
-    a = np.copy(_t7)
-    _t8 = np.shape(a)
-    batch_size = _t8[-1]
+    _t8 = np.moveaxis(a, 0, -1)
+    a = np.copy(_t8)
     y_next_fresh = True
     _returned = False
     # vmap of: y = a   [corpus_vmap.py:334]

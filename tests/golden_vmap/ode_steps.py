@@ -1,9 +1,9 @@
 def ode_steps(x0):
+    _t5 = np.shape(x0)
+    batch_size = _t5[0]
     # vmap: every batched argument keeps its batch axis last (per-example values broadcast right-aligned)
-    _t5 = np.moveaxis(x0, 0, -1)
-    x0 = np.copy(_t5)
-    _t6 = np.shape(x0)
-    batch_size = _t6[-1]
+    _t6 = np.moveaxis(x0, 0, -1)
+    x0 = np.copy(_t6)
     # vmap of: x = x0   [corpus_vmap.py:114]
     x = x0
     # vmap of: t = 0.0   [corpus_vmap.py:115]

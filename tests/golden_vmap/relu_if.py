@@ -1,9 +1,9 @@
 def relu_if(x):
+    _t1 = np.shape(x)
+    batch_size = _t1[0]
     # vmap: every batched argument keeps its batch axis last (per-example values broadcast right-aligned)
-    _t1 = np.moveaxis(x, 0, -1)
-    x = np.copy(_t1)
-    _t2 = np.shape(x)
-    batch_size = _t2[-1]
+    _t2 = np.moveaxis(x, 0, -1)
+    x = np.copy(_t2)
     # vmap of: if x > 0:   [corpus_vmap.py:36]
     _t0 = x > 0
     # strategy: the condition differs per example: run both branches, keep each example's own

@@ -1,13 +1,11 @@
 def sum_first(x, k):
-    # loops over the examples read them as rows of the batch-first argument (contiguous)
+    # loops over the examples and products read them as rows of the batch-first argument (contiguous)
     x_rows = x
+    _t1 = np.shape(x)
+    batch_size = _t1[0]
     # vmap: every batched argument keeps its batch axis last (per-example values broadcast right-aligned)
-    _t1 = np.moveaxis(x, 0, -1)
-    x = np.copy(_t1)
-    _t2 = np.moveaxis(k, 0, -1)
-    k = np.copy(_t2)
-    _t3 = np.shape(x)
-    batch_size = _t3[-1]
+    _t3 = np.moveaxis(k, 0, -1)
+    k = np.copy(_t3)
     # vmap of: total = 0.0   [corpus_vmap.py:55]
     _t4 = np.full((batch_size,), 0.0)
     total = _t4

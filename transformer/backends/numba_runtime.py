@@ -460,6 +460,40 @@ def dot_vjp_y_batched_gx(g, x, y):
     return per_example
 
 
+@overload(rt.dot_identity_y)
+def dot_identity_y(x, basis):
+    if not _is_array(x):
+        return lambda x, basis: x * basis
+
+    def columns_of_the_identity(x, basis):
+        if x.shape[-1] != basis.shape[0]:
+            raise ValueError("np.dot: shapes not aligned")
+        return np.copy(x)
+    return columns_of_the_identity
+
+
+@overload(rt.dot_rows_x)
+def dot_rows_x(x_rows, y):
+    _check_example_rank(x_rows)
+    if x_rows.ndim == 2 and _is_array(y):
+        _check_factor(y)
+        if y.ndim == 1:      # examples (n,) as the rows: one matrix-vector product, (B,) is batch-last
+            return lambda x_rows, y: np.dot(x_rows, y)
+        # (k, B) = y^T x_rows^T: BLAS reads both transposes in place
+        return lambda x_rows, y: np.dot(np.transpose(y), np.transpose(x_rows))
+    return lambda x_rows, y: rt.dot_batched_x(np.ascontiguousarray(np.moveaxis(x_rows, 0, -1)), y)
+
+
+@overload(rt.dot_vjp_y_rows_gx)
+def dot_vjp_y_rows_gx(g, x_rows, y):
+    _check_example_rank(x_rows)
+    if x_rows.ndim == 2 and _is_array(g) and g.ndim == 1 and _is_array(y) and y.ndim == 1:
+        # examples (n,) dotted with y (n,): each example's cotangent is g_b * x_b, written
+        # row by row; its transpose is batch-last
+        return lambda g, x_rows, y: np.transpose(np.expand_dims(g, 1) * x_rows)
+    return lambda g, x_rows, y: rt.dot_vjp_y_batched_gx(g, np.ascontiguousarray(np.moveaxis(x_rows, 0, -1)), y)
+
+
 def _check_dot(x, y):
     if x.ndim > 2 or y.ndim > 2:
         raise TypingError("np.dot gradients support 1-D and 2-D operands")

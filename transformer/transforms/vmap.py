@@ -34,12 +34,15 @@ _TAPE = ("rt.stack", "rt.push", "rt.pop", "rt.top")
 
 
 @register("vmap")
-def vmap_transform(core: CoreFunction, in_axes=(), out_axes=0, axis_name=None, axis_size=None) -> CoreFunction:
+def vmap_transform(core: CoreFunction, in_axes=(), out_axes=0, axis_name=None, axis_size=None,
+                   identity_basis=()) -> CoreFunction:
+    """``identity_basis``: positions of arguments that are the identity matrix, its columns the
+    examples (vectors; hessian's sweep passes them): a product with one is no product at all."""
     if axis_name is not None:
         # ppermute over this axis, written with the collectives batched below (all_gather, axis_index)
         core.node = core.node.with_changes(body=cf.block(ppermutes_as_gathers(core, list(core.node.body.body),
                                                                               axis_name)))
-    return _Batcher(core, tuple(in_axes), out_axes, axis_name, axis_size).run()
+    return _Batcher(core, tuple(in_axes), out_axes, axis_name, axis_size, identity_basis).run()
 
 
 def _is_batched(state) -> bool:
@@ -147,7 +150,7 @@ def _reads(node) -> Counter:
 
 
 class _Batcher:
-    def __init__(self, core, in_axes, out_axes, axis_name, axis_size):
+    def __init__(self, core, in_axes, out_axes, axis_name, axis_size, identity_basis=()):
         self.core = core
         self.scope = core.scope
         self.in_axes = in_axes
@@ -164,6 +167,8 @@ class _Batcher:
         self.branch_reads: list = []     # per enclosing batched branch: the names it reads
         self.rows: dict = {}             # batched name -> its batch-first copy (parameters; in a loop over examples)
         self.used_rows: set = set()
+        self.identity_basis = identity_basis
+        self.identities: set = set()     # unchanged parameters that are the identity basis
         self.origin: Location | None = None
         self.comment: str | None = None
         self.all_reads = _reads(core.node.body)
@@ -194,26 +199,36 @@ class _Batcher:
         param_rows = {param: (self.scope.claim(f"{param}_rows"), axis) for param, axis in zip(params, self.in_axes)
                       if axis is not None and rebinds.get(param) == 1 and not writes_in_place}
         self.rows = {param: name for param, (name, _) in param_rows.items()}
+        self.identities = {params[i] for i in self.identity_basis
+                           if self.in_axes[i] == -1 and rebinds.get(params[i]) == 1 and not writes_in_place}
+        # the batch size from the first batched argument as passed
         entry = []
-        for param, axis in zip(params, self.in_axes):
-            if axis == -1:        # already batch-last: numba copies a moveaxis view by a slower strided loop
-                entry.append(cf.assign(param, cf.call("np.copy", [cst.Name(param)])))
-            elif axis is not None:
-                moved = self.scope.temp()
-                entry.append(cf.assign(moved, cf.call("np.moveaxis", [cst.Name(param), cf.literal(axis),
-                                                                     cf.literal(-1)])))
-                entry.append(cf.assign(param, cf.call("np.copy", [cst.Name(moved)])))
-        first = next((p for p, a in zip(params, self.in_axes) if a is not None), None)
+        first = next(((p, a) for p, a in zip(params, self.in_axes) if a is not None), None)
         if first is None:
             entry.append(cf.assign(self.batch_size, cf.literal(self.axis_size)))
         else:
             shape = self.scope.temp()
-            entry.append(cf.assign(shape, cf.call("np.shape", [cst.Name(first)])))
+            entry.append(cf.assign(shape, cf.call("np.shape", [cst.Name(first[0])])))
             entry.append(cf.assign(self.batch_size, cst.Subscript(cst.Name(shape), _index(
-                [cst.SubscriptElement(cst.Index(cf.literal(-1)))]))))
+                [cst.SubscriptElement(cst.Index(cf.literal(first[1])))]))))
+        copies = {}
+        for param, axis in zip(params, self.in_axes):
+            if axis == -1:        # already batch-last: numba copies a moveaxis view by a slower strided loop
+                copies[param] = [cf.assign(param, cf.call("np.copy", [cst.Name(param)]))]
+            elif axis is not None:
+                moved = self.scope.temp()
+                copies[param] = [cf.assign(moved, cf.call("np.moveaxis", [cst.Name(param), cf.literal(axis),
+                                                                         cf.literal(-1)])),
+                                 cf.assign(param, cf.call("np.copy", [cst.Name(moved)]))]
         body = self.block(self.core.node.body.body)
-        entry[0] = cf.with_comment(entry[0], "# vmap: every batched argument keeps its batch axis last "
-                                             "(per-example values broadcast right-aligned)")
+        # a batch-last copy only of the arguments the batched body reads as such (products
+        # may read an unchanged argument's rows instead: then it needs none)
+        read = set().union(*(dataflow.all_names(stmt) for stmt in body)) if body else set()
+        copied = [stmt for param, stmts in copies.items() if param in read for stmt in stmts]
+        if copied:
+            copied[0] = cf.with_comment(copied[0], "# vmap: every batched argument keeps its batch axis last "
+                                                   "(per-example values broadcast right-aligned)")
+        entry += copied       # after the batch size: the copies rebind the arguments' names
         rows = []
         for param, (name, axis) in param_rows.items():
             if name in self.used_rows and axis == 0:
@@ -224,8 +239,8 @@ class _Batcher:
                                                                      cf.literal(0)])))
                 rows.append(cf.assign(name, cf.call("np.copy", [cst.Name(moved)])))
         if rows:
-            rows[0] = cf.with_comment(rows[0], "# loops over the examples read them as rows of the batch-first "
-                                               "argument (contiguous)")
+            rows[0] = cf.with_comment(rows[0], "# loops over the examples and products read them as rows of the "
+                                               "batch-first argument (contiguous)")
         entry[:0] = rows
         entry += [cf.assign(flag, cst.Name("True")) for flag in self.first_store_flags]
         self.core.node = self.core.node.with_changes(body=cf.block(entry + body))
@@ -735,8 +750,15 @@ class _Batcher:
         t = _templates()
         batched = [_is_batched(s) for s in states]
         why = "# strategy: one factor is the same for every example: one product for the whole batch"
+        if prim.name in ("dot", "matmul") and batched == [False, True] and isinstance(args[1], cst.Name) \
+                and args[1].value in self.identities:
+            self.add_comment("# strategy: the examples are the identity's columns: the product is the other "
+                             "factor itself")
+            return self.template(t.dot_identity_y, x=args[0], basis=args[1])
         if prim.name in ("dot", "matmul") and not all(batched):
             self.add_comment(why)
+            if batched[0] and self.has_rows(args[0]):
+                return self.template(t.dot_rows_x, x_rows=self.rows_of(args[0]), y=args[1])
             return self.template(t.dot_batched_x if batched[0] else t.dot_batched_y, x=args[0], y=args[1])
         if prim.name == "rt.dot_vjp_x" and batched[0] and not batched[2]:
             self.add_comment(why)
@@ -749,6 +771,8 @@ class _Batcher:
         if prim.name == "rt.dot_vjp_y" and batched[0] and batched[1] and not batched[2]:
             self.add_comment("# strategy: the cotangent and x are batched: elementwise for examples of rank 0 and 1 "
                              "(the helper loops over the examples only for matrices)")
+            if self.has_rows(args[1]):
+                return self.template(t.dot_vjp_y_rows_gx, g=args[0], x_rows=self.rows_of(args[1]), y=args[2])
             return self.template(t.dot_vjp_y_batched_gx, g=args[0], x=args[1], y=args[2])
         return self.rule_loop(prim, rule, args, keywords, states)
 
@@ -785,6 +809,10 @@ class _Batcher:
         if isinstance(atom, cst.Name) and atom.value in self.rows:
             return self.template(_templates().row, x=self.rows_of(atom), b=example)
         return self.template(_templates().example, x=atom, b=example)
+
+    def has_rows(self, atom) -> bool:
+        """Whether a batch-first copy of this atom is at hand (no copy needs making)."""
+        return isinstance(atom, cst.Name) and atom.value in self.rows
 
     def rows_of(self, atom) -> cst.Name:
         """The batch-first copy of a batched name (example b is its row b): an unchanged parameter's
