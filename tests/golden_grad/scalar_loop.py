@@ -4,6 +4,8 @@ def grad_scalar_loop(x):
     s = 0.0
     # for i in range(len(x)):   [corpus_grad.py:286]
     _t0 = len(x)
+    x_bar = rt.zeros_like(x)
+    # both sweeps in one loop: each iteration's adjoint only adds into gradients, so it runs right after the iteration, not in a second loop backwards
     for i in range(_t0):
         # s = s + x[i] * x[i] * (i + 1)   [corpus_grad.py:287]
         _t1 = x[i]
@@ -12,22 +14,10 @@ def grad_scalar_loop(x):
         _t4 = i + 1
         _t5 = _t3 * _t4
         s = s + _t5
-    # backward sweep: cotangents flow from the output back to the inputs
-    x_bar = rt.zeros_like(x)
-    _t22 = rt.scalar_seed(s)
-    s_bar = _t22
-    # vjp of: for i in range(len(x)):   [corpus_grad.py:286]
-    _t20 = _t0 - 1
-    for i in range(_t20, -1, -1):
-        # recompute this iteration's values instead of taping them
-        _t1 = x[i]
-        _t2 = x[i]
-        _t3 = _t1 * _t2
-        _t4 = i + 1
-        # vjp of: s = s + x[i] * x[i] * (i + 1)   [corpus_grad.py:287]
-        _t6 = rt.unbroadcast(s_bar, s)
+        # vjp of this iteration; the cotangent it carries is grad's seed in every iteration
+        _t22 = rt.scalar_seed(s)
+        s_bar = _t22
         _t7 = rt.unbroadcast(s_bar, _t5)
-        s_bar = _t6
         _t8 = _t7 * _t4
         _t9 = rt.unbroadcast(_t8, _t3)
         _t12 = _t9 * _t2
@@ -40,4 +30,6 @@ def grad_scalar_loop(x):
         _t18 = x_bar[i]
         _t19 = _t18 + _t13
         x_bar[i] = _t19
+    # grad's check that the output is a scalar, also when the loop ran no iteration
+    _t22 = rt.scalar_seed(s)
     return x_bar

@@ -31,6 +31,7 @@ from ..errors import TransformError
 from ..exits import structure_exits
 from ..normalize import apply_template
 from . import register
+from .sweep_fusion import fuse_backward_loops
 from .reverse_analysis import (CUSTOM, GETITEM, Analysis, ValueReads, carried, child_blocks, is_exit_break,
                                isolate_conditions, loops, primitive_params, rule_for, rule_wrt)
 
@@ -598,7 +599,7 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
     func = dataflow.remove_dead_code(func)
     func = simplify.merge_first_contributions(func, reverse.mutated_bars())
     func = simplify.fold_constants(func)
-    core.node = dataflow.remove_dead_code(func)
+    core.node = dataflow.remove_dead_code(fuse_backward_loops(dataflow.remove_dead_code(func)))
     return core
 
 
