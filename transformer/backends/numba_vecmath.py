@@ -3,9 +3,9 @@
 numba compiles ``np.exp(x)`` over an array to one libm call per element:
 its vectorised path (Intel SVML) needs an LLVM that the pip wheels lack, and
 LLVM cannot vectorise a loop around an opaque call.  The functions here use
-only additions, multiplications, comparisons and bit casts, so the loop
-around them becomes vector instructions (4 doubles at a time in the 256-bit
-registers LLVM prefers on this AVX-512 machine).
+only additions, multiplications, fused multiply-adds, comparisons and bit
+casts, so the loop around them becomes vector instructions (4 doubles at a
+time in the 256-bit registers LLVM prefers on this AVX-512 machine).
 
 Each is the textbook method, without branches so every lane does the same
 work:
@@ -13,11 +13,13 @@ work:
 - ``exp(x) = 2**k * exp(r)`` with ``k = round(x / ln 2)`` and
   ``r = x - k ln 2`` (|r| <= ln 2 / 2), ``ln 2`` split in two parts so that
   ``k * LN2_HI`` is exact; ``exp(r)`` is its Taylor polynomial to degree 13
-  (the first term left out is below 2**-57); ``2**k`` is built from its bits
+  (the first term left out is below 2**-57), summed as ``(1 + r) + r**2 q``
+  with the rounding error of ``1 + r`` carried; ``2**k`` is built from its bits
   in two halves, so that results near overflow round once and subnormal
   ones are NumPy's to an ulp.
-- ``expm1`` the same way, as ``2**k * expm1(r) + (2**k - 1)``, which keeps the
-  small results that ``exp(x) - 1`` would cancel away.
+- ``expm1`` the same way, as ``(2**k - 1) + 2**k r + 2**k r**2 q`` with the
+  rounding error of the first sum carried, which keeps the small results that
+  ``exp(x) - 1`` would cancel away.
 - ``tanh(|x|) = t / (t + 2)`` with ``t = expm1(2|x|)``, the sign put back with
   ``copysign`` (so ``tanh(-0.0)`` is ``-0.0``); above 20, where tanh is 1.0 in
   float64, |x| is clamped so that ``t`` stays finite.  One Newton step on
@@ -39,6 +41,16 @@ work:
   ``ln 2`` in the same two parts as for exp.  0, negative numbers, inf and
   NaN by selects at the end.  Within 1 ulp of NumPy.
 
+The polynomials are evaluated by Estrin's scheme in fused multiply-adds
+(``_fma``): pairs of terms, then pairs of pairs, joined by powers of the
+argument.  Horner's rule, with numba's separate multiplications and
+additions, made exp of each element one chain of 25 dependent operations,
+and the loop waited on their latency; Estrin's takes three more
+multiplications (the powers) for a chain of 7.  The constant term is added
+last, by one Horner step: inside Estrin's pairs it would be rounded four
+times at its own magnitude, which raised the largest errors of sin and
+expm1 (against the exact result, in the samples tried) by 0.09 and 0.18 ulp.
+
 float32 is computed in float64 and rounded once at the end: every float32
 result is then within one ulp (usually exact), at half the lanes per vector.
 Integers and complex numbers use numba's own functions.
@@ -48,13 +60,17 @@ loop of its own over the elements in memory order: LLVM vectorises that loop
 when it compiles it alone, which it was seen not to do reliably for numba's
 array-expression loops once inlined into a large generated function.  The
 argument's own expression (``vm.exp(scores - m)``) is still one fused pass.
-A single float takes the same arithmetic where that pays (tanh, expm1, sin, cos) and
-libm where it does not (exp, log).  The python target keeps ``np.exp``.
+A single float takes the same arithmetic where that pays (exp, tanh, expm1, sin,
+cos) and libm where it does not (log).  The python target keeps ``np.exp``.
 
-Measured on 1e6 float64 (this AVX-512 machine, best of 15, two runs), against
-numba's own ``np.f(x)``: exp 2.7x faster, sin 7.5x, cos 6.9x to 8.8x, log
-2.2x to 2.3x (sin and cos on [-10, 10], log on (0, 100)); on elements all
-beyond ``_TRIG_BOUND``, sin takes libm's time and 3% to 11% more.
+Measured on 1e6 float64 (this AVX-512 machine, best of 15, two runs, the
+machine shared with other work), against numba's own ``np.f(x)``: exp 4.2x
+to 4.4x faster, expm1 8.6x to 9.9x, tanh 7.4x to 10x, sin 11x to 12x, cos
+12x, log 3.3x to 3.5x (on [-10, 10], log on (0, 100)); with Horner's rule
+each took 1.2x (sin, cos) to 1.6x (exp) its time.  NumPy's own loops,
+vectorised by hand, are still faster for exp (0.75 ms against 1.4 ms),
+expm1, tanh and log, not for sin and cos (26 ms: libm per element).  On
+elements all beyond ``_TRIG_BOUND``, sin takes libm's time and 4% to 5% more.
 """
 from __future__ import annotations
 
@@ -117,10 +133,14 @@ _EXP_LOW = -746.0
 @register_jitable
 def _reduce(x):
     """(k, r) with x = k ln 2 + r, |r| <= ln 2 / 2; x already clamped (a NaN passes through)."""
-    shifted = x * _LOG2_E + _ROUNDER
+    # fused, k is x / ln 2 rounded once instead of twice: any nearest integer will do
+    shifted = _fma(x, _LOG2_E, _ROUNDER)
     k = _float_to_bits(shifted) - _ROUNDER_BITS         # round(x / ln 2) without a float-to-int conversion
     kf = shifted - _ROUNDER
-    r = (x - kf * _LN2_HI) - kf * _LN2_LO
+    # x - k * _LN2_HI is exact (the product is, and x is within a factor 2 of
+    # it), so the fma returns that same difference; the second fma rounds
+    # once where a product and a difference rounded twice
+    r = _fma(-kf, _LN2_LO, _fma(-kf, _LN2_HI, x))
     return k, r
 
 
@@ -138,21 +158,33 @@ def _scaled(value, k):
 
 
 @register_jitable
-def _expm1_reduced(r):
-    """exp(r) - 1 for |r| <= ln 2 / 2: r + r**2 * (1/2! + r/3! + ... + r**11/13!), by Horner."""
-    q = 1.0 / 6227020800.0
-    q = q * r + 1.0 / 479001600.0
-    q = q * r + 1.0 / 39916800.0
-    q = q * r + 1.0 / 3628800.0
-    q = q * r + 1.0 / 362880.0
-    q = q * r + 1.0 / 40320.0
-    q = q * r + 1.0 / 5040.0
-    q = q * r + 1.0 / 720.0
-    q = q * r + 1.0 / 120.0
-    q = q * r + 1.0 / 24.0
-    q = q * r + 1.0 / 6.0
-    q = q * r + 0.5
-    return r + r * r * q
+def _expm1_series(r):
+    """(r**2, q) with exp(r) - 1 = r + r**2 q for |r| <= ln 2 / 2:
+    q = 1/2! + r/3! + ... + r**11/13!, all but its 1/2 by Estrin's scheme."""
+    r2 = r * r
+    r4 = r2 * r2
+    r8 = r4 * r4
+    p01 = _fma(1.0 / 24.0, r, 1.0 / 6.0)
+    p23 = _fma(1.0 / 720.0, r, 1.0 / 120.0)
+    p45 = _fma(1.0 / 40320.0, r, 1.0 / 5040.0)
+    p67 = _fma(1.0 / 3628800.0, r, 1.0 / 362880.0)
+    p89 = _fma(1.0 / 479001600.0, r, 1.0 / 39916800.0)
+    p03 = _fma(p23, r2, p01)
+    p47 = _fma(p67, r2, p45)
+    p810 = _fma(1.0 / 6227020800.0, r2, p89)
+    tail = _fma(p810, r8, _fma(p47, r4, p03))
+    return r2, _fma(r, tail, 0.5)
+
+
+@register_jitable
+def _exp_reduced(r):
+    """exp(r) for |r| <= ln 2 / 2, as (1 + r) + r**2 q with the rounding error of
+    1 + r added to the small term: 1 + expm1(r), rounded twice, was up to 0.95 ulp
+    from the exact result, this up to 0.77 (NumPy's: 0.69)."""
+    r2, q = _expm1_series(r)
+    head = 1.0 + r
+    head_error = (1.0 - head) + r                       # exact: 1 >= |r|
+    return head + _fma(r2, q, head_error)
 
 
 @register_jitable
@@ -192,14 +224,15 @@ def _two_sum(a, b):
 def _reduce_quarter_turns(x):
     """(k, hi, lo) with x = k pi/2 + hi + lo, |hi| about pi/4 at most and lo below
     an ulp of hi, to well within an ulp of the result while |x| <= _TRIG_BOUND."""
-    shifted = x * _TWO_OVER_PI + _ROUNDER
+    shifted = _fma(x, _TWO_OVER_PI, _ROUNDER)             # k rounded once: any nearest integer will do
     k = _float_to_bits(shifted) - _ROUNDER_BITS
     kf = shifted - _ROUNDER
-    # exact: k * _PIO2_1 is, and x is within a unit of it, on the same grid of 2**-53
-    r = x - kf * _PIO2_1
+    # exact: k * _PIO2_1 is, and x is within a unit of it, on the same grid of
+    # 2**-53; the fma returns that exact difference too
+    r = _fma(-kf, _PIO2_1, x)
     # x may lie within 1e-10 of a multiple of pi/2, so the rest is kept in two words
     hi, lo = _two_sum(r, -(kf * _PIO2_2))
-    hi, lo = _two_sum(hi, lo - kf * _PIO2_3)
+    hi, lo = _two_sum(hi, _fma(-kf, _PIO2_3, lo))
     return k, hi, lo
 
 
@@ -208,15 +241,15 @@ def _sin_reduced(hi, lo):
     """sin(hi + lo) for |hi| <= pi/4 and lo tiny: Taylor to degree 17 (the first term
     left out is below 2**-62 of the result), lo entering through its derivative cos(hi)."""
     z = hi * hi
-    q = 1.0 / 355687428096000.0
-    q = q * z - 1.0 / 1307674368000.0
-    q = q * z + 1.0 / 6227020800.0
-    q = q * z - 1.0 / 39916800.0
-    q = q * z + 1.0 / 362880.0
-    q = q * z - 1.0 / 5040.0
-    q = q * z + 1.0 / 120.0
-    q = q * z - 1.0 / 6.0
-    return hi + (hi * z * q + lo * (1.0 - 0.5 * z))
+    z2 = z * z
+    z4 = z2 * z2
+    p01 = _fma(-1.0 / 5040.0, z, 1.0 / 120.0)
+    p23 = _fma(-1.0 / 39916800.0, z, 1.0 / 362880.0)
+    p45 = _fma(-1.0 / 1307674368000.0, z, 1.0 / 6227020800.0)
+    tail = _fma(_fma(1.0 / 355687428096000.0, z2, p45), z4, _fma(p23, z2, p01))
+    q = _fma(z, tail, -1.0 / 6.0)
+    # lo is below an ulp of hi: of cos(hi), its factor, 1 - z/2 is all that shows
+    return hi + _fma(hi * z, q, _fma(-0.5 * z, lo, lo))
 
 
 @register_jitable
@@ -231,14 +264,15 @@ def _cos_reduced(hi, lo):
     half = 0.5 * z
     head = 1.0 - half
     head_error = (1.0 - head) - half                    # exact: 1 >= half
-    q = 1.0 / 20922789888000.0
-    q = q * z - 1.0 / 87178291200.0
-    q = q * z + 1.0 / 479001600.0
-    q = q * z - 1.0 / 3628800.0
-    q = q * z + 1.0 / 40320.0
-    q = q * z - 1.0 / 720.0
-    q = q * z + 1.0 / 24.0
-    return head + ((head_error - 0.5 * z_error) + (z * z * q - hi * lo))
+    z2 = z * z
+    z4 = z2 * z2
+    p01 = _fma(-1.0 / 720.0, z, 1.0 / 24.0)
+    p23 = _fma(-1.0 / 3628800.0, z, 1.0 / 40320.0)
+    p46 = _fma(1.0 / 20922789888000.0, z2, _fma(-1.0 / 87178291200.0, z, 1.0 / 479001600.0))
+    q = _fma(p46, z4, _fma(p23, z2, p01))
+    # the three small terms first, below an ulp of the result, then z**2 q
+    small = _fma(-hi, lo, _fma(-0.5, z_error, head_error))
+    return head + _fma(z2, q, small)
 
 
 @register_jitable
@@ -270,35 +304,44 @@ def _log1p_reduced(f):
     enters a term a twentieth of the result, and f is exact."""
     s = f / (2.0 + f)
     z = s * s
-    q = 2.0 / 21.0
-    q = q * z + 2.0 / 19.0
-    q = q * z + 2.0 / 17.0
-    q = q * z + 2.0 / 15.0
-    q = q * z + 2.0 / 13.0
-    q = q * z + 2.0 / 11.0
-    q = q * z + 2.0 / 9.0
-    q = q * z + 2.0 / 7.0
-    q = q * z + 2.0 / 5.0
-    q = q * z + 2.0 / 3.0
+    z2 = z * z
+    z4 = z2 * z2
+    z8 = z4 * z4
+    p01 = _fma(2.0 / 5.0, z, 2.0 / 3.0)
+    p23 = _fma(2.0 / 9.0, z, 2.0 / 7.0)
+    p45 = _fma(2.0 / 13.0, z, 2.0 / 11.0)
+    p67 = _fma(2.0 / 17.0, z, 2.0 / 15.0)
+    p89 = _fma(2.0 / 21.0, z, 2.0 / 19.0)
+    q = _fma(p89, z8, _fma(_fma(p67, z2, p45), z4, _fma(p23, z2, p01)))
     half_square = 0.5 * f * f
-    return s * (half_square + z * q) - half_square
+    return _fma(s, _fma(z, q, half_square), -half_square)
 
 
 # ------------------------------------------------------------ float64 kernels
 @register_jitable
 def exp64(x):
     k, r = _reduce(_clamp(x, _EXP_LOW, _EXP_HIGH))
-    return _scaled(1.0 + _expm1_reduced(r), k)
+    return _scaled(_exp_reduced(r), k)
 
 
 @register_jitable
 def expm1_64(x):
     # below -40 expm1 is -1.0 in float64; above 710 it overflows either way
     k, r = _reduce(_clamp(x, -40.0, _EXP_HIGH))
-    e = _expm1_reduced(r)
-    # 2**k * (1 + e) - 1 = 2**k * e + (2**k - 1), exact but for one rounding while
-    # 2**k - 1 is exact (k <= 52); beyond, the - 1 no longer matters
-    moderate = _scaled(e, k) + (_scaled(1.0, k) - 1.0)
+    r2, q = _expm1_series(r)
+    e = _fma(r2, q, r)
+    # 2**k (1 + expm1(r)) - 1 = (2**k - 1) + 2**k r + 2**k r**2 q: while k <= 52,
+    # 2**k - 1 is exact (beyond, the - 1 no longer matters) and 2**k is normal
+    # (k >= -58), so multiplying by it is exact.  The first two terms are summed
+    # with their rounding error (a fast two-sum, as |2**k - 1| >= |2**k r| for
+    # k != 0; the fma sees the exact difference and product) before the small
+    # third joins: rounding expm1(r) first was up to 1.9 ulp from the exact
+    # result, this up to 1.4
+    power = _power_of_two(k)
+    less_one = power - 1.0
+    head = _fma(power, r, less_one)
+    head_error = _fma(power, r, less_one - head)
+    moderate = head + _fma(power * r2, q, head_error)
     large = _scaled(1.0 + e, k) - 1.0
     result = e if k == 0 else (moderate if k <= 52 else large)
     return x if x == 0.0 else result                    # -0.0 stays -0.0
@@ -314,7 +357,8 @@ def tanh64(x):
     total = t + 2.0
     total_error = (2.0 - (total - t)) + (t - (total - (total - t)))
     q = t / total
-    residual = _fma(-q, total, t) - q * total_error
+    # t - q * total is exact (the remainder of a rounded quotient is a double)
+    residual = _fma(-q, total_error, _fma(-q, total, t))
     return math.copysign(q + residual / total, x)
 
 
@@ -344,7 +388,7 @@ def log64(x):
     f = _bits_to_float((offset & _MANTISSA_MASK) + _SQRT_HALF_BITS) - 1.0   # exact
     ef = _bits_to_float(e + _ROUNDER_BITS) - _ROUNDER   # e as a float, without an int-to-float conversion
     # e * _LN2_HI is exact; the small terms are summed before they meet it
-    result = ef * _LN2_HI + ((_log1p_reduced(f) + ef * _LN2_LO) + f)
+    result = _fma(ef, _LN2_HI, _fma(ef, _LN2_LO, _log1p_reduced(f)) + f)
     result = result if x < np.inf else x               # inf and nan are their own log
     result = -np.inf if x == 0.0 else result
     return np.nan if x < 0.0 else result
@@ -439,9 +483,10 @@ def _overload_for(helper, kernel, numba_function, kernel_for_scalars, exact_up_t
     """float64 arrays through the kernel; float32 ones through it in float64,
     rounded once; integers and complex numbers to numba's own function (its
     result dtypes).  A single float goes to the kernel only where that was
-    measured to pay: alone, with nothing to vectorise, libm's exp and log are
-    faster than these (1.4x and 1.9x in a scalar loop), its tanh, expm1, sin and
-    cos slower (0.86x, 0.70x, 0.70x, 0.73x).  A kernel exact only up to
+    measured to pay: alone, with nothing to vectorise, libm's log is faster
+    than this one (1.3x in a scalar loop), its exp, tanh, expm1, sin and cos
+    slower (0.9x, 0.6x, 0.55x, 0.4x, 0.45x; exp was 1.5x before its polynomial
+    was evaluated by Estrin's scheme in fmas).  A kernel exact only up to
     ``exact_up_to`` leaves larger arguments to numba's function (libm)."""
     if exact_up_to is None:
         over_elements, libm_beyond = _over_elements(kernel), None
@@ -474,7 +519,7 @@ def _overload_for(helper, kernel, numba_function, kernel_for_scalars, exact_up_t
 
 
 # by name, the compiled loops (their machine code is checked for vector instructions)
-LOOPS = {"exp": _overload_for(exp, exp64, np.exp, kernel_for_scalars=False),
+LOOPS = {"exp": _overload_for(exp, exp64, np.exp, kernel_for_scalars=True),
          "expm1": _overload_for(expm1, expm1_64, np.expm1, kernel_for_scalars=True),
          "tanh": _overload_for(tanh, tanh64, np.tanh, kernel_for_scalars=True),
          "sin": _overload_for(sin, sin64, np.sin, kernel_for_scalars=True, exact_up_to=_TRIG_BOUND),
