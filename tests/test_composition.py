@@ -99,6 +99,28 @@ def test_jvp_of_grad_and_hvp(fn, args, target):
     np.testing.assert_allclose(_on(target, tr.hvp(fn))(*args, v), expected, rtol=RTOL, atol=ATOL)
 
 
+@pytest.mark.parametrize("fn, args, target", _with_targets(corpus.ARRAY_CASES, _IDS))
+def test_hvp_called_again_and_with_other_dtypes(fn, args, target):
+    # the second call with float64 arrays takes hvp's short path; float32 and int-valued
+    # directions the general one: all three agree with the Hessian
+    v = _direction(args[0])
+    expected = np.tensordot(central_difference_hessian(fn, args), v, axes=np.ndim(v))
+    hvp = _on(target, tr.hvp(fn))
+    for direction in (v, v, v.astype(np.float32), np.ones_like(v, dtype=np.int64)):
+        want = expected if direction is v else np.tensordot(central_difference_hessian(fn, args),
+                                                            np.asarray(direction, float), axes=np.ndim(v))
+        np.testing.assert_allclose(hvp(*args, direction), want, rtol=1e-4 if direction.dtype == np.float32
+                                   else RTOL, atol=1e-4 if direction.dtype == np.float32 else ATOL)
+
+
+def test_hvp_computes_no_gradient_it_does_not_return():
+    code = tr.show(tr.hvp(corpus.ARRAY_CASES[0][0]), *corpus.ARRAY_CASES[0][1], corpus.ARRAY_CASES[0][1][0])
+    body = code.split("def ")[-1]
+    assert body.rstrip().splitlines()[-1].strip().startswith("return (") and "_bar_dot" in body.splitlines()[-1]
+    returned = body.rstrip().splitlines()[-1]
+    assert "x_bar," not in returned and "x_bar)" not in returned
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_jacfwd_of_jacrev_of_a_vector_function(target):
     x = corpus.vec()

@@ -450,9 +450,10 @@ class HessianVectorProduct(_Derived):
 
     def steps_for(self, args, layout, out) -> tuple:
         grad = Step("grad", (("argnums", (self.argnum,)), ("has_aux", False)))
+        pick = Step("pick", (("index", 1),))     # only the tangents: what only the gradient needs is dropped
         if layout is None:
-            return grad, Step("jvp", (("active", (self.argnum,)), ("ndims", None)))
-        return grad, Step("jvp", (("active", tuple(layout.of((self.argnum,)))), ("ndims", layout.ndims())))
+            return grad, Step("jvp", (("active", (self.argnum,)), ("ndims", None))), pick
+        return grad, Step("jvp", (("active", tuple(layout.of((self.argnum,)))), ("ndims", layout.ndims()))), pick
 
     def _generated(self, args, layout):
         # hvp is called in loops: with plain (not static, not pytree) arguments
@@ -468,6 +469,9 @@ class HessianVectorProduct(_Derived):
 
     def __call__(self, *args):
         n = len(self.signature.parameters)
+        fast = self._fast_call(args, n)
+        if fast is not None:
+            return fast
         if len(args) != n + 1:
             raise TypeError(f"hvp(f) takes f's {n} arguments and then the vector v; got {len(args)} arguments")
         *args, v = args
@@ -484,9 +488,30 @@ class HessianVectorProduct(_Derived):
         for p, leaf in zip(swept, v_leaves):
             tangents[p] = np.asarray(leaf, dtype=float) if np.ndim(leaf) else float(leaf)
         generated = self._generated(args, layout)
-        _, dots = generated(*layout.leaves, *tangents)
+        dots = generated(*layout.leaves, *tangents)
         dots = list(dots) if isinstance(dots, tuple) else [dots]
         return tree.unflatten(v_def, dots) if v_def is not None else dots[0]
+
+
+    def _fast_call(self, args, n):
+        """The call as the general path below makes it, for float64 arrays only (no static or
+        pytree argument, no argument checks of inner transforms): hvp runs in loops, where that
+        path's Python work was as long as the compiled call.  None: take the general path."""
+        if len(args) != n + 1 or self.base.static_argnums or self.base.boundaries:
+            return None
+        *plain, v = args
+        for a in args:
+            if type(a) is not np.ndarray or a.dtype != np.float64:
+                return None
+        where = plain[self.argnum]
+        if v.shape != where.shape:
+            return None
+        generated = self._by_layout.get(tuple(a.ndim for a in plain))
+        if generated is None:
+            return None
+        tangents = [v if p == self.argnum else _zero(leaf) for p, leaf in enumerate(plain)]
+        dots = generated(*plain, *tangents)
+        return dots[0] if isinstance(dots, tuple) else dots
 
 
 def hvp(fn, argnums=0):

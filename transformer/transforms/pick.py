@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .. import dataflow
 from ..core_form import CoreFunction
 from ..errors import TransformError
 from . import register
@@ -19,6 +20,8 @@ from . import register
 @register("pick", internal=True)
 def pick(core: CoreFunction, index: int = 0) -> CoreFunction:
     core.node = core.node.visit(_PickFromReturns(index, core.node.name.value))
+    # what only the other elements needed (hvp's gradient, next to its tangent) is dropped
+    core.node = dataflow.remove_dead_code(core.node)
     return core
 
 
