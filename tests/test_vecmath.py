@@ -15,37 +15,13 @@ from transformer.backends import numba_vecmath as vm
 FUNCTIONS = {"exp": np.exp, "expm1": np.expm1, "tanh": np.tanh, "sin": np.sin, "cos": np.cos, "log": np.log}
 
 
-@njit
-def _exp(x):
-    return vm.exp(x)
+def _compiled(helper):
+    """``helper`` (vm.exp, ...) called from numba-compiled code, as generated code calls it."""
+    return njit(lambda x: helper(x))
 
 
-@njit
-def _expm1(x):
-    return vm.expm1(x)
-
-
-@njit
-def _tanh(x):
-    return vm.tanh(x)
-
-
-@njit
-def _sin(x):
-    return vm.sin(x)
-
-
-@njit
-def _cos(x):
-    return vm.cos(x)
-
-
-@njit
-def _log(x):
-    return vm.log(x)
-
-
-COMPILED = {"exp": _exp, "expm1": _expm1, "tanh": _tanh, "sin": _sin, "cos": _cos, "log": _log}
+COMPILED = {name: _compiled(getattr(vm, name)) for name in FUNCTIONS}
+_exp, _log = COMPILED["exp"], COMPILED["log"]
 # where each function is neither constant nor overflowing, and a little beyond;
 # for sin and cos, twice the bound past which libm takes the elements over
 RANGES = {"exp": (-760.0, 720.0), "expm1": (-50.0, 720.0), "tanh": (-25.0, 25.0),
