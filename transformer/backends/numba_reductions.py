@@ -7,19 +7,25 @@ NumPy (so a generated module still runs without numba), plus an ``overload``
 that numba compiles instead.
 
 Every overload works the same way: move the reduced axes to the end
-(``np.transpose``, a view), make the array contiguous and view it as
-``(kept, reduced)`` rows, reduce each row with numba's own whole-array
-function, and give the result the shape NumPy would.  The number of output
-dimensions depends only on ``x.ndim``, the *number* of reduced axes and
-``keepdims`` — all known when numba types the call — so the axis values
-themselves may be run-time integers; ``keepdims`` must be a constant.
+(``np.transpose``, a view) where they are not adjacent, make the array
+contiguous and view it as ``(outer, reduced, inner)`` blocks, reduce each
+row ``blocks[o, :, i]``, and give the result the shape NumPy would.  Rows
+are reduced by numba's own whole-array functions, except that max, min, sum
+and mean have loops of their own that LLVM vectorises (below), and reduce a
+non-last axis (``inner > 1``) whole contiguous rows at a time.  The number
+of output dimensions depends only on ``x.ndim``, the *number* of reduced
+axes and ``keepdims`` — all known when numba types the call — so the axis
+values themselves may be run-time integers; ``keepdims`` must be a constant.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
+from llvmlite import ir
 from numba import njit, types
 from numba.core.errors import TypingError
-from numba.extending import overload
+from numba.extending import intrinsic, overload
 from numba.np.numpy_support import as_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
@@ -70,30 +76,305 @@ def norm_axis(x, axis, keepdims, ord):
     return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
 
 
-# --------------------------------------------------- one row at a time, in numba
-@njit
-def _row_sum(row, unused):
-    return np.sum(row)
+# ------------------------------------ max, min and sum in a form LLVM vectorises
+# numba's np.max(row) is a scalar loop (the running maximum is one chain of
+# dependent compares, and it tests every element for NaN by a branch) and its
+# np.sum(row) one chain of dependent adds: IEEE order forbids LLVM to split
+# either into vector lanes.  The max and min loops below give LLVM that
+# freedom on the running value only, through fast-math flags on just those
+# instructions (numba's fastmath= flags a whole function, which would fold
+# the NaN test ``a != a`` below to False); the sum is NumPy's own pairwise
+# sum, whose 8 partial sums are one vector.  Measured with numba 0.68
+# (LLVM 22) on an AVX-512 Xeon shared with other work (so +-30%), best of
+# 200 calls of an njit function calling the helper, float64:
+#                           before    after
+#   max (256, 256) axis -1   89 us    14 us   (vmaxpd and vcmpunordpd, 4 ymm registers)
+#   max (256, 256) axis 0    91 us    12 us   (whole rows at a time, below)
+#   max (1000,) axis None   1.9 us   0.5 us   (0.35 us of it the loop, the rest shapes)
+#   sum (256, 256) axis -1   34 us    24 us   (NumPy's 21 us, to the bit)
+#   sum (256, 256) axis 0    76 us     8 us
+#   sum (1000,) axis None   1.0 us   0.6 us
+# min as max, mean as sum.
+def _picker(op):
+    """An intrinsic ``pick(m, a)``: ``m if m op a else a`` as one compare and one select.
+
+    For floats both instructions carry ``nnan nsz``: with them LLVM turns the
+    loop-carried select into a vector max (min) reduction.  They let LLVM
+    give any value, even poison, once ``m`` or ``a`` is a NaN, and either
+    zero for ``max(-0.0, 0.0)``; the callers test for NaN themselves and
+    never return such a pick.  Integers and bools need no flags.
+    """
+    @intrinsic
+    def pick(typingctx, m, a):
+        if m != a or not isinstance(m, (types.Float, types.Integer, types.Boolean)):
+            return None
+
+        def codegen(context, builder, signature, args):
+            m, a = args
+            if isinstance(signature.args[0], types.Float):
+                keep = builder.fcmp_ordered(op, m, a, flags=("nnan", "nsz"))
+                return builder.select(keep, m, a, flags=("nnan", "nsz"))
+            signed = isinstance(signature.args[0], types.Integer) and signature.args[0].signed
+            keep = (builder.icmp_signed if signed else builder.icmp_unsigned)(op, m, a)
+            return builder.select(keep, m, a)
+        return m(m, a), codegen
+    return pick
+
+
+_pick_larger = _picker(">")
+_pick_smaller = _picker("<")
+
+
+# NumPy sums a contiguous row pairwise (pairwise_sum in its loops_utils.h.src):
+# a row of up to 128 in 8 running partial sums, element k into sum k % 8,
+# added as ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)), then the last
+# n % 8 in order; a longer row as the sums of two halves (the first a
+# multiple of 8).  The 8 partial sums are the 8 lanes of one vector, which
+# changes no rounding, so this is NumPy's sum to the bit, near NumPy's speed.
+# (Flagging the adds of a running sum ``reassoc`` instead lets LLVM choose
+# its own 16 partial sums: 3x faster still, but not NumPy's result, and
+# gradients that cancel to exactly 0 in NumPy then do not under jit.)
+_PAIRWISE_BLOCK = 128
+_LANES = 8
+
+
+@intrinsic
+def _lane_sums(typingctx, a, start, blocks):
+    """The 8 partial sums of ``a[start:start + 8 * blocks]`` (``blocks >= 1``), added as NumPy adds them.
+
+    numba runs no SLP vectoriser, which would turn 8 scalar running sums
+    into one vector; so the loop is written here as a vector loop.
+    """
+    if not (isinstance(a, types.Array) and a.ndim == 1 and a.layout == "C" and isinstance(a.dtype, types.Float)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        array_type = signature.args[0]
+        data = context.make_array(array_type)(context, builder, args[0]).data
+        element = context.get_value_type(array_type.dtype)
+        lanes_type = ir.VectorType(element, _LANES)
+        i64 = ir.IntType(64)
+        start, blocks = args[1], args[2]
+        one = ir.Constant(i64, 1)
+
+        def load(index):   # 8 elements from a[index], aligned as one element is
+            pointer = builder.bitcast(builder.gep(data, [index]), lanes_type.as_pointer())
+            return builder.load(pointer, align=context.get_abi_sizeof(element))
+
+        first = load(start)
+        entry = builder.block
+        loop = builder.append_basic_block("lane_sums.loop")
+        done = builder.append_basic_block("lane_sums.done")
+        builder.cbranch(builder.icmp_signed(">", blocks, one), loop, done)
+
+        builder.position_at_end(loop)
+        block = builder.phi(i64)
+        running = builder.phi(lanes_type)
+        added = builder.fadd(running, load(builder.add(start, builder.mul(block, ir.Constant(i64, _LANES)))))
+        following = builder.add(block, one)
+        block.add_incoming(one, entry)
+        block.add_incoming(following, loop)
+        running.add_incoming(first, entry)
+        running.add_incoming(added, loop)
+        builder.cbranch(builder.icmp_signed("<", following, blocks), loop, done)
+
+        builder.position_at_end(done)
+        sums = builder.phi(lanes_type)
+        sums.add_incoming(first, entry)
+        sums.add_incoming(added, loop)
+        r = [builder.extract_element(sums, ir.Constant(ir.IntType(32), k)) for k in range(_LANES)]
+        add = builder.fadd
+        return add(add(add(r[0], r[1]), add(r[2], r[3])), add(add(r[4], r[5]), add(r[6], r[7])))
+    return a.dtype(a, types.int64, types.int64), codegen
 
 
 @njit
-def _row_mean(row, unused):
-    return np.mean(row)
+def _pairwise_block(a, start, n):
+    """NumPy's sum of ``a[start:start + n]``, ``n <= 128``."""
+    if n < _LANES:
+        total = a.dtype.type(0)
+        for i in range(start, start + n):
+            total += a[i]
+        return total
+    blocks = n // _LANES
+    total = _lane_sums(a, start, blocks)
+    for i in range(start + _LANES * blocks, start + n):
+        total += a[i]
+    return total
 
 
 @njit
-def _row_prod(row, unused):
-    return np.prod(row)
+def _pairwise_halves(a, start, n):
+    """NumPy's sum of ``a[start:start + n]``, ``n > 128``: the sums of two halves."""
+    half = n // 2
+    half -= half % _LANES
+    # a half of up to 128 is one block: no further level of recursion, which numba cannot inline
+    left = _pairwise_block(a, start, half) if half <= _PAIRWISE_BLOCK else _pairwise_halves(a, start, half)
+    rest = n - half
+    right = _pairwise_block(a, start + half, rest) if rest <= _PAIRWISE_BLOCK else _pairwise_halves(a, start + half, rest)
+    return left + right
+
+
+def _extreme_of_row(pick):
+    """The max (min) of a non-empty contiguous row, NaN if it holds one, as np.max (np.min)."""
+    # the overloads below return these implementations themselves, not njit
+    # functions wrapped in a call: each njit layer is one more numba and LLVM
+    # compile of every generated function that reduces
+    def extreme(row, unused):
+        m = row[0]
+        seen_nan = False
+        for j in range(row.size):
+            a = row[j]
+            m = pick(m, a)
+            seen_nan |= a != a     # an or-reduction beside the max, vectorised with it
+        if seen_nan:
+            for a in row:          # the first NaN, as NumPy returns for short rows
+                if a != a:
+                    return a
+        return m
+    return extreme
+
+
+_max_of_row = _extreme_of_row(_pick_larger)
+_min_of_row = _extreme_of_row(_pick_smaller)
 
 
 @njit
+def _pairwise_sum(row):
+    n, start = row.size, np.intp(0)    # not a literal 0, for which numba would compile both again
+    total = _pairwise_block(row, start, n) if n <= _PAIRWISE_BLOCK else _pairwise_halves(row, start, n)
+    return row.dtype.type(0) + total    # NumPy adds the row to 0.0: a sum of -0.0s is 0.0
+
+
+def _sum_of_row(row, unused):
+    return _pairwise_sum(row)
+
+
+def _mean_of_row(row, unused):
+    # np.mean of an empty row is NaN (with a warning), not a ZeroDivisionError
+    return _pairwise_sum(row) / row.size if row.size else np.nan
+
+
 def _row_max(row, unused):
     return np.max(row)
 
 
-@njit
 def _row_min(row, unused):
     return np.min(row)
+
+
+def _row_sum(row, unused):
+    return np.sum(row)
+
+
+def _row_mean(row, unused):
+    return np.mean(row)
+
+
+def _vectorisable(row) -> bool:
+    # complex numbers keep numba's own functions (its lexicographic order for max)
+    return isinstance(row, types.Array) and isinstance(row.dtype, (types.Float, types.Integer, types.Boolean))
+
+
+def _is_float_row(row) -> bool:
+    # integer adds reassociate anyway (numba's np.sum over ints vectorises), and
+    # np.mean adds integers as float64
+    return isinstance(row, types.Array) and row.layout == "C" and isinstance(row.dtype, types.Float)
+
+
+@overload(_row_max)
+def _row_max_numba(row, unused):
+    return _max_of_row if _vectorisable(row) else (lambda row, unused: np.max(row))
+
+
+@overload(_row_min)
+def _row_min_numba(row, unused):
+    return _min_of_row if _vectorisable(row) else (lambda row, unused: np.min(row))
+
+
+@overload(_row_sum)
+def _row_sum_numba(row, unused):
+    return _sum_of_row if _is_float_row(row) else (lambda row, unused: np.sum(row))
+
+
+@overload(_row_mean)
+def _row_mean_numba(row, unused):
+    return _mean_of_row if _is_float_row(row) else (lambda row, unused: np.mean(row))
+
+
+# ------------------------------------------- a non-last axis: whole rows at a time
+# Reducing axis 1 of (outer, n, inner) blocks with inner > 1 one column
+# blocks[o, :, i] at a time strides through memory; combining whole rows
+# out[o, :] with blocks[o, j, :] reads it in order, and the loop over a row has
+# no carried dependency, so LLVM vectorises it without any fast-math flag.
+# This is also NumPy's own order for such axes, so max, min and sum match it
+# exactly, signed zeros included.
+def _one_column_at_a_time(reduce_row):
+    """The columns reducer for any row reducer: each blocks[o, :, i] on its own (a Python function, for njit)."""
+    def reduce_columns(blocks, param, out_type):
+        outer, n, inner = blocks.shape
+        out = np.empty(outer * inner, out_type)
+        for o in range(outer):
+            for i in range(inner):
+                out[o * inner + i] = reduce_row(blocks[o, :, i], param)
+        return out
+    return reduce_columns
+
+
+def _columns_extreme(keeps, reduce_row):
+    """The columns reducer of max (min), for ``keeps`` operator.gt (operator.lt)."""
+    def whole_rows(blocks, param, out_type):
+        outer, n, inner = blocks.shape
+        out = np.empty(outer * inner, out_type)    # flat: a 2-D out and its ravel() cost compile time
+        for o in range(outer):
+            first, at = blocks[o, 0], o * inner
+            for i in range(inner):      # not out[...] = first: its shape check costs a second of compile
+                out[at + i] = first[i]
+            for j in range(1, n):
+                row = blocks[o, j]
+                for i in range(inner):
+                    m, a = out[at + i], row[i]
+                    # np.maximum(m, a): a NaN in either gives NaN, a tie gives a
+                    out[at + i] = m if (keeps(m, a) or m != m) else a
+        return out
+
+    one_at_a_time = _one_column_at_a_time(reduce_row)
+
+    def reduce_columns(blocks, param, out_type):
+        return one_at_a_time(blocks, param, out_type)
+
+    @overload(reduce_columns)
+    def reduce_columns_numba(blocks, param, out_type):
+        return whole_rows if _vectorisable(blocks) else one_at_a_time
+    return reduce_columns
+
+
+@njit
+def _sum_columns(blocks, param, out_type):
+    outer, n, inner = blocks.shape
+    out = np.zeros(outer * inner, out_type)
+    for o in range(outer):
+        at = o * inner
+        for j in range(n):
+            row = blocks[o, j]
+            for i in range(inner):
+                out[at + i] += out_type(row[i])
+    return out
+
+
+@njit
+def _mean_columns(blocks, param, out_type):
+    out = _sum_columns(blocks, param, out_type)
+    n = blocks.shape[1]
+    for k in range(out.size):
+        out[k] = out[k] / n if n else np.nan
+    return out
+
+
+# --------------------------------------------------- one row at a time, in numba
+@njit
+def _row_prod(row, unused):
+    return np.prod(row)
 
 
 @njit
@@ -226,18 +507,34 @@ def _adjacent(reduced):
     return True
 
 
-def _reduction(reduce_row, numpy_result_dtype):
-    """An overload typer for ``helper(x, axis, keepdims[, param])``."""
+def _reduction(reduce_row, numpy_result_dtype, reduce_columns=None, operation=None):
+    """An overload typer for ``helper(x, axis, keepdims[, param])``.
+
+    ``reduce_columns(blocks, param, out_type)``, where given, reduces blocks
+    with ``inner > 1`` whole rows at a time; ``operation`` names a reduction
+    without an identity (maximum, minimum), which NumPy refuses over an
+    empty axis even when there is nothing to reduce.
+    """
+    # reduce_row and reduce_columns are closure constants, not arguments:
+    # numba cannot cache code that receives a function as an argument
+    if reduce_columns is None:
+        reduce_columns = njit(_one_column_at_a_time(reduce_row))
+    has_no_identity = operation is not None
+    empty_message = f"zero-size array to reduction operation {operation} which has no identity"
 
     @njit
     def reduce_blocks(blocks, param, out_type):
-        # reduce_row is a closure constant, not an argument: numba cannot
-        # cache code that receives a function as an argument
         outer, n, inner = blocks.shape
-        out = np.empty(outer * inner, out_type)
+        if has_no_identity and n == 0:
+            raise ValueError(empty_message)
+        if inner != 1:
+            return reduce_columns(blocks, param, out_type)
+        # blocks[o, :, 0] would be typed 'A' (any layout), which keeps numba's
+        # loops over it scalar; rows of the 2-D reshape are typed contiguous
+        rows = blocks.reshape((outer, n))
+        out = np.empty(outer, out_type)
         for o in range(outer):
-            for i in range(inner):
-                out[o * inner + i] = reduce_row(blocks[o, :, i], param)
+            out[o] = reduce_row(rows[o], param)
         return out
 
     def typer(x, axis, keepdims, param=0):
@@ -283,19 +580,19 @@ def _dtype_of(numpy_fn, **kwargs):
     return lambda dtype: np.asarray(numpy_fn(np.ones((1, 2), dtype), axis=1, **kwargs)).dtype
 
 
-_ROWS = {
-    sum_axis: (_row_sum, _dtype_of(np.sum)),
-    mean_axis: (_row_mean, _dtype_of(np.mean)),
+_ROWS = {   # helper: (row reducer, result dtype[, columns reducer, operation without identity])
+    sum_axis: (_row_sum, _dtype_of(np.sum), _sum_columns),
+    mean_axis: (_row_mean, _dtype_of(np.mean), _mean_columns),
     prod_axis: (_row_prod, _dtype_of(np.prod)),
-    max_axis: (_row_max, _dtype_of(np.max)),
-    min_axis: (_row_min, _dtype_of(np.min)),
+    max_axis: (_row_max, _dtype_of(np.max), _columns_extreme(operator.gt, _row_max), "maximum"),
+    min_axis: (_row_min, _dtype_of(np.min), _columns_extreme(operator.lt, _row_min), "minimum"),
     any_axis: (_row_any, _dtype_of(np.any)),
     all_axis: (_row_all, _dtype_of(np.all)),
     std_axis: (_row_std, _dtype_of(np.std)),
     var_axis: (_row_var, _dtype_of(np.var)),
 }
-for _helper, (_row, _result_dtype) in _ROWS.items():
-    overload(_helper, prefer_literal=True)(_reduction(_row, _result_dtype))
+for _helper, _how in _ROWS.items():
+    overload(_helper, prefer_literal=True)(_reduction(*_how))
 
 
 _two_norm = _reduction(_row_two_norm, _dtype_of(np.linalg.norm))
