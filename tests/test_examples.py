@@ -51,7 +51,7 @@ KEY_OUTPUT = {
     "newton.py": [
         "Newton-CG with hvp reaches the same point: True",
         "the Hessian at the minimum is symmetric: True, positive definite: True",
-        "def jvp_grad_energy(x, x_dot):",
+        "def pick_jvp_grad_energy(x, x_dot):",
     ],
     "batching.py": [
         "vmap(linear_step): (8, 3) inputs -> (8, 4) outputs; matches a Python loop: True",

@@ -41,7 +41,7 @@ class Transformed:
         self._n_params = len(self.signature.parameters)
         # the generated callable when no argument is static or a container: then
         # the lookup by key below always finds the same one, and a call skips it
-        self._plain = None
+        self._generated_for_plain = None
         functools.update_wrapper(self, base, updated=())
         del self.__wrapped__  # source.unwrap must see the base function, not this wrapper
         n_params = len(self.signature.parameters)
@@ -114,9 +114,9 @@ class Transformed:
                 if isinstance(value, _CONTAINERS):
                     break
             else:
-                fn = self._plain
+                fn = self._generated_for_plain
                 if fn is None:
-                    fn = self._plain = self.compiled(*args)
+                    fn = self._generated_for_plain = self.compiled(*args)
                 result = fn(*args)
                 for boundary in self.boundaries:
                     result = boundary.after(result, args)
