@@ -131,8 +131,10 @@ def _try_fuse(body: list, p: int) -> list | None:
     fwd, bwd = _simple(forward.body.body), _simple(backward.body.body)
     if between is None or fwd is None or bwd is None:
         return None
-    definitions = {a.target: a.value for a in _simple([s for s in body[:r] if isinstance(s, cst.SimpleStatementLine)])
-                   if a.kind == "assign"}
+    before_backward = _simple([s for s in body[:r] if isinstance(s, cst.SimpleStatementLine)])
+    if before_backward is None:
+        return None
+    definitions = {a.target: a.value for a in before_backward if a.kind == "assign"}
     start, stop = (cf.literal(0), forward_args[0]) if len(forward_args) == 1 else forward_args
     first, end, step = (_range_args(backward) + [None, None, None])[:3]
     if _int_value(step) != -1 or not _is_minus_one_of(first, stop, definitions) \
