@@ -175,6 +175,16 @@ UNARY_TOKENS = {cst.Minus: "-", cst.Plus: "+", cst.Not: "not", cst.BitInvert: "~
 
 
 # -------------------------------------------------------------------- reading
+def int_literal(atom):
+    """The Python int an atom spells (``3``, ``-1``), or None."""
+    if isinstance(atom, cst.Integer):
+        return int(atom.value)
+    if isinstance(atom, cst.UnaryOperation) and isinstance(atom.operator, cst.Minus) \
+            and isinstance(atom.expression, cst.Integer):
+        return -int(atom.expression.value)
+    return None
+
+
 def is_atom(node: cst.BaseExpression) -> bool:
     if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis)):
         return True

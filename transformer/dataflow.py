@@ -221,23 +221,24 @@ _MAY_ALIAS = {"getitem", "reshape", "transpose", "ravel", "squeeze", "expand_dim
               "broadcast_to", "asarray", "flip", "rt.unbroadcast", "rt.top", "rt.pop", "rt.copy"}
 
 
-def _spelling(value) -> str | None:
+def spelling(value) -> str | None:
+    """What a call right-hand side calls, as written (``rt.push``), or None for anything else."""
     return cst.Module([]).code_for_node(value.func) if isinstance(value, cst.Call) else None
 
 
 def _stack_of(value) -> str | None:
     """The tape a push/pop/top reads or writes."""
-    if _spelling(value) in ("rt.push", "rt.pop", "rt.top") and isinstance(value.args[0].value, cst.Name):
+    if spelling(value) in ("rt.push", "rt.pop", "rt.top") and isinstance(value.args[0].value, cst.Name):
         return value.args[0].value.value
     return None
 
 
 def _is_effectful(value, live_stacks=None) -> bool:
     """Pushes and pops change their tape: keep them while anything still reads that tape."""
-    spelling = _spelling(value)
-    if spelling == "rt.scalar_seed":     # it checks that grad's output is a scalar: keep the check
+    called = spelling(value)
+    if called == "rt.scalar_seed":       # it checks that grad's output is a scalar: keep the check
         return True
-    if spelling not in _EFFECTFUL_SPELLINGS:
+    if called not in _EFFECTFUL_SPELLINGS:
         return False
     return live_stacks is None or _stack_of(value) in live_stacks
 
@@ -268,7 +269,7 @@ def remove_dead_code(func: cst.FunctionDef) -> cst.FunctionDef:
     while True:   # a tape is live once any of its reads survives; grow that set to a fixed point
         body, _ = _sweep(list(func.body.body), set(), fresh, live_stacks)
         read = {_stack_of(a.value) for a in walk(body)
-                if a.kind == "assign" and _spelling(a.value) in ("rt.pop", "rt.top")}
+                if a.kind == "assign" and spelling(a.value) in ("rt.pop", "rt.top")}
         if read <= live_stacks:
             return func.with_changes(body=cf.block(body))
         live_stacks |= read

@@ -66,37 +66,24 @@ def _code(node) -> str:
     return cst.Module([]).code_for_node(node)
 
 
-def _spelling(value) -> str | None:
-    return _code(value.func) if isinstance(value, cst.Call) else None
-
-
 def _range_args(loop) -> list | None:
     if not (isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and loop.orelse is None
-            and isinstance(loop.iter, cst.Call) and _spelling(loop.iter) == "range"
+            and isinstance(loop.iter, cst.Call) and dataflow.spelling(loop.iter) == "range"
             and all(arg.keyword is None and arg.star == "" for arg in loop.iter.args)):
         return None
     return [arg.value for arg in loop.iter.args]
 
 
-def _int_value(atom) -> int | None:
-    if isinstance(atom, cst.Integer):
-        return int(atom.value)
-    if isinstance(atom, cst.UnaryOperation) and isinstance(atom.operator, cst.Minus) \
-            and isinstance(atom.expression, cst.Integer):
-        return -int(atom.expression.value)
-    return None
-
-
 def _is_minus_one_of(atom, base, definitions: dict) -> bool:
     """Whether ``atom`` is ``base - 1``: a literal one less, or a name defined as ``base - 1``."""
-    base_value, value = _int_value(base), _int_value(atom)
+    base_value, value = cf.int_literal(base), cf.int_literal(atom)
     if base_value is not None and value is not None:
         return value == base_value - 1
     if not isinstance(atom, cst.Name) or atom.value not in definitions:
         return False
     expr = definitions[atom.value]
     return (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Subtract)
-            and _int_value(expr.right) == 1 and _code(expr.left) == _code(base))
+            and cf.int_literal(expr.right) == 1 and _code(expr.left) == _code(base))
 
 
 def _simple(stmts) -> list | None:
@@ -137,11 +124,11 @@ def _try_fuse(body: list, p: int) -> list | None:
     definitions = {a.target: a.value for a in before_backward if a.kind == "assign"}
     start, stop = (cf.literal(0), forward_args[0]) if len(forward_args) == 1 else forward_args
     first, end, step = (_range_args(backward) + [None, None, None])[:3]
-    if _int_value(step) != -1 or not _is_minus_one_of(first, stop, definitions) \
+    if cf.int_literal(step) != -1 or not _is_minus_one_of(first, stop, definitions) \
             or not _is_minus_one_of(end, start, definitions):
         return None
     # the forward body: plain assignments, no tape
-    if any(a.kind != "assign" or _spelling(a.value) in _TAPE for a in fwd):
+    if any(a.kind != "assign" or dataflow.spelling(a.value) in _TAPE for a in fwd):
         return None
     fwd_written = {a.target for a in fwd} | {index}
     fwd_read = set().union(*(_all_reads(a) for a in fwd)) if fwd else set()
@@ -154,7 +141,7 @@ def _try_fuse(body: list, p: int) -> list | None:
         return None
     if arrays & (fwd_written | fwd_read):
         return None
-    if any(a.kind == "assign" and _spelling(a.value) in _TAPE for a in bwd):
+    if any(a.kind == "assign" and dataflow.spelling(a.value) in _TAPE for a in bwd):
         return None
     # what the backward body carries from one iteration to the next, and what it reads
     # before making it (by value, or only the shape)
@@ -218,7 +205,7 @@ def _try_fuse(body: list, p: int) -> list | None:
         in_loop_seed[0] = cf.with_comment(in_loop_seed[0], "# vjp of this iteration; the cotangent it carries is "
                                                            "grad's seed in every iteration")
     for k in seed_stmts:        # after the loop the seed checks a loop that ran no iteration too
-        if _spelling(between[k].value) == "rt.scalar_seed" and body[p + 1 + k] in staying:
+        if dataflow.spelling(between[k].value) == "rt.scalar_seed" and body[p + 1 + k] in staying:
             staying[staying.index(body[p + 1 + k])] = cf.with_comment(
                 body[p + 1 + k].with_changes(leading_lines=()),
                 "# grad's check that the output is a scalar, also when the loop ran no iteration")
@@ -290,7 +277,7 @@ def _seed_chains(carried, between_defs, bwd, accumulation_stmts, fwd_written) ->
         if not isinstance(update, cst.Name):
             return None
         step = bwd_defs.get(update.value)
-        if not (counts.get(update.value) == 1 and _spelling(step) == "rt.unbroadcast"
+        if not (counts.get(update.value) == 1 and dataflow.spelling(step) == "rt.unbroadcast"
                 and isinstance(step.args[0].value, cst.Name)
                 and step.args[0].value.value == c):
             return None
@@ -309,7 +296,7 @@ def _seed_chains(carried, between_defs, bwd, accumulation_stmts, fwd_written) ->
 
 def _shape_free_reads(a) -> set:
     """The names a statement reads for their values (not only their shapes or the seed's check)."""
-    if _spelling(a.value) == "rt.scalar_seed":
+    if dataflow.spelling(a.value) == "rt.scalar_seed":
         return set()
     return _value_reads(a.value)
 

@@ -69,15 +69,6 @@ def _is_literal(atom) -> bool:
         isinstance(atom, cst.Name) and atom.value in ("True", "False", "None")
 
 
-def _int_literal(atom):
-    """The Python int an atom spells, or None."""
-    if isinstance(atom, cst.Integer):
-        return int(atom.value)
-    if isinstance(atom, cst.UnaryOperation) and isinstance(atom.expression, cst.Integer):
-        return -int(atom.expression.value)
-    return None
-
-
 def _shift(axis: int) -> int:
     """A per-example axis as an axis of the batched value (batch axis last)."""
     return axis if axis >= 0 else axis - 1
@@ -271,7 +262,7 @@ class _Batcher:
             return self._atom_state(value)
         if isinstance(value, cst.Subscript):
             base = self._atom_state(value.value)
-            position = _int_literal(value.slice[0].slice.value) if len(value.slice) == 1 and \
+            position = cf.int_literal(value.slice[0].slice.value) if len(value.slice) == 1 and \
                 isinstance(value.slice[0].slice, cst.Index) else None
             if isinstance(base, tuple) and position is not None and -len(base) <= position < len(base):
                 return base[position]
@@ -648,7 +639,7 @@ class _Batcher:
             flat = self.temp_of(cf.call("np.reshape", [self.contiguous(x), cf.tuple_of([cf.literal(-1),
                                                                                          cst.Name(self.batch_size)])]))
             return self.template(rule, x=flat, **extra)
-        k = _int_literal(axis)
+        k = cf.int_literal(axis)
         if k is None:
             raise self.error(f"{prim.spelling} under vmap needs a literal int axis (or none)",
                              "reduce one axis at a time")
@@ -664,7 +655,7 @@ class _Batcher:
     def rule_axes(self, prim, rule, args, keywords, states):
         x, rest = args[0], args[1:]
         name = prim.name
-        literal_axes = {key: _int_literal(value) for key, value in keywords.items() if key == "axis"}
+        literal_axes = {key: cf.int_literal(value) for key, value in keywords.items() if key == "axis"}
         if name in ("concatenate", "stack"):
             arrays = x
             if not isinstance(arrays, cst.Tuple):
@@ -688,13 +679,13 @@ class _Batcher:
             if axes is None or isinstance(axes, cst.Name) and axes.value == "None":
                 reversed_ = self.temp_of(cf.call("np.transpose", [x]))
                 return cf.call("np.moveaxis", [reversed_, cf.literal(0), cf.literal(-1)])
-            values = [_int_literal(el.value) for el in axes.elements] if isinstance(axes, cst.Tuple) else [None]
+            values = [cf.int_literal(el.value) for el in axes.elements] if isinstance(axes, cst.Tuple) else [None]
             if None in values:
                 raise self.error("np.transpose under vmap needs literal axes")
             n = len(values)
             return cf.call("np.transpose", [x], [("axes", cf.literal(tuple(v % n for v in values) + (n,)))])
         if name in ("swapaxes", "moveaxis", "expand_dims"):
-            values = [_int_literal(a) for a in rest]
+            values = [cf.int_literal(a) for a in rest]
             if None in values:
                 raise self.error(f"{prim.spelling} under vmap needs literal int axes")
             return cf.call(prim.spelling, [x] + [cf.literal(_shift(v)) for v in values])
@@ -721,7 +712,7 @@ class _Batcher:
         batch = cf.tuple_of([cst.Name(self.batch_size)])
         if isinstance(shape, cst.Tuple):
             return cf.tuple_of([el.value for el in shape.elements] + [cst.Name(self.batch_size)])
-        if _int_literal(shape) is not None:
+        if cf.int_literal(shape) is not None:
             return cf.tuple_of([shape, cst.Name(self.batch_size)])
         return self.temp_of(cst.BinaryOperation(shape, cst.Add(), batch))
 
