@@ -68,7 +68,10 @@ def main():
     code = tr.show(causal)
     print("\nGenerated code for the causal mask (the loop and the in-place write survive as written):\n")
     print(excerpt(code, "# for i in range(n):", "scores[i, j] = -np.inf"))
+    readable = tr.show(tr.jit(causal_attention, target="python"))
     print("\n... and tr.nn.softmax, inlined from transformer/nn.py with the line each statement came from:\n")
+    print(excerpt(readable, "# weights = tr.nn.softmax(scores)", "weights = "))
+    print("\nFor numba (the cpu target) those five passes over the scores become one loop over rows:\n")
     print(excerpt(code, "# weights = tr.nn.softmax(scores)", "weights = "))
 
 

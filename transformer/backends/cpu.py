@@ -43,6 +43,7 @@ def source(core):
 def _lowered(core):
     core = numba_runtime.lower(numba_lowering.lower(core))   # rt.* helpers: typed tapes; overloads do the rest
     core, parallel_import = numba_parallel.lower(core)       # vmap's per-example loops -> prange
+    core = numba_fusion.fuse_rows(core)                      # a softmax's five passes -> one loop over rows
     core = numba_fusion.fuse(core)                           # one statement per elementwise expression
     core = numba_lowering.vector_math(core)                  # np.exp -> vm.exp: vectorised, still fused
     return core.code(), PREAMBLE + parallel_import

@@ -41,6 +41,7 @@ import libcst as cst
 from .. import core_form as cf
 from .. import primitives
 from ..dataflow import all_names
+from ..dataflow import spelling as dataflow_spelling
 
 _ELEMENTWISE_KINDS = (primitives.UNARY, primitives.BINARY, primitives.COMPARE)
 
@@ -257,6 +258,145 @@ def fuse(core: cf.CoreFunction) -> cf.CoreFunction:
     counts = _NameCounts()
     core.node.visit(counts)
     body = _fuse_block(list(core.node.body.body), counts, set(core.params))
+    node = core.node.with_changes(body=core.node.body.with_changes(body=body))
+    return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants,
+                           functions=core.functions)
+
+
+# ------------------------------------------------------------ whole-row fusion
+# A softmax along the last axis (tr.nn.softmax inlined, in core form, before
+# the fusion above) is five adjacent statements, often after a scale of its
+# input:
+#
+#     scores = _t1 / _t4                           (optional)
+#     _t5 = nl.max_axis(scores, -1, True)
+#     _t6 = scores - _t5
+#     shifted = np.exp(_t6)
+#     _t7 = nl.sum_axis(shifted, -1, True)
+#     _t8 = shifted / _t7                          ->   _t8 = nl.softmax_last_axis(_t1, _t4)
+#
+# five passes over the array that ``numba_rows`` does in one loop over rows.
+# They are replaced only when each temporary is written once and read only
+# there (the scaled input by the max and the subtraction alone), so nothing
+# else sees the values that the one call no longer makes.
+
+def _call_of(value, spelling: str, n_args: int):
+    if not (isinstance(value, cst.Call) and dataflow_spelling(value) == spelling
+            and len(value.args) == n_args and all(arg.keyword is None for arg in value.args)):
+        return None
+    return [arg.value for arg in value.args]
+
+
+def _is_name(node, name=None) -> bool:
+    return isinstance(node, cst.Name) and (name is None or node.value == name)
+
+
+def _last_axis_reduction(value, spelling: str):
+    """The array ``nl.<max|sum>_axis(x, -1, True)`` reduces (a name), or None."""
+    args = _call_of(value, spelling, 3)
+    if args is None or not _is_name(args[0]) or cf.int_literal(args[1]) != -1 or not _is_name(args[2], "True"):
+        return None
+    return args[0].value
+
+
+def _binary(value, operator_type):
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, operator_type):
+        return value.left, value.right
+    return None
+
+
+def _softmax_at(stmts: list, i: int, used_only_here):
+    """(first statement index, input, divisor) when stmts[i:i+5] are a softmax's five, else None."""
+    if not all(isinstance(s, cst.SimpleStatementLine) for s in stmts[i:i + 5]):
+        return None
+    peak, difference, shifted, total = (_single_target(s) for s in stmts[i:i + 4])
+    if None in (peak, difference, shifted, total):
+        return None
+    x = _last_axis_reduction(_value_of(stmts[i]), "nl.max_axis")
+    subtracted = _binary(_value_of(stmts[i + 1]), cst.Subtract)
+    if x is None or subtracted is None or not (_is_name(subtracted[0], x) and _is_name(subtracted[1], peak)):
+        return None
+    exp_args = _call_of(_value_of(stmts[i + 2]), "np.exp", 1)
+    if exp_args is None or not _is_name(exp_args[0], difference):
+        return None
+    if _last_axis_reduction(_value_of(stmts[i + 3]), "nl.sum_axis") != shifted:
+        return None
+    quotient = _binary(_value_of(stmts[i + 4]), cst.Divide)
+    if quotient is None or not (_is_name(quotient[0], shifted) and _is_name(quotient[1], total)):
+        return None
+    if not all(used_only_here(name, reads) for name, reads in
+               ((peak, 1), (difference, 1), (shifted, 2), (total, 1))):
+        return None
+    # a scale just before, read by nothing else, joins the kernel
+    before = stmts[i - 1] if i > 0 else None
+    if isinstance(before, cst.SimpleStatementLine) and _single_target(before) == x and used_only_here(x, 2):
+        scale = _binary(_value_of(before), cst.Divide)
+        if scale is not None:
+            return i - 1, scale[0], scale[1]
+    return i, cst.Name(x), cst.Name("None")
+
+
+def _merged_comments(stmts: list) -> list:
+    """The user-line comments of the statements one call replaces, each once, and a note saying so."""
+    lines, seen = [], set()
+    for stmt in stmts:
+        for line in stmt.leading_lines:
+            text = line.comment.value if line.comment is not None else None
+            if text is None or text not in seen:
+                seen.add(text)
+                lines.append(line)
+    passes = "scale, max, exp, sum and division" if len(stmts) == 6 else "max, exp, sum and division"
+    note = f"# (one loop over rows: the {passes} of a softmax together)"
+    return lines + [cst.EmptyLine(comment=cst.Comment(note))]
+
+
+def _fuse_rows_in_block(stmts: list, used_only_here) -> list:
+    out: list = []
+    i = 0
+    while i < len(stmts):
+        stmt = stmts[i]
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            out.append(_fuse_rows_in_children(stmt, used_only_here))
+            i += 1
+            continue
+        found = _softmax_at(stmts, i, used_only_here) if i + 5 <= len(stmts) else None
+        if found is None:
+            out.append(stmt)
+            i += 1
+            continue
+        first, x, divisor = found
+        replaced = stmts[first:i + 5]
+        if first < i:
+            out.pop()
+        last = _with_value(stmts[i + 4], cf.call("nl.softmax_last_axis", [x, divisor]))
+        out.append(last.with_changes(leading_lines=_merged_comments(replaced)))
+        i += 5
+    return _carry_comments(out)
+
+
+def _fuse_rows_in_children(stmt, used_only_here):
+    if isinstance(stmt, cst.If):
+        orelse = stmt.orelse
+        if orelse is not None:
+            orelse = orelse.with_changes(body=cf.block(_fuse_rows_in_block(list(orelse.body.body), used_only_here)))
+        return stmt.with_changes(body=cf.block(_fuse_rows_in_block(list(stmt.body.body), used_only_here)),
+                                 orelse=orelse)
+    if isinstance(stmt, (cst.For, cst.While)):
+        return stmt.with_changes(body=cf.block(_fuse_rows_in_block(list(stmt.body.body), used_only_here)))
+    return stmt
+
+
+def fuse_rows(core: cf.CoreFunction) -> cf.CoreFunction:
+    """A copy of ``core`` (lowered for numba, before ``fuse``) with each softmax along the last
+    axis one ``nl.softmax_last_axis`` call."""
+    counts = _NameCounts()
+    core.node.visit(counts)
+    params = set(core.params)
+
+    def used_only_here(name: str, reads: int) -> bool:
+        return name not in params and counts.stores[name] == 1 and counts.loads[name] == reads
+
+    body = _fuse_rows_in_block(list(core.node.body.body), used_only_here)
     node = core.node.with_changes(body=core.node.body.with_changes(body=body))
     return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants,
                            functions=core.functions)

@@ -23,6 +23,7 @@ from .numba_arrays import (broadcast_to, clip, det, dot, flip_axis, inner, inv, 
                            reshape, scalar_like, solve, squeeze, trace)
 from .numba_reductions import (all_axis, any_axis, cumprod_axis, max_axis, mean_axis, min_axis,  # noqa: F401
                                norm_axis, prod_axis, std_axis, sum_axis, var_axis)
+from .numba_rows import softmax_last_axis  # noqa: F401
 
 # Built when first needed: a warm start from the cache builds no libcst nodes.
 def _none():

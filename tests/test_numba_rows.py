@@ -1,0 +1,145 @@
+"""Softmax along the last axis in one loop over rows (backends/numba_rows.py),
+and the pass that finds it in generated code (numba_fusion.fuse_rows)."""
+import numpy as np
+import pytest
+from numba import njit
+
+import row_fusion_cases as cases
+import transformer as tr
+from transformer.backends import numba_fusion, numba_lowering, numba_runtime
+from transformer.backends.numba_rows import softmax_last_axis
+from transformer.normalize import normalize
+
+
+@njit
+def kernel(x, divisor):
+    return softmax_last_axis(x, divisor)
+
+
+@njit
+def kernel_undivided(x):
+    return softmax_last_axis(x, None)
+
+
+def numpy_softmax(x, divisor=None):
+    return softmax_last_axis(x, divisor)        # the helper's plain-NumPy meaning
+
+
+def rows(shape, dtype=np.float64, seed=0):
+    return (np.random.default_rng(seed).standard_normal(shape) * 4).astype(dtype)
+
+
+@pytest.mark.parametrize("shape", [(7,), (5, 33), (2, 3, 17), (1, 1)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_kernel_matches_numpy(shape, dtype):
+    x = rows(shape, dtype)
+    got = kernel_undivided(x)
+    assert got.dtype == dtype and got.shape == x.shape
+    rtol = 1e-6 if dtype == np.float32 else 1e-14
+    np.testing.assert_allclose(got, numpy_softmax(x), rtol=rtol, atol=0)
+
+
+@pytest.mark.parametrize("divisor", [3, 8.0, np.float32(2.5)])
+def test_a_scalar_divisor_is_divided_first(divisor):
+    x = rows((6, 40))
+    np.testing.assert_allclose(kernel(x, divisor), numpy_softmax(x, divisor), rtol=1e-14, atol=0)
+
+
+def test_the_divisor_sets_the_dtype_as_numpy_does():
+    x = rows((4, 9), np.float32)
+    assert kernel(x, np.float32(2.0)).dtype == np.float32
+    assert kernel(x, 2.0).dtype == np.float64       # a float64 scalar makes the quotient float64
+    np.testing.assert_allclose(kernel(x, 2.0), numpy_softmax(x, np.float64(2.0)), rtol=1e-12)
+
+
+def test_an_array_divisor_broadcasts_as_numpy_does():
+    x, divisor = rows((3, 5)), np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    np.testing.assert_allclose(kernel(x, divisor), numpy_softmax(x, divisor), rtol=1e-14)
+
+
+def test_a_strided_view_is_read_as_its_values():
+    x = rows((30, 20))
+    np.testing.assert_allclose(kernel_undivided(x.T), numpy_softmax(x.T), rtol=1e-14)
+    np.testing.assert_allclose(kernel_undivided(x[:, ::3]), numpy_softmax(x[:, ::3]), rtol=1e-14)
+
+
+def test_infinities_and_nans_propagate_as_in_numpy():
+    x = np.array([[0.0, -np.inf, 1.0], [np.inf, 0.0, 1.0], [np.nan, 0.0, 1.0], [-np.inf, -np.inf, -np.inf]])
+    with np.errstate(invalid="ignore"):
+        expected = numpy_softmax(x)
+    np.testing.assert_array_equal(np.isnan(kernel_undivided(x)), np.isnan(expected))
+    np.testing.assert_allclose(kernel_undivided(x), expected, rtol=1e-14)
+
+
+def test_empty_rows_are_refused_and_no_rows_are_fine():
+    with pytest.raises(ValueError):
+        numpy_softmax(np.zeros((3, 0)))
+    with pytest.raises(ValueError):
+        kernel_undivided(np.zeros((3, 0)))
+    assert kernel_undivided(np.zeros((0, 4))).shape == (0, 4)
+
+
+# ------------------------------------------------------------ the pass
+def fused(fn) -> str:
+    core = numba_runtime.lower(numba_lowering.lower(normalize(fn)))
+    return numba_fusion.fuse(numba_fusion.fuse_rows(core)).code()
+
+
+@pytest.mark.parametrize("fn, call", [
+    (cases.attention_weights, "nl.softmax_last_axis(_t1, _t4)"),
+    (cases.plain_softmax, "nl.softmax_last_axis(x, None)"),
+    (cases.written_out, "nl.softmax_last_axis(x, None)"),
+])
+def test_a_softmax_becomes_one_call(fn, call):
+    code = fused(fn)
+    assert call in code, code
+    assert "nl.max_axis" not in code and "nl.sum_axis" not in code, code
+    assert "# (one loop over rows:" in code
+
+
+def test_the_user_lines_of_the_replaced_statements_stay_each_once():
+    code = fused(cases.attention_weights)
+    assert code.count("[nn.py:38]") == 1 and code.count("[nn.py:39]") == 1, code
+    assert code.index("[nn.py:39]") < code.index("nl.softmax_last_axis")
+
+
+def test_a_softmax_in_a_loop_body_is_fused_there():
+    code = fused(cases.in_a_loop)
+    assert "nl.softmax_last_axis(" in code and "nl.max_axis" not in code, code
+
+
+def test_a_scale_by_a_product_stays_its_own_pass():
+    code = fused(cases.scaled_by_a_product)
+    assert "nl.softmax_last_axis(softmax_x, None)" in code or "nl.softmax_last_axis(_t" in code, code
+
+
+@pytest.mark.parametrize("fn", [cases.along_the_first_axis, cases.exponentials_read_again,
+                                cases.peak_read_again])
+def test_what_reads_a_middle_value_keeps_the_passes(fn):
+    code = fused(fn)
+    assert "nl.softmax_last_axis" not in code, code
+    assert "nl.max_axis" in code and "nl.sum_axis" in code
+
+
+def test_a_scale_read_again_is_not_folded_in():
+    code = fused(cases.scale_read_again)
+    assert "nl.softmax_last_axis(scaled, None)" in code, code
+
+
+@pytest.mark.parametrize("fn, args", [
+    (cases.attention_weights, (rows((9, 4)), rows((11, 4), seed=1))),
+    (cases.plain_softmax, (rows((3, 4, 5)),)),
+    (cases.written_out, (rows((6, 7), np.float32),)),
+    (cases.in_a_loop, (rows((5, 6)), 3)),
+    (cases.scaled_by_a_product, (rows((5, 6)),)),
+    (cases.along_the_first_axis, (rows((5, 6)),)),
+    (cases.exponentials_read_again, (rows((5, 6)),)),
+    (cases.peak_read_again, (rows((5, 6)),)),
+    (cases.scale_read_again, (rows((5, 6)),)),
+])
+def test_the_compiled_function_matches_the_python_target(fn, args):
+    got = tr.jit(fn)(*args)
+    expected = tr.jit(fn, target="python")(*args)
+    for g, e in zip(*(tuple(r) if isinstance(r, tuple) else (r,) for r in (got, expected))):
+        assert g.dtype == e.dtype
+        np.testing.assert_allclose(g, e, rtol=1e-5 if e.dtype == np.float32 else 1e-13)
