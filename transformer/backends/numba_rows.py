@@ -104,6 +104,9 @@ def _softmax_passes_divided(x, divisor):
     return _softmax_passes(x / divisor)
 
 
+_EMPTY_AXIS = "zero-size array to reduction operation maximum which has no identity"
+
+
 def _is_none(t) -> bool:
     return t is None or isinstance(t, (types.NoneType, types.Omitted))
 
@@ -122,18 +125,17 @@ def _kernel_takes(x, divisor) -> bool:
 @overload(softmax_last_axis)
 def _softmax_last_axis(x, divisor):
     undivided = _is_none(divisor)
-    passes = (lambda x, divisor: _softmax_passes(x)) if undivided else (
-        lambda x, divisor: _softmax_passes_divided(x, divisor))
     if not _kernel_takes(x, divisor):
-        return passes
-    passes = njit(passes)
+        if undivided:
+            return lambda x, divisor: _softmax_passes(x)
+        return lambda x, divisor: _softmax_passes_divided(x, divisor)
     kernel = _SOFTMAX_ROWS if undivided else _SOFTMAX_ROWS_DIVIDED
     divisor_value = njit((lambda divisor: 1.0) if undivided else (lambda divisor: divisor))
 
     def impl(x, divisor):
         n = x.shape[-1]
         if n == 0:
-            return passes(x, divisor)       # NumPy's error for an empty axis (or its empty result)
+            raise ValueError(_EMPTY_AXIS)   # NumPy's np.max of an empty axis, whatever the other axes
         source = np.ascontiguousarray(x)           # a copy only for a strided view
         rows = source.reshape(-1, n)
         out = np.empty(x.shape, x.dtype)
