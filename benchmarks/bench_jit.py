@@ -9,15 +9,17 @@ Prints three tables, each as ratios measured in this one run:
    cold (empty cache directory, first transform in a fresh process, and the
    best of repeats in a warm process) and warm (read from the disk cache by a
    fresh process), against the targets of 20 ms cold and 2 ms warm; each
-   fresh-process figure is the least of three processes;
+   fresh-process figure is the least of three processes, run as Python runs
+   by default (keeping .pyc files); the warm start is also timed under
+   PYTHONDONTWRITEBYTECODE=1, where each import compiles its source again
+   (about 0.8 ms more here: the backend's modules and the generated one);
 2. numba compile time of each jitted function (first call, fresh cache) and
    its load time from numba's disk cache in a fresh process;
 3. run time of jit(attention) at 256x64 against NumPy, hand-written numba and
    JAX jit (when JAX is installed), and of an elementwise chain on 10^6
-   floats against hand-written numba.  Targets: attention <= 1.0x JAX (last
-   measured 1.26x single-threaded, 2026-12-01, after exp became vectorised:
-   0.72x its time with libm's exp), the chain <= 1.0x hand-written numba
-   (0.82x); see README.md.
+   floats against hand-written numba.  Targets: attention <= 1.0x JAX, the
+   chain <= 1.0x hand-written numba; the figures of each session are in
+   README.md.
 
 Every time is the minimum over repeats (the least disturbed run).  Fresh
 processes are started for cold and warm measurements, so imports are not
@@ -122,8 +124,20 @@ def worker(mode: str, name: str) -> dict:
     raise ValueError(mode)
 
 
-def in_fresh_process(mode: str, name: str, cache: str) -> dict:
+def in_fresh_process(mode: str, name: str, cache: str, bytecode: bool = True) -> dict:
+    """``mode`` measured by a new Python process on the cache directory ``cache``.
+
+    With ``bytecode`` the process runs as Python does by default, keeping
+    ``.pyc`` files of what it imports (transformer's modules, the generated
+    module in the cache directory); without, as under PYTHONDONTWRITEBYTECODE=1
+    on a machine that has never kept one: every import compiles its source.
+    """
     env = dict(os.environ, TRANSFORMER_CACHE_DIR=cache)
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    else:
+        # and an empty place to look for .pyc files, so none written by earlier runs is read
+        env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONPYCACHEPREFIX=tempfile.mkdtemp(prefix="no-pyc-"))
     result = subprocess.run([sys.executable, __file__, "--worker", mode, name], env=env,
                             capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
@@ -147,20 +161,23 @@ def least(results: list[dict]) -> dict:
 
 def transform_table(functions) -> list[str]:
     rows = [f"{'function':20} {'cold, fresh proc':>16} {'cold, best of 5':>16} {'warm, fresh proc':>16}"
-            f"   cold/{COLD_TARGET_MS:.0f}ms  warm/{WARM_TARGET_MS:.0f}ms"]
+            f" {'warm, no .pyc':>14}   cold/{COLD_TARGET_MS:.0f}ms  warm/{WARM_TARGET_MS:.0f}ms"]
     for name in functions:
         # fresh processes: the least disturbed of three, each cold one with an empty cache directory,
         # each warm one on the directory the first cold one filled
         caches = [tempfile.mkdtemp(prefix="transformer-bench-") for _ in range(FRESH_RUNS)]
         colds = [in_fresh_process("transform", name, cache) for cache in caches]
+        in_fresh_process("transform", name, caches[0])      # (its imports leave their .pyc, as any earlier run's)
         warms = [in_fresh_process("transform", name, caches[0]) for _ in range(FRESH_RUNS)]
+        no_pyc = [in_fresh_process("transform", name, caches[0], bytecode=False) for _ in range(FRESH_RUNS)]
         repeats = in_fresh_process("transform-repeats", name, tempfile.mkdtemp(prefix="transformer-bench-"))
-        cold, warm = least(colds), least(warms)
-        failed = next((r["error"] for r in (cold, warm, repeats) if "error" in r), None)
+        cold, warm, no_pyc = least(colds), least(warms), least(no_pyc)
+        failed = next((r["error"] for r in (cold, warm, no_pyc, repeats) if "error" in r), None)
         if failed:
             rows.append(f"{name:20} fails: {failed}")
             continue
         rows.append(f"{name:20} {ms(cold['seconds']):>16} {ms(repeats['seconds']):>16} {ms(warm['seconds']):>16}"
+                    f" {ms(no_pyc['seconds']):>14}"
                     f"   {cold['seconds'] * 1e3 / COLD_TARGET_MS:9.2f}x  {warm['seconds'] * 1e3 / WARM_TARGET_MS:8.2f}x")
     return rows
 
