@@ -32,6 +32,9 @@ Measured on the 2-core development machine (shared, so +-30%), one run each:
       Each example's few hundred Euler steps take ~7 us; since jit's call costs
       0.8 us (was ~5.5), the loop is mostly that work: jit(vmap(f)) 2.5x, and
       the fastest hand-written numba (SIMD lanes, every core) 6-8x, not 50x.
+      Session 5: jit(vmap(f)) runs such code in SIMD lanes itself
+      (backends/cpu_lanes.py), as fast as the hand-written lanes; README.md
+      has the figures.
 """
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from numba.core import errors as numba_errors
 
 from ..emit import MODULE_PREAMBLE, user_location_in
 from ..errors import CompileError
-from . import cpu_vmap, numba_fusion, numba_lowering, numba_parallel, numba_runtime, per_example
+from . import cpu_lanes, cpu_vmap, numba_fusion, numba_lowering, numba_parallel, numba_runtime, per_example
 
 NAME = "cpu"
 PREAMBLE = (MODULE_PREAMBLE + "from transformer.backends import numba_lowering as nl\n"
@@ -34,9 +34,18 @@ def take_last_step(core, step):
 def source(core):
     if isinstance(core, per_example.PerExampleVmap):
         one_example = core.scope.claim(f"{core.name}_one_example")
-        code, preamble = _lowered(cpu_vmap.one_example_core(core, one_example))
-        return ("@numba.njit(cache=True)\n" + code + "\n\n" + cpu_vmap.driver(core, one_example),
-                preamble + cpu_vmap.PREAMBLE)
+        example_core = cpu_vmap.one_example_core(core, one_example)
+        code, preamble = _lowered(example_core)
+        code = "@numba.njit(cache=True)\n" + code
+        # the same code in SIMD lanes, where it is arithmetic and while loops (cpu_lanes.py)
+        lowered = numba_runtime.lower(numba_lowering.lower(example_core))
+        lanes = cpu_lanes.plan(lowered, core.in_axes)
+        in_lanes = None
+        if lanes is not None:
+            in_lanes = core.scope.claim(f"{core.name}_in_lanes")
+            code += ('\n\n@numba.njit(cache=True, error_model="numpy")\n'
+                     + cpu_lanes.lanes_function(lowered, lanes, in_lanes))
+        return code + "\n\n" + cpu_vmap.driver(core, one_example, in_lanes), preamble + cpu_vmap.PREAMBLE
     return _lowered(core)
 
 

@@ -24,6 +24,12 @@ driver that calls it once per example::
 The driver is compiled too (``cpu.finish``, with ``parallel=True`` because of
 its ``prange``), so the loop costs no Python and runs on every core; nothing
 else in the driver is array code for numba's parallel pipeline to rewrite.
+
+Where the code is arithmetic and ``while`` loops, ``cpu_lanes`` writes it a
+second time for a group of examples at once, and the driver first asks
+whether every argument holds one scalar per example (``x0.ndim == 1``, which
+numba knows when it compiles the driver and so keeps one branch): then the
+examples go to that function in groups, the groups spread over the cores.
 """
 from __future__ import annotations
 
@@ -33,7 +39,7 @@ from numba.core.errors import TypingError
 from numba.extending import overload
 
 from .. import core_form as cf
-from . import per_example
+from . import cpu_lanes, per_example
 
 PREAMBLE = "import numba\nfrom numba import prange\nfrom transformer.backends.cpu_vmap import results_like\n"
 
@@ -44,8 +50,9 @@ def qualifies(core, options: dict) -> bool:
     return all(axis in (None, 0) for axis in in_axes) and per_example.has_loop(core.node.body.body)
 
 
-def driver(core: per_example.PerExampleVmap, one_example: str) -> str:
-    """Source of the function named ``core.name`` that runs ``one_example`` on every example."""
+def driver(core: per_example.PerExampleVmap, one_example: str, in_lanes: str | None = None) -> str:
+    """Source of the function named ``core.name`` that runs ``one_example`` on every example
+    (or, with ``in_lanes``, that function of ``cpu_lanes`` on groups of them, where it can)."""
     scope = core.scope
     params = core.params
     batched = [p for p, axis in zip(params, core.in_axes) if axis == 0]
@@ -67,15 +74,41 @@ def driver(core: per_example.PerExampleVmap, one_example: str) -> str:
              f"    if {n_examples} == 0:",
              "        raise ValueError('vmap over zero examples: this compiled loop learns the results from the first')",
              f"    {first} = {call('0')}   # example 0 fixes the results' dtypes and shapes"]
+    lines += [f"    {result} = results_like({part(first, k)}, {n_examples})" for k, result in enumerate(results)]
+    if in_lanes is not None:
+        lines += _lanes_lines(scope, params, results, n_examples, (example, item), call, part, in_lanes)
     for k, result in enumerate(results):
-        lines += [f"    {result} = results_like({part(first, k)}, {n_examples})",
-                  f"    {result}[0] = {part(first, k)}"]
+        lines += [f"    {result}[0] = {part(first, k)}"]
     lines += [f"    for {example} in prange(1, {n_examples}):   # examples are independent: every core takes some",
               f"        {item} = {call(example)}"]
     lines += [f"        {result}[{example}] = {part(item, k)}" for k, result in enumerate(results)]
     returned = results[0] if arity == 1 else "(" + ", ".join(results) + ")"
     lines.append(f"    return {returned}")
     return "\n".join(lines) + "\n"
+
+
+def _lanes_lines(scope, params, results, n_examples, loop_names, call, part, in_lanes) -> list[str]:
+    """The driver's groups of examples in lanes, for arguments of one scalar per example."""
+    group, start, stop, beyond = (scope.claim(n) for n in ("group", "start", "stop", "out_of_range"))
+    example, item = loop_names
+    lanes = [scope.claim(f"lanes{k}") for k in range(len(results))]
+    size = cpu_lanes.LANES
+    # numba drops the branch for arrays of other ranks when it compiles the driver
+    condition = " and ".join(f"{p}.ndim == 1" for p in params)
+    lines = [f"    if {condition}:   # one scalar per example: groups of {size} in SIMD lanes (see cpu_lanes.py)",
+             f"        for {group} in prange(({n_examples} + {size - 1}) // {size}):",
+             f"            {start} = {group} * {size}",
+             f"            {stop} = min({start} + {size}, {n_examples})",
+             f"            {beyond}, {', '.join(lanes)} = {in_lanes}({', '.join(f'{p}[{start}:{stop}]' for p in params)})",
+             f"            if {beyond}:   # a sin or cos argument beyond the lanes' exact range: one example at a time",
+             f"                for {example} in range({start}, {stop}):",
+             f"                    {item} = {call(example)}"]
+    lines += [f"                    {result}[{example}] = {part(item, k)}" for k, result in enumerate(results)]
+    lines.append("            else:")
+    lines += [f"                {result}[{start}:{stop}] = {lane}" for result, lane in zip(results, lanes)]
+    returned = results[0] if len(results) == 1 else "(" + ", ".join(results) + ")"
+    lines.append(f"        return {returned}")
+    return lines
 
 
 def one_example_core(core: per_example.PerExampleVmap, name: str) -> cf.CoreFunction:

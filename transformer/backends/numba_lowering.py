@@ -178,15 +178,15 @@ def lower(core: cf.CoreFunction) -> cf.CoreFunction:
 # numba compiles these to one libm call per element, which no loop around
 # them can vectorise; numba_vecmath's versions are plain arithmetic that LLVM
 # turns into SIMD code, with NumPy's results to an ulp or two.
-_VECTOR_MATH = {"np.exp": "vm.exp", "np.expm1": "vm.expm1", "np.tanh": "vm.tanh",
+VECTOR_MATH = {"np.exp": "vm.exp", "np.expm1": "vm.expm1", "np.tanh": "vm.tanh",
                 "np.sin": "vm.sin", "np.cos": "vm.cos", "np.log": "vm.log"}
 
 
 class _VectorMath(cst.CSTTransformer):
     def leave_Call(self, original, updated):
         spelling = cst.Module([]).code_for_node(updated.func)
-        if spelling in _VECTOR_MATH:
-            return updated.with_changes(func=cf.callee(_VECTOR_MATH[spelling]))
+        if spelling in VECTOR_MATH:
+            return updated.with_changes(func=cf.callee(VECTOR_MATH[spelling]))
         return updated
 
 

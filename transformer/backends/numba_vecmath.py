@@ -525,3 +525,45 @@ LOOPS = {"exp": _overload_for(exp, exp64, np.exp, kernel_for_scalars=True),
          "sin": _overload_for(sin, sin64, np.sin, kernel_for_scalars=True, exact_up_to=_TRIG_BOUND),
          "cos": _overload_for(cos, cos64, np.cos, kernel_for_scalars=True, exact_up_to=_TRIG_BOUND),
          "log": _overload_for(log, log64, np.log, kernel_for_scalars=False)}
+
+
+# ----------------------------------------- sin and cos for vmap's SIMD lanes
+# A loop over lanes (cpu_lanes.py) vectorises only without calls in its body,
+# so it cannot take the scalar sin's libm branch for |x| > _TRIG_BOUND.  It
+# calls the kernel for every lane instead and notes, beside it, whether any
+# active lane's argument was beyond the bound (an or-reduction, vectorised
+# with the rest); a group of lanes that saw one is computed again, one
+# example at a time, by the scalar path.  Within the bound the two paths are
+# the same arithmetic, so the results agree to the bit.
+def sin_in_range(x):
+    return np.sin(x)
+
+
+def cos_in_range(x):
+    return np.cos(x)
+
+
+def trig_beyond_range(x):
+    """Whether sin_in_range / cos_in_range at ``x`` differs from sin / cos (NaN: no)."""
+    return abs(x) > _TRIG_BOUND
+
+
+def _in_range_overload(helper, kernel, numba_function):
+    # the types as the scalar overloads above take them: floats to the kernel
+    # (float32 through float64, rounded once), anything else to numba's function
+    @overload(helper)
+    def typed(x):
+        if not isinstance(x, types.Float):
+            return lambda x: numba_function(x)
+        if x.bitwidth == 32:
+            return lambda x: np.float32(kernel(np.float64(x)))
+        return lambda x: kernel(x)
+
+
+_in_range_overload(sin_in_range, sin64, np.sin)
+_in_range_overload(cos_in_range, cos64, np.cos)
+
+
+@overload(trig_beyond_range)
+def _trig_beyond_range(x):
+    return lambda x: abs(x) > _TRIG_BOUND

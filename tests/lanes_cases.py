@@ -1,0 +1,102 @@
+"""Per-example scalar code for vmap's SIMD lanes on the CPU (backends/cpu_lanes.py)."""
+import math
+
+import numpy as np
+
+
+def decay_time(x0):
+    x = x0
+    t = 0.0
+    while x > 0.01:
+        x = x - 0.01 * x * (1.0 + math.sin(t))
+        t = t + 0.01
+    return t
+
+
+def halvings(x):
+    # an integer counter beside a float state, two results
+    count = 0
+    while x > 1.0:
+        x = x * 0.5
+        count = count + 1
+    return count, x
+
+
+def spring(position, velocity):
+    # two batched arguments, two loops one after the other, cos and exp
+    t = 0.0
+    while position > 0.0:
+        velocity = velocity - 0.05 * position * np.cos(0.1 * t)
+        position = position + 0.05 * velocity
+        t = t + 0.05
+    energy = 0.5 * velocity * velocity
+    damped = energy
+    while damped > 0.1:
+        damped = damped * np.exp(-0.25)
+    return t, damped
+
+
+def count_that_becomes_a_float(x):
+    # t starts as an int and the loop makes it a float: its lanes must hold floats
+    t = 0
+    while x > 1.0:
+        x = x * 0.5
+        t = t + 0.5
+    return t
+
+
+def sin_of_large_times(t0):
+    # sin's argument far beyond the lanes' exact range: those groups run one example at a time
+    t = t0
+    total = 0.0
+    while total < 3.0:
+        total = total + 1.0 + np.sin(t)
+        t = t + 1.0
+    return total
+
+
+def scaled_by_a_count(x):
+    # for a scalar example, lanes; for a row, the per-example loop
+    t = 0.0
+    while t < 1.0:
+        t = t + 0.25
+    return x * t
+
+
+# --- these keep the per-example loop
+def divides_by_a_variable(x):
+    steps = 0.0
+    while x > 0.1:
+        x = x - 1.0 / (x + 10.0)
+        steps = steps + 1.0
+    return steps
+
+
+def branches_inside(x):
+    n = 0
+    while x > 1.0:
+        if x > 10.0:
+            x = x * 0.1
+        else:
+            x = x - 1.0
+        n = n + 1
+    return n
+
+
+def set_again_after_a_loop(x):
+    # y is an int before the first loop and a float after it: lanes keep one type per variable
+    y = 0
+    while x > 1.0:
+        x = x - y - 1.0
+    y = 1.5
+    while y < x:
+        y = y * 2.0
+    return y
+
+
+def scaled_steps(x, scale):
+    t = 0.0
+    while x > 0.01:
+        x = x * scale
+        t = t + 1.0
+    return t

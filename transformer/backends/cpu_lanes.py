@@ -1,0 +1,386 @@
+"""vmap on the CPU target in SIMD lanes: a while loop over a group of examples at once.
+
+``cpu_vmap`` runs per-example scalar code once per example.  That is scalar
+machine code: one Euler step of one example at a time.  When the code is a
+run of arithmetic, then ``while`` loops whose bodies are arithmetic too (an
+integrator, a fixed-point iteration), the examples can instead be taken in
+groups of ``LANES``, every step of the loop computed for the whole group by
+one loop over its lanes, which LLVM turns into vector instructions::
+
+    running = True
+    while running:                           # while any lane of the group is active
+        running = False
+        for lane in range(n_lanes):
+            on = _t0_lanes[lane]             # this lane's loop condition
+            x = x_lanes[lane]
+            ...                              # the user's loop body, as written
+            x_lanes[lane] = x if on else x_lanes[lane]    # a finished lane keeps its values
+            _t0_lanes[lane] = on and _t0
+            running = running or (on and _t0)
+
+Each lane does exactly the operations its example does alone, in the same
+order, so the results equal the per-example ones to the bit; lanes that are
+done compute values nobody keeps.  That is only harmless for operations that
+cannot raise or stop, so a body may hold elementwise arithmetic, comparisons,
+``where`` and math functions, with divisions and powers only by nonzero
+literal constants (numba raises ZeroDivisionError for ``x / 0.0``).  sin and
+cos call the vectorised kernel for every lane, which is exact up to
+``numba_vecmath._TRIG_BOUND``; a group in which an active lane went beyond it
+is computed again one example at a time, by the per-example code.
+
+Each variable a later step reads lives in an array of one value per lane.
+Its dtype is that of the variable's last value when lane 0 is first run on
+its own, which is the type the per-example code gives it wherever the lanes
+read it if it is set in one place, or in a loop and just before it (numba
+unifies those two); a variable set anywhere else again keeps the
+per-example loop, as does anything else (``if``, ``for``, ``break``,
+indexing, a variable first set inside a loop, an argument not batched);
+arguments that are not one scalar per example (``ndim != 1``) take it too,
+decided when numba compiles the driver.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from .. import core_form as cf
+from .. import primitives
+from .numba_lowering import VECTOR_MATH
+
+LANES = 64       # a group: 16 AVX-512 vectors of doubles; 16 to 256 measured within 25%
+
+_BINARY_SAFE = {"add", "subtract", "multiply", "maximum", "minimum", "fmax", "fmin", "copysign",
+                "logical_and", "logical_or", "logical_xor", "hypot", "arctan2", "logaddexp"}
+_DIVIDING = {"divide", "power"}      # safe only by a nonzero literal (a positive one for power)
+
+
+def _code(node) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _literal_value(node):
+    """The number a literal operand spells (``2.0``, ``-1``, ``nl.scalar_like(x, 0.5)``), or None."""
+    if isinstance(node, cst.Call) and _code(node.func) == "nl.scalar_like" and len(node.args) == 2:
+        node = node.args[1].value
+    negative = isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+    inner = node.expression if negative else node
+    if isinstance(inner, (cst.Integer, cst.Float)):
+        value = float(inner.value.replace("_", ""))
+        return -value if negative else value
+    return None
+
+
+def _operand_ok(node) -> bool:
+    return cf.is_atom(node) or _literal_value(node) is not None
+
+
+def _value_ok(value) -> bool:
+    """An operation a lane may do even when its example is finished: it cannot raise."""
+    if cf.is_atom(value):
+        return True
+    prim = cf.primitive_of(value)
+    if prim is None:
+        return False
+    if isinstance(value, cst.BinaryOperation):
+        operands = [value.left, value.right]
+    elif isinstance(value, cst.UnaryOperation):
+        operands = [value.expression]
+    elif isinstance(value, cst.Comparison):
+        if len(value.comparisons) != 1:
+            return False
+        operands = [value.left, value.comparisons[0].comparator]
+    elif isinstance(value, cst.Call):
+        if any(arg.keyword is not None for arg in value.args):
+            return False
+        operands = [arg.value for arg in value.args]
+    else:
+        return False
+    if not all(_operand_ok(op) for op in operands):
+        return False
+    if prim.name in _DIVIDING:
+        divisor = _literal_value(operands[1])
+        return divisor is not None and divisor != 0 and (prim.name == "divide" or divisor > 0)
+    if prim.kind == primitives.COMPARE or prim.name in ("where", "not", "logical_not"):
+        return True
+    if prim.kind == primitives.UNARY:
+        return prim.name not in ("round", "reciprocal")     # (1/x: a division)
+    return prim.kind == primitives.BINARY and prim.name in _BINARY_SAFE
+
+
+def _assigned(stmt) -> str | None:
+    small = stmt.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        return small.targets[0].target.value
+    return None
+
+
+class _VariablesRead(cst.CSTVisitor):
+    def __init__(self):
+        self.names: set = set()
+
+    def visit_Attribute(self, node):
+        return False                     # np.pi, or a function's module: no variable
+
+    def visit_Call(self, node):
+        for arg in node.args:
+            arg.value.visit(self)
+        return False                     # (not its func: np.sin, nl.scalar_like)
+
+    def visit_Name(self, node):
+        if node.value not in ("True", "False", "None"):
+            self.names.add(node.value)
+
+
+def _reads(stmt) -> set[str]:
+    """The variables a statement's value reads."""
+    value = stmt.body[0].value
+    if value is None:
+        return set()
+    reader = _VariablesRead()
+    value.visit(reader)
+    return reader.names
+
+
+@dataclass
+class Segment:
+    """Straight-line statements run for every lane, or a while loop's body run for the active ones."""
+
+    stmts: list
+    test: str | None = None              # the while loop's condition variable; None for straight code
+    header: list = field(default_factory=list)   # the comment lines above the while
+
+
+@dataclass
+class LanesPlan:
+    segments: list
+    returned: list                       # names, one per result
+    state: list                          # variables kept per lane between segments, in first-set order
+
+
+def plan(core: cf.CoreFunction, in_axes: tuple) -> LanesPlan | None:
+    """How ``core`` (per-example, lowered for numba) runs in lanes, or None to keep the per-example loop."""
+    if not in_axes or any(axis != 0 for axis in in_axes):
+        return None
+    body = list(core.node.body.body)
+    if not body or not isinstance(body[-1], cst.SimpleStatementLine) or not isinstance(body[-1].body[0], cst.Return):
+        return None
+    returned = _returned_names(body[-1].body[0].value)
+    if returned is None:
+        return None
+    segments: list = [Segment([])]
+    for stmt in body[:-1]:
+        if isinstance(stmt, cst.While):
+            if stmt.orelse is not None or not isinstance(stmt.test, cst.Name):
+                return None
+            inner = list(stmt.body.body)
+            if not all(_simple_ok(s) for s in inner):
+                return None
+            segments.append(Segment(inner, test=stmt.test.value, header=list(stmt.leading_lines)))
+            segments.append(Segment([]))
+        elif _simple_ok(stmt):
+            segments[-1].stmts.append(stmt)
+        else:
+            return None
+    if not any(s.test for s in segments):
+        return None
+    params = set(core.params)
+    state = _state(segments, returned, params)
+    if not all(_typed_alike(name, segments, name in params) for name in state):
+        return None
+    return LanesPlan(segments, returned, state)
+
+
+def _typed_alike(name: str, segments: list, is_param: bool) -> bool:
+    """Whether every per-lane copy of ``name`` has the type numba gives it in the per-example code.
+
+    Each state array is made with the type of the variable's last value in a
+    run of lane 0 (numba types each assignment on its own, unifying them only
+    where a loop's iterations meet: ``t = 0`` then ``t = t + 0.01`` in a loop is
+    an int, then a float).  That type is the one the per-example code has
+    wherever the lanes read the array when the variable is set in one segment
+    only, or in one loop body and the straight code just before it (the loop
+    unifies the two) and read by nothing earlier.  It must also be set before
+    anything reads it, as the per-example code would otherwise fail.
+    """
+    setting = [k for k, seg in enumerate(segments) if name in _set_in(seg.stmts)]
+    reading = [k for k, seg in enumerate(segments) if name in _live_in(seg.stmts) or seg.test == name]
+    if is_param:
+        setting = sorted({0, *setting})
+    if not setting or (reading and reading[0] < setting[0]):
+        return False
+    first = segments[setting[0]]
+    if first.test is not None or (setting[0] in reading and not is_param and name in _live_in(first.stmts)):
+        return False                     # first set in a loop body, or read before it is set
+    if len(setting) == 1:
+        return True
+    if len(setting) != 2:
+        return False
+    before, loop = setting
+    return segments[loop].test is not None and before == loop - 1 and (not reading or reading[0] >= before)
+
+
+def _returned_names(value):
+    elements = [el.value for el in value.elements] if isinstance(value, cst.Tuple) else [value]
+    return [el.value for el in elements] if all(isinstance(el, cst.Name) for el in elements) else None
+
+
+def _simple_ok(stmt) -> bool:
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return False
+    return _assigned(stmt) is not None and _value_ok(stmt.body[0].value)
+
+
+def _live_in(stmts) -> list[str]:
+    """Names a run of statements reads before it sets them, in order of first read."""
+    seen, live = set(), []
+    for stmt in stmts:
+        for name in sorted(_reads(stmt)):
+            if name not in seen and name not in live:
+                live.append(name)
+        seen.add(_assigned(stmt))
+    return live
+
+
+def _state(segments, returned, params) -> list[str]:
+    """Variables a segment needs from an earlier one (or a loop body from its last iteration)."""
+    needed = []
+    for seg in segments:
+        # (what a loop body reads before it sets it comes from its last iteration: live in too)
+        needed += _live_in(seg.stmts) + ([seg.test] if seg.test else [])
+    needed += returned
+    order = []
+    for name in needed:
+        if name not in order and not _is_constant_name(name):
+            order.append(name)
+    return order
+
+
+def _is_constant_name(name: str) -> bool:
+    return name in ("True", "False", "None")
+
+
+# ------------------------------------------------------------------ the code
+# the scalar paths of numba_vecmath, as the per-example code calls them; sin
+# and cos as their kernels alone, their range checked beside them
+_LANE_MATH = dict(VECTOR_MATH, **{"np.sin": "vm.sin_in_range", "np.cos": "vm.cos_in_range"})
+_RANGE_CHECKED = ("np.sin", "np.cos")
+
+
+class _LaneMath(cst.CSTTransformer):
+    """np.exp(a) -> vm.exp(a), np.sin(a) -> vm.sin_in_range(a) (noting ``a``: its range is
+    checked), or with ``exact`` np.sin(a) -> vm.sin(a) as in the per-example code."""
+
+    def __init__(self, exact: bool):
+        self.arguments: list[str] = []
+        self.names = VECTOR_MATH if exact else _LANE_MATH
+
+    def leave_Call(self, original, updated):
+        spelling = _code(updated.func)
+        if spelling in _RANGE_CHECKED and self.names is _LANE_MATH:
+            self.arguments.append(_code(updated.args[0].value))
+        if spelling in self.names:
+            return updated.with_changes(func=cf.callee(self.names[spelling]))
+        return updated
+
+
+def _statement_lines(stmts, indent: str, beyond: str | None, masked: str | None, comments=True) -> list[str]:
+    """The statements as source lines, each sin or cos followed by the check of its argument
+    into ``beyond`` (made at once: the argument's variable may be set again further on), or,
+    for a ``beyond`` of None, sin and cos as the per-example code has them; ``masked``: the
+    name of the lane's activity flag, if only active lanes count."""
+    lines = []
+    for stmt in stmts:
+        if comments:
+            lines += [indent + line.comment.value for line in stmt.leading_lines if line.comment is not None]
+        rewrite = _LaneMath(exact=beyond is None)
+        small = stmt.body[0].visit(rewrite)
+        lines.append(indent + _code(small))
+        for argument in rewrite.arguments if beyond is not None else ():
+            check = f"vm.trig_beyond_range({argument})"
+            lines.append(f"{indent}{beyond} = {beyond} | ({masked} & {check})" if masked
+                         else f"{indent}{beyond} = {beyond} | {check}")
+    return lines
+
+
+def lanes_function(core: cf.CoreFunction, lanes: LanesPlan, name: str) -> str:
+    """Source of the njit function ``name`` running ``core`` on one group of examples.
+
+    It takes one array per parameter (the group's examples) and returns
+    ``(beyond, result, ...)``: whether a sin or cos argument went beyond the
+    kernel's exact range (the group must then be run one example at a time),
+    and one array per result.
+    """
+    params = core.params
+    assigned = {v for seg in lanes.segments for v in _set_in(seg.stmts)}
+    # the caller's arrays are only read: a parameter the code sets again gets an array of its own
+    given = {p: core.scope.claim(f"{p}_given" if p in assigned else f"{p}_lanes") for p in params}
+    arrays = {p: given[p] for p in params if p not in assigned}
+    arrays.update({v: core.scope.claim(f"{v}_lanes") for v in lanes.state if v not in arrays})
+    own = [v for v in lanes.state if v not in params or v in assigned]     # state arrays made here
+    n_lanes, lane, running, on, beyond = (core.scope.claim(n) for n in ("n_lanes", "lane", "running", "on", "beyond"))
+    state_set = set(lanes.state)
+    i1, i2, i3 = "    ", "        ", "            "
+    out = [f"def {name}({', '.join(given[p] for p in params)}):",
+           f"{i1}# strategy: the examples in groups, every step a loop over the group's lanes (see cpu_lanes.py)",
+           f"{i1}{n_lanes} = len({given[params[0]]})",
+           f"{i1}{beyond} = False"]
+    # lane 0 once, as its example alone, before the arrays exist: the type of each variable's
+    # last value there is every state array's dtype (see _typed_alike)
+    out.append(f"{i1}# lane 0 alone first: its values give the arrays below their dtypes")
+    out += [f"{i1}{p} = {given[p]}[0]" for p in params]
+    for seg in lanes.segments:
+        if seg.test is None:
+            out += _statement_lines(seg.stmts, i1, None, masked=None, comments=False)
+        else:
+            out.append(f"{i1}while {seg.test}:")
+            out += _statement_lines(seg.stmts, i2, None, masked=None, comments=False)
+    out += [f"{i1}{arrays[v]} = results_like({v}, {n_lanes})" for v in own]
+    for k, seg in enumerate(lanes.segments):
+        if seg.test is None:
+            if not seg.stmts and k > 0:
+                continue
+            out.append(f"{i1}for {lane} in range({n_lanes}):")
+            if k == 0:                   # the prologue starts from the caller's arrays
+                out += [f"{i2}{p} = {given[p]}[{lane}]" for p in params]
+            else:
+                out += [f"{i2}{v} = {arrays[v]}[{lane}]" for v in _live_in(seg.stmts) if v in arrays]
+            out += _statement_lines(seg.stmts, i2, beyond, masked=None)
+            stored = _set_in(seg.stmts) + ([p for p in params if p in assigned] if k == 0 else [])
+            out += [f"{i2}{arrays[v]}[{lane}] = {v}" for v in dict.fromkeys(stored) if v in own]
+            continue
+        active = core.scope.claim("active_lanes")
+        test_array = arrays[seg.test]
+        out += [i1 + line.comment.value for line in seg.header if line.comment is not None]
+        out += [f"{i1}{active} = np.empty({n_lanes}, np.bool_)",
+                f"{i1}for {lane} in range({n_lanes}):",
+                f"{i2}{active}[{lane}] = bool({test_array}[{lane}])",
+                f"{i1}{running} = True",
+                # a group with a sin or cos out of range is computed again: stop it at once
+                f"{i1}while {running} and not {beyond}:   # while any lane of the group is active",
+                f"{i2}{running} = False",
+                f"{i2}for {lane} in range({n_lanes}):",
+                f"{i3}{on} = {active}[{lane}]"]
+        loads = [v for v in _live_in(seg.stmts) if v in arrays]
+        out += [f"{i3}{v} = {arrays[v]}[{lane}]" for v in loads]
+        out += _statement_lines(seg.stmts, i3, beyond, masked=on)
+        kept = [v for v in _set_in(seg.stmts) if v in state_set]
+        out += [f"{i3}{arrays[v]}[{lane}] = {v} if {on} else {arrays[v]}[{lane}]"
+                + ("   # a finished lane keeps its values" if i == 0 else "")
+                for i, v in enumerate(kept)]
+        test_now = seg.test if seg.test in kept or seg.test in loads else f"{test_array}[{lane}]"
+        # bitwise & and | on the flags: no branch in the loop over lanes
+        out += [f"{i3}{active}[{lane}] = {on} & bool({test_now})",
+                f"{i3}{running} = {running} | {active}[{lane}]"]
+    results = ", ".join(arrays[v] for v in lanes.returned)
+    out.append(f"{i1}return {beyond}, {results}")
+    return "\n".join(out) + "\n"
+
+
+def _set_in(stmts) -> list[str]:
+    names = []
+    for stmt in stmts:
+        name = _assigned(stmt)
+        if name not in names:
+            names.append(name)
+    return names
