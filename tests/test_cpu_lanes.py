@@ -4,6 +4,7 @@ of the per-example code (a Python loop of jit(f) calls) for every example."""
 import numpy as np
 import pytest
 
+import corpus_vmap
 import lanes_cases as cases
 import transformer as tr
 from transformer.backends import cpu_lanes
@@ -28,8 +29,8 @@ def assert_same(got, want):
 @pytest.mark.parametrize("count", [1, cpu_lanes.LANES - 1, cpu_lanes.LANES, cpu_lanes.LANES + 1, 300])
 def test_the_lanes_equal_the_examples_run_alone(count):
     x0 = np.random.default_rng(count).uniform(0.005, 10.0, size=count)   # some below 0.01: no step at all
-    batched = tr.jit(tr.vmap(cases.decay_time))
-    assert_same(batched(x0), one_at_a_time(cases.decay_time, x0))
+    batched = tr.jit(tr.vmap(corpus_vmap.ode_steps))
+    assert_same(batched(x0), one_at_a_time(corpus_vmap.ode_steps, x0))
     assert IN_LANES in tr.show(batched, x0)
 
 
