@@ -9,11 +9,13 @@ over rows doing all five on a row while it sits in the L1 cache costs about a
 third of that.  ``numba_fusion.fuse_rows`` finds the five statements in the
 generated code and calls ``softmax_last_axis`` here instead.
 
-The kernel keeps the unfused code's every operation and order (the same row
-max, the same vectorised exp, NumPy's pairwise row sum, a true division), so
-its results equal the five passes to the bit.  It takes C-contiguous float
-arrays whose rows are not empty, with no divisor or a scalar one that keeps
-the dtype; anything else goes through the five passes, as if never fused.
+The kernel keeps the unfused code's operations and order (the same row max,
+the same vectorised exp, NumPy's pairwise row sum), except that it multiplies
+by the reciprocal of the divisor and of the row sum instead of dividing: a
+result moves by an ulp at most.  It takes float arrays (a strided view is
+copied first) with no divisor or a scalar one that keeps the dtype; anything
+else goes through the five passes, as if never fused.  An empty last axis
+raises NumPy's error for the max of one.
 """
 from __future__ import annotations
 
