@@ -12,7 +12,7 @@ Prints three tables, each as ratios measured in this one run:
    fresh-process figure is the least of three processes, run as Python runs
    by default (keeping .pyc files); the warm start is also timed under
    PYTHONDONTWRITEBYTECODE=1, where each import compiles its source again
-   (about 0.8 ms more here: the backend's modules and the generated one);
+   (0.3-0.5 ms more here: the backend's modules and the generated one);
 2. numba compile time of each jitted function (first call, fresh cache) and
    its load time from numba's disk cache in a fresh process;
 3. run time of jit(attention) at 256x64 against NumPy, hand-written numba and
