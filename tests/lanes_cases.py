@@ -36,6 +36,19 @@ def count_that_becomes_a_float(x):
     return t
 
 
+def halvings_then_countdown(x):
+    # a few examples take far more steps than the rest: they finish alone; the second
+    # loop must not run them on the values the first one left half done
+    count = 0
+    while x > 1.0:
+        x = x * 0.99
+        count = count + 1
+    left = count * 1.0
+    while left > 0.0:
+        left = left - 7.0
+    return count, left
+
+
 def sin_of_large_times(t0):
     # sin's argument far beyond the lanes' exact range: those groups run one example at a time
     t = t0

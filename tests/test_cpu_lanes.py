@@ -49,6 +49,14 @@ def test_two_arguments_and_two_loops():
     assert tr.show(batched, position, velocity).count("while any lane of the group is active") == 2
 
 
+@pytest.mark.parametrize("slow", [1, 3, 9])
+def test_a_few_slow_examples_finish_alone(slow):
+    x = np.random.default_rng(slow).uniform(1.0, 2.0, size=200)
+    x[::200 // slow][:slow] = 1e12             # thousands of steps where the others take dozens
+    batched = tr.jit(tr.vmap(cases.halvings_then_countdown))
+    assert_same(batched(x), one_at_a_time(cases.halvings_then_countdown, x))
+
+
 def test_a_variable_that_becomes_a_float_in_the_loop_is_a_float_in_every_lane():
     x = np.random.default_rng(7).uniform(0.5, 1e4, size=80)
     got = tr.jit(tr.vmap(cases.count_that_becomes_a_float))(x)

@@ -49,6 +49,7 @@ from .. import primitives
 from .numba_lowering import VECTOR_MATH
 
 LANES = 64       # a group: 8 AVX-512 vectors of doubles (16 to 256 lanes measured within 25%)
+FEW = LANES // 8  # active lanes too few to fill the group's vectors: each finishes its loop alone
 
 _BINARY_SAFE = {"add", "subtract", "multiply", "maximum", "minimum", "fmax", "fmin", "copysign",
                 "logical_and", "logical_or", "logical_xor", "hypot", "arctan2", "logaddexp"}
@@ -309,7 +310,10 @@ def lanes_function(core: cf.CoreFunction, lanes: LanesPlan, name: str) -> str:
     It takes one array per parameter (the group's examples) and returns
     ``(beyond, result, ...)``: whether a sin or cos argument went beyond the
     kernel's exact range (the group must then be run one example at a time),
-    and one array per result.
+    and one array per result.  When a loop is down to ``FEW`` active lanes, a
+    sweep over the group would cost as much as running those few one after
+    the other, so each finishes the loop on its own from where it is, as
+    scalar code (with the exact sin and cos of the per-example code).
     """
     params = core.params
     assigned = {v for seg in lanes.segments for v in _set_in(seg.stmts)}
@@ -318,7 +322,7 @@ def lanes_function(core: cf.CoreFunction, lanes: LanesPlan, name: str) -> str:
     arrays = {p: given[p] for p in params if p not in assigned}
     arrays.update({v: core.scope.claim(f"{v}_lanes") for v in lanes.state if v not in arrays})
     own = [v for v in lanes.state if v not in params or v in assigned]     # state arrays made here
-    n_lanes, lane, running, on, beyond = (core.scope.claim(n) for n in ("n_lanes", "lane", "running", "on", "beyond"))
+    n_lanes, lane, still, on, beyond = (core.scope.claim(n) for n in ("n_lanes", "lane", "still", "on", "beyond"))
     state_set = set(lanes.state)
     i1, i2, i3 = "    ", "        ", "            "
     out = [f"def {name}({', '.join(given[p] for p in params)}):",
@@ -352,26 +356,37 @@ def lanes_function(core: cf.CoreFunction, lanes: LanesPlan, name: str) -> str:
         active = core.scope.claim("active_lanes")
         test_array = arrays[seg.test]
         out += [i1 + line.comment.value for line in seg.header if line.comment is not None]
+        loads = [v for v in _live_in(seg.stmts) if v in arrays]
+        kept = [v for v in _set_in(seg.stmts) if v in state_set]
+        carried = list(dict.fromkeys(loads + [seg.test]))
         out += [f"{i1}{active} = np.empty({n_lanes}, np.bool_)",
                 f"{i1}for {lane} in range({n_lanes}):",
                 f"{i2}{active}[{lane}] = bool({test_array}[{lane}])",
-                f"{i1}{running} = True",
+                f"{i1}{still} = {n_lanes}",
                 # a group with a sin or cos out of range is computed again: stop it at once
-                f"{i1}while {running} and not {beyond}:   # while any lane of the group is active",
-                f"{i2}{running} = False",
+                f"{i1}while {still} > 0 and not {beyond}:   # while any lane of the group is active",
+                f"{i2}if {still} <= {FEW} < {n_lanes}:",
+                f"{i3}# a few slow lanes no longer fill the vectors: each finishes the loop on its own",
+                f"{i3}for {lane} in range({n_lanes}):",
+                f"{i3}    if {active}[{lane}]:"]
+        i5 = i3 + "        "
+        out += [f"{i5}{v} = {arrays[v]}[{lane}]" for v in carried]
+        out.append(f"{i5}while {seg.test}:")
+        out += _statement_lines(seg.stmts, i5 + "    ", None, masked=None, comments=False)
+        out += [f"{i5}{arrays[v]}[{lane}] = {v}" for v in kept]
+        out += [f"{i3}break",
+                f"{i2}{still} = 0",
                 f"{i2}for {lane} in range({n_lanes}):",
                 f"{i3}{on} = {active}[{lane}]"]
-        loads = [v for v in _live_in(seg.stmts) if v in arrays]
         out += [f"{i3}{v} = {arrays[v]}[{lane}]" for v in loads]
         out += _statement_lines(seg.stmts, i3, beyond, masked=on)
-        kept = [v for v in _set_in(seg.stmts) if v in state_set]
         out += [f"{i3}{arrays[v]}[{lane}] = {v} if {on} else {arrays[v]}[{lane}]"
                 + ("   # a finished lane keeps its values" if i == 0 else "")
                 for i, v in enumerate(kept)]
         test_now = seg.test if seg.test in kept or seg.test in loads else f"{test_array}[{lane}]"
-        # bitwise & and | on the flags: no branch in the loop over lanes
+        # bitwise & on the flags and a count: no branch in the loop over lanes
         out += [f"{i3}{active}[{lane}] = {on} & bool({test_now})",
-                f"{i3}{running} = {running} | {active}[{lane}]"]
+                f"{i3}{still} += {active}[{lane}]"]
     results = ", ".join(arrays[v] for v in lanes.returned)
     out.append(f"{i1}return {beyond}, {results}")
     return "\n".join(out) + "\n"
