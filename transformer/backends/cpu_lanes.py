@@ -7,16 +7,18 @@ integrator, a fixed-point iteration), the examples can instead be taken in
 groups of ``LANES``, every step of the loop computed for the whole group by
 one loop over its lanes, which LLVM turns into vector instructions::
 
-    running = True
-    while running:                           # while any lane of the group is active
-        running = False
+    while still > 0:                         # while any lane of the group is active
+        still = 0
         for lane in range(n_lanes):
-            on = _t0_lanes[lane]             # this lane's loop condition
+            on = active_lanes[lane]          # this lane's example is still in the loop
             x = x_lanes[lane]
             ...                              # the user's loop body, as written
             x_lanes[lane] = x if on else x_lanes[lane]    # a finished lane keeps its values
-            _t0_lanes[lane] = on and _t0
-            running = running or (on and _t0)
+            active_lanes[lane] = on & bool(_t0)
+            still += active_lanes[lane]
+
+When a loop is down to a few active lanes (``FEW``), they no longer fill the
+vectors: each finishes the loop on its own, from where it is, as scalar code.
 
 Each lane does exactly the operations its example does alone, in the same
 order, so the results equal the per-example ones to the bit; lanes that are
