@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .. import core_form as cf
-from .. import primitives
+from .. import dataflow, primitives
 from .numba_lowering import VECTOR_MATH
 
 LANES = 64       # a group: 8 AVX-512 vectors of doubles (16 to 256 lanes measured within 25%)
@@ -112,12 +112,13 @@ def _value_ok(value) -> bool:
 
 
 def _assigned(stmt) -> str | None:
-    small = stmt.body[0]
-    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-        return small.targets[0].target.value
-    return None
+    """The variable a statement assigns, or None (a return, an in-place write)."""
+    assignment = dataflow.classify(stmt)
+    return assignment.target if assignment.kind == "assign" else None
 
 
+# (dataflow.value_reads reads a statement's atoms; after the lowering an
+# operand may itself be a call, nl.scalar_like(x, 0.5), whose x counts too)
 class _VariablesRead(cst.CSTVisitor):
     def __init__(self):
         self.names: set = set()
@@ -174,8 +175,8 @@ def plan(core: cf.CoreFunction, in_axes: tuple) -> LanesPlan | None:
     segments: list = [Segment([])]
     for stmt in body[:-1]:
         if isinstance(stmt, cst.While):
-            if stmt.orelse is not None or not isinstance(stmt.test, cst.Name):
-                return None
+            if stmt.orelse is not None or not (isinstance(stmt.test, cst.Name) and dataflow.atom_names(stmt.test)):
+                return None              # (a test that is a constant: while True)
             inner = list(stmt.body.body)
             if not all(_simple_ok(s) for s in inner):
                 return None
@@ -224,8 +225,10 @@ def _typed_alike(name: str, segments: list, is_param: bool) -> bool:
 
 
 def _returned_names(value):
+    """The variables returned, one per result, or None for anything else (a literal, ``True``)."""
     elements = [el.value for el in value.elements] if isinstance(value, cst.Tuple) else [value]
-    return [el.value for el in elements] if all(isinstance(el, cst.Name) for el in elements) else None
+    names = dataflow.atom_names(cst.Tuple([cst.Element(el) for el in elements]))
+    return names if len(names) == len(elements) and all(isinstance(el, cst.Name) for el in elements) else None
 
 
 def _simple_ok(stmt) -> bool:
@@ -251,16 +254,7 @@ def _state(segments, returned, params) -> list[str]:
     for seg in segments:
         # (what a loop body reads before it sets it comes from its last iteration: live in too)
         needed += _live_in(seg.stmts) + ([seg.test] if seg.test else [])
-    needed += returned
-    order = []
-    for name in needed:
-        if name not in order and not _is_constant_name(name):
-            order.append(name)
-    return order
-
-
-def _is_constant_name(name: str) -> bool:
-    return name in ("True", "False", "None")
+    return list(dict.fromkeys(needed + returned))
 
 
 # ------------------------------------------------------------------ the code
@@ -306,98 +300,118 @@ def _statement_lines(stmts, indent: str, beyond: str | None, masked: str | None,
     return lines
 
 
+I1, I2, I3 = "    ", "        ", "            "    # indents of the generated code
+
+
+@dataclass
+class _Names:
+    """The names a lanes function is written with."""
+
+    given: dict          # parameter -> the caller's array of it
+    arrays: dict         # state variable -> its array of one value per lane
+    state: set
+    n_lanes: str
+    lane: str
+    still: str
+    on: str
+    beyond: str
+
+
 def lanes_function(core: cf.CoreFunction, lanes: LanesPlan, name: str) -> str:
     """Source of the njit function ``name`` running ``core`` on one group of examples.
 
     It takes one array per parameter (the group's examples) and returns
     ``(beyond, result, ...)``: whether a sin or cos argument went beyond the
     kernel's exact range (the group must then be run one example at a time),
-    and one array per result.  When a loop is down to ``FEW`` active lanes, a
-    sweep over the group would cost as much as running those few one after
-    the other, so each finishes the loop on its own from where it is, as
-    scalar code (with the exact sin and cos of the per-example code).
+    and one array per result.
     """
     params = core.params
     assigned = {v for seg in lanes.segments for v in _set_in(seg.stmts)}
+    claim = core.scope.claim
     # the caller's arrays are only read: a parameter the code sets again gets an array of its own
-    given = {p: core.scope.claim(f"{p}_given" if p in assigned else f"{p}_lanes") for p in params}
+    given = {p: claim(f"{p}_given" if p in assigned else f"{p}_lanes") for p in params}
     arrays = {p: given[p] for p in params if p not in assigned}
-    arrays.update({v: core.scope.claim(f"{v}_lanes") for v in lanes.state if v not in arrays})
+    arrays.update({v: claim(f"{v}_lanes") for v in lanes.state if v not in arrays})
+    names = _Names(given, arrays, set(lanes.state), *(claim(n) for n in ("n_lanes", "lane", "still", "on", "beyond")))
     own = [v for v in lanes.state if v not in params or v in assigned]     # state arrays made here
-    n_lanes, lane, still, on, beyond = (core.scope.claim(n) for n in ("n_lanes", "lane", "still", "on", "beyond"))
-    state_set = set(lanes.state)
-    i1, i2, i3 = "    ", "        ", "            "
     out = [f"def {name}({', '.join(given[p] for p in params)}):",
-           f"{i1}# strategy: the examples in groups, every step a loop over the group's lanes (see cpu_lanes.py)",
-           f"{i1}{n_lanes} = len({given[params[0]]})",
-           f"{i1}{beyond} = False"]
-    # lane 0 once, as its example alone, before the arrays exist: the type of each variable's
-    # last value there is every state array's dtype (see _typed_alike)
-    out.append(f"{i1}# lane 0 alone first: its values give the arrays below their dtypes")
-    out += [f"{i1}{p} = {given[p]}[0]" for p in params]
+           f"{I1}# strategy: the examples in groups, every step a loop over the group's lanes (see cpu_lanes.py)",
+           f"{I1}{names.n_lanes} = len({given[params[0]]})",
+           f"{I1}{names.beyond} = False"]
+    # lane 0 once, as its example alone, before the arrays exist: the type of each
+    # variable's last value there is its state array's dtype (see _typed_alike)
+    out.append(f"{I1}# lane 0 alone first: its values give the arrays below their dtypes")
+    out += [f"{I1}{p} = {given[p]}[0]" for p in params]
     for seg in lanes.segments:
         if seg.test is None:
-            out += _statement_lines(seg.stmts, i1, None, masked=None, comments=False)
+            out += _statement_lines(seg.stmts, I1, None, masked=None, comments=False)
         else:
-            out.append(f"{i1}while {seg.test}:")
-            out += _statement_lines(seg.stmts, i2, None, masked=None, comments=False)
-    out += [f"{i1}{arrays[v]} = results_like({v}, {n_lanes})" for v in own]
+            out.append(f"{I1}while {seg.test}:")
+            out += _statement_lines(seg.stmts, I2, None, masked=None, comments=False)
+    out += [f"{I1}{arrays[v]} = results_like({v}, {names.n_lanes})" for v in own]
     for k, seg in enumerate(lanes.segments):
-        if seg.test is None:
-            if not seg.stmts and k > 0:
-                continue
-            out.append(f"{i1}for {lane} in range({n_lanes}):")
-            if k == 0:                   # the prologue starts from the caller's arrays
-                out += [f"{i2}{p} = {given[p]}[{lane}]" for p in params]
-            else:
-                out += [f"{i2}{v} = {arrays[v]}[{lane}]" for v in _live_in(seg.stmts) if v in arrays]
-            out += _statement_lines(seg.stmts, i2, beyond, masked=None)
-            stored = _set_in(seg.stmts) + ([p for p in params if p in assigned] if k == 0 else [])
-            out += [f"{i2}{arrays[v]}[{lane}] = {v}" for v in dict.fromkeys(stored) if v in own]
-            continue
-        active = core.scope.claim("active_lanes")
-        test_array = arrays[seg.test]
-        out += [i1 + line.comment.value for line in seg.header if line.comment is not None]
-        loads = [v for v in _live_in(seg.stmts) if v in arrays]
-        kept = [v for v in _set_in(seg.stmts) if v in state_set]
-        carried = list(dict.fromkeys(loads + [seg.test]))
-        out += [f"{i1}{active} = np.empty({n_lanes}, np.bool_)",
-                f"{i1}for {lane} in range({n_lanes}):",
-                f"{i2}{active}[{lane}] = bool({test_array}[{lane}])",
-                f"{i1}{still} = {n_lanes}",
-                # a group with a sin or cos out of range is computed again: stop it at once
-                f"{i1}while {still} > 0 and not {beyond}:   # while any lane of the group is active",
-                f"{i2}if {still} <= {FEW} < {n_lanes}:",
-                f"{i3}# a few slow lanes no longer fill the vectors: each finishes the loop on its own",
-                f"{i3}for {lane} in range({n_lanes}):",
-                f"{i3}    if {active}[{lane}]:"]
-        i5 = i3 + "        "
-        out += [f"{i5}{v} = {arrays[v]}[{lane}]" for v in carried]
-        out.append(f"{i5}while {seg.test}:")
-        out += _statement_lines(seg.stmts, i5 + "    ", None, masked=None, comments=False)
-        out += [f"{i5}{arrays[v]}[{lane}] = {v}" for v in kept]
-        out += [f"{i3}break",
-                f"{i2}{still} = 0",
-                f"{i2}for {lane} in range({n_lanes}):",
-                f"{i3}{on} = {active}[{lane}]"]
-        out += [f"{i3}{v} = {arrays[v]}[{lane}]" for v in loads]
-        out += _statement_lines(seg.stmts, i3, beyond, masked=on)
-        out += [f"{i3}{arrays[v]}[{lane}] = {v} if {on} else {arrays[v]}[{lane}]"
-                + ("   # a finished lane keeps its values" if i == 0 else "")
-                for i, v in enumerate(kept)]
-        test_now = seg.test if seg.test in kept or seg.test in loads else f"{test_array}[{lane}]"
-        # bitwise & on the flags and a count: no branch in the loop over lanes
-        out += [f"{i3}{active}[{lane}] = {on} & bool({test_now})",
-                f"{i3}{still} += {active}[{lane}]"]
+        if seg.test is not None:
+            out += _masked_loop(seg, names, claim("active_lanes"))
+        elif k == 0:                     # the prologue starts from the caller's arrays
+            reassigned = [p for p in params if p in assigned]
+            out += _sweep(seg.stmts, names, loads=[f"{p} = {given[p]}" for p in params],
+                          stores=[v for v in dict.fromkeys(_set_in(seg.stmts) + reassigned) if v in own])
+        elif seg.stmts:
+            out += _sweep(seg.stmts, names,
+                          loads=[f"{v} = {arrays[v]}" for v in _live_in(seg.stmts) if v in arrays],
+                          stores=[v for v in _set_in(seg.stmts) if v in own])
     results = ", ".join(arrays[v] for v in lanes.returned)
-    out.append(f"{i1}return {beyond}, {results}")
+    out.append(f"{I1}return {names.beyond}, {results}")
     return "\n".join(out) + "\n"
 
 
+def _sweep(stmts, names: _Names, loads: list, stores: list) -> list[str]:
+    """Straight-line code, once for every lane: ``loads`` are ``name = array`` (read at the lane)."""
+    lane = names.lane
+    return ([f"{I1}for {lane} in range({names.n_lanes}):"]
+            + [f"{I2}{load}[{lane}]" for load in loads]
+            + _statement_lines(stmts, I2, names.beyond, masked=None)
+            + [f"{I2}{names.arrays[v]}[{lane}] = {v}" for v in stores])
+
+
+def _masked_loop(seg: Segment, names: _Names, active: str) -> list[str]:
+    """A while loop run for every lane of the group until none is active, finished lanes masked."""
+    arrays, lane, still, on, beyond = names.arrays, names.lane, names.still, names.on, names.beyond
+    test_array = arrays[seg.test]
+    loads = [v for v in _live_in(seg.stmts) if v in arrays]
+    kept = [v for v in _set_in(seg.stmts) if v in names.state]
+    out = [I1 + line.comment.value for line in seg.header if line.comment is not None]
+    out += [f"{I1}{active} = np.empty({names.n_lanes}, np.bool_)",
+            f"{I1}for {lane} in range({names.n_lanes}):",
+            f"{I2}{active}[{lane}] = bool({test_array}[{lane}])",
+            f"{I1}{still} = {names.n_lanes}",
+            # a group with a sin or cos out of range is computed again: stop it at once
+            f"{I1}while {still} > 0 and not {beyond}:   # while any lane of the group is active",
+            f"{I2}if {still} <= {FEW} < {names.n_lanes}:",
+            f"{I3}# a few slow lanes no longer fill the vectors: each finishes the loop on its own",
+            f"{I3}for {lane} in range({names.n_lanes}):",
+            f"{I3}    if {active}[{lane}]:"]
+    alone = I3 + "        "
+    out += [f"{alone}{v} = {arrays[v]}[{lane}]" for v in dict.fromkeys(loads + [seg.test])]
+    out.append(f"{alone}while {seg.test}:")
+    out += _statement_lines(seg.stmts, alone + "    ", None, masked=None, comments=False)
+    out += [f"{alone}{arrays[v]}[{lane}] = {v}" for v in kept]
+    out += [f"{I3}break",
+            f"{I2}{still} = 0",
+            f"{I2}for {lane} in range({names.n_lanes}):",
+            f"{I3}{on} = {active}[{lane}]"]
+    out += [f"{I3}{v} = {arrays[v]}[{lane}]" for v in loads]
+    out += _statement_lines(seg.stmts, I3, beyond, masked=on)
+    out += [f"{I3}{arrays[v]}[{lane}] = {v} if {on} else {arrays[v]}[{lane}]"
+            + ("   # a finished lane keeps its values" if i == 0 else "")
+            for i, v in enumerate(kept)]
+    test_now = seg.test if seg.test in kept or seg.test in loads else f"{test_array}[{lane}]"
+    # bitwise & on the flags and a count: no branch in the loop over lanes
+    out += [f"{I3}{active}[{lane}] = {on} & bool({test_now})",
+            f"{I3}{still} += {active}[{lane}]"]
+    return out
+
+
 def _set_in(stmts) -> list[str]:
-    names = []
-    for stmt in stmts:
-        name = _assigned(stmt)
-        if name not in names:
-            names.append(name)
-    return names
+    """The variables the statements assign, in order of first assignment."""
+    return list(dict.fromkeys(_assigned(stmt) for stmt in stmts))

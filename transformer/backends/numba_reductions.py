@@ -282,24 +282,19 @@ def _is_float_row(row) -> bool:
     return isinstance(row, types.Array) and row.layout == "C" and isinstance(row.dtype, types.Float)
 
 
-@overload(_row_max)
-def _row_max_numba(row, unused):
-    return _max_of_row if _vectorisable(row) else (lambda row, unused: np.max(row))
+def _overload_row(helper, loop, takes, numba_function):
+    """``helper(row, unused)`` compiled as ``loop`` for rows it ``takes``, else as numba's function."""
+    @overload(helper)
+    def typed(row, unused):
+        return loop if takes(row) else (lambda row, unused: numba_function(row))
+    return typed
 
 
-@overload(_row_min)
-def _row_min_numba(row, unused):
-    return _min_of_row if _vectorisable(row) else (lambda row, unused: np.min(row))
-
-
-@overload(_row_sum)
-def _row_sum_numba(row, unused):
-    return _sum_of_row if _is_float_row(row) else (lambda row, unused: np.sum(row))
-
-
-@overload(_row_mean)
-def _row_mean_numba(row, unused):
-    return _mean_of_row if _is_float_row(row) else (lambda row, unused: np.mean(row))
+for _helper, _loop, _takes, _numba_function in ((_row_max, _max_of_row, _vectorisable, np.max),
+                                                (_row_min, _min_of_row, _vectorisable, np.min),
+                                                (_row_sum, _sum_of_row, _is_float_row, np.sum),
+                                                (_row_mean, _mean_of_row, _is_float_row, np.mean)):
+    _overload_row(_helper, _loop, _takes, _numba_function)
 
 
 # ------------------------------------------- a non-last axis: whole rows at a time
