@@ -17,8 +17,13 @@ driver that calls it once per example::
         first = vmap_f_one_example(x0[0])            # example 0 fixes the results' dtypes
         result0 = results_like(first, n_examples)
         result0[0] = first
+        done = np.zeros(n_examples, np.bool_)
         for example in prange(1, n_examples):
             result0[example] = vmap_f_one_example(x0[example])
+            done[example] = True
+        for example in range(1, n_examples):     # what a prange thread raised is lost:
+            if not done[example]:                # run again here, where it reaches the caller
+                result0[example] = vmap_f_one_example(x0[example])
         return result0
 
 The driver is compiled too (``cpu.finish``, with ``parallel=True`` because of
@@ -79,9 +84,21 @@ def driver(core: per_example.PerExampleVmap, one_example: str, in_lanes: str | N
         lines += _lanes_lines(scope, params, results, n_examples, (example, item), call, part, in_lanes)
     for k, result in enumerate(results):
         lines += [f"    {result}[0] = {part(first, k)}"]
-    lines += [f"    for {example} in prange(1, {n_examples}):   # examples are independent: every core takes some",
-              f"        {item} = {call(example)}"]
-    lines += [f"        {result}[{example}] = {part(item, k)}" for k, result in enumerate(results)]
+    done = scope.claim("done")
+
+    def one(indent: str) -> list[str]:
+        return ([f"{indent}{item} = {call(example)}"]
+                + [f"{indent}{result}[{example}] = {part(item, k)}" for k, result in enumerate(results)])
+
+    lines += [f"    {done} = np.zeros({n_examples}, np.bool_)",
+              f"    for {example} in prange(1, {n_examples}):   # examples are independent: every core takes some"]
+    lines += one("        ") + [f"        {done}[{example}] = True"]
+    # numba raises only what the calling thread raises in a prange: an example whose thread
+    # stopped at an exception (and those after it in its share) is run again here, where
+    # its exception reaches the caller
+    lines += [f"    for {example} in range(1, {n_examples}):",
+              f"        if not {done}[{example}]:"]
+    lines += one("            ")
     returned = results[0] if arity == 1 else "(" + ", ".join(results) + ")"
     lines.append(f"    return {returned}")
     return "\n".join(lines) + "\n"
