@@ -67,6 +67,39 @@ def scaled_by_a_count(x):
     return x * t
 
 
+def uniform_read_before_and_after_its_step(x):
+    # rate and t are the same in every active lane (computed once a step); x * t is
+    # per lane and reads t before the step sets it again, then after; t is set twice
+    rate = 0.9
+    t = 0.0
+    while x > 0.5:
+        x = x * rate - x * t * 0.001
+        t = t + 0.5
+        x = x + x * t * 0.0001
+        t = t * 1.0 + 0.25
+    return x, t
+
+
+def kept_beside_a_loop(x):
+    # y is set before the loop and untouched by it; as lanes finish, the loop moves the
+    # active ones to the front: every result must still be at its own example
+    y = x * 2.0
+    n = 0.0
+    while x > 1.0:
+        x = x * 0.5
+        n = n + 1.0
+    return y, n, x
+
+
+def decay_at_a_rate(x, rate):
+    # a batched argument the loop only reads: the loop moves its own copy, not the caller's
+    t = 0.0
+    while x > 0.01:
+        x = x - rate * x
+        t = t + 1.0
+    return t
+
+
 # --- these keep the per-example loop
 def divides_by_a_variable(x):
     steps = 0.0

@@ -26,7 +26,8 @@ def assert_same(got, want):
         np.testing.assert_array_equal(g, w)
 
 
-@pytest.mark.parametrize("count", [1, cpu_lanes.LANES - 1, cpu_lanes.LANES, cpu_lanes.LANES + 1, 300])
+@pytest.mark.parametrize("count", [1, cpu_lanes.GROUP_MIN - 1, cpu_lanes.GROUP_MIN, cpu_lanes.GROUP_MIN + 1,
+                                   300, 9000])
 def test_the_lanes_equal_the_examples_run_alone(count):
     x0 = np.random.default_rng(count).uniform(0.005, 10.0, size=count)   # some below 0.01: no step at all
     batched = tr.jit(tr.vmap(corpus_vmap.ode_steps))
@@ -50,11 +51,52 @@ def test_two_arguments_and_two_loops():
 
 
 @pytest.mark.parametrize("slow", [1, 3, 9])
-def test_a_few_slow_examples_finish_alone(slow):
+def test_a_few_slow_examples_are_swept_on_their_own(slow):
     x = np.random.default_rng(slow).uniform(1.0, 2.0, size=200)
     x[::200 // slow][:slow] = 1e12             # thousands of steps where the others take dozens
     batched = tr.jit(tr.vmap(cases.halvings_then_countdown))
     assert_same(batched(x), one_at_a_time(cases.halvings_then_countdown, x))
+
+
+def test_a_value_the_same_in_every_active_lane_is_computed_once_a_step():
+    x0 = np.random.default_rng(8).uniform(0.005, 10.0, size=500)
+    batched = tr.jit(tr.vmap(corpus_vmap.ode_steps))
+    code = tr.show(batched, x0)
+    once = code[code.index("computed once a step"):code.index("for lane in range(swept)")]
+    assert "vm.sin(t)" in once and "t_next = t +" in once      # not a sin per lane
+    assert_same(batched(x0), one_at_a_time(corpus_vmap.ode_steps, x0))
+
+
+def test_a_uniform_value_read_before_and_after_the_step_sets_it_again():
+    x = np.random.default_rng(9).uniform(0.6, 50.0, size=400)
+    batched = tr.jit(tr.vmap(cases.uniform_read_before_and_after_its_step))
+    assert_same(batched(x), one_at_a_time(cases.uniform_read_before_and_after_its_step, x))
+    assert "computed once a step" in tr.show(batched, x)
+
+
+def test_values_stay_at_their_examples_when_the_active_lanes_move_to_the_front():
+    x = np.random.default_rng(10).uniform(0.5, 1e9, size=3000)      # 0 to 30 halvings
+    batched = tr.jit(tr.vmap(cases.kept_beside_a_loop))
+    assert "active_first(" in tr.show(batched, x)
+    assert_same(batched(x), one_at_a_time(cases.kept_beside_a_loop, x))
+
+
+def test_the_callers_arrays_are_left_as_they_were():
+    rng = np.random.default_rng(11)
+    x, rate = rng.uniform(0.5, 5.0, size=700), rng.uniform(0.01, 0.5, size=700)
+    x_before, rate_before = x.copy(), rate.copy()
+    got = tr.jit(tr.vmap(cases.decay_at_a_rate))(x, rate)
+    np.testing.assert_array_equal(x, x_before)
+    np.testing.assert_array_equal(rate, rate_before)
+    assert_same(got, one_at_a_time(cases.decay_at_a_rate, x, rate))
+
+
+@pytest.mark.parametrize("count", [1, 100, 512, 513, 10_000, 10**7])
+def test_a_group_is_a_multiple_of_64_examples_within_its_bounds(count):
+    size = cpu_lanes.group_size(count)
+    assert cpu_lanes.GROUP_MIN <= size <= cpu_lanes.GROUP_MAX and size % 64 == 0
+    if count >= 4 * cpu_lanes._THREADS * cpu_lanes.GROUP_MAX:
+        assert size == cpu_lanes.GROUP_MAX
 
 
 def test_a_variable_that_becomes_a_float_in_the_loop_is_a_float_in_every_lane():

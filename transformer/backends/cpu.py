@@ -45,6 +45,7 @@ def source(core):
             in_lanes = core.scope.claim(f"{core.name}_in_lanes")
             code += ('\n\n@numba.njit(cache=True, error_model="numpy")\n'
                      + cpu_lanes.lanes_function(lowered, lanes, in_lanes))
+            preamble += cpu_lanes.PREAMBLE
         return code + "\n\n" + cpu_vmap.driver(core, one_example, in_lanes), preamble + cpu_vmap.PREAMBLE
     return _lowered(core)
 

@@ -106,14 +106,14 @@ def driver(core: per_example.PerExampleVmap, one_example: str, in_lanes: str | N
 
 def _lanes_lines(scope, params, results, n_examples, loop_names, call, part, in_lanes) -> list[str]:
     """The driver's groups of examples in lanes, for arguments of one scalar per example."""
-    group, start, stop, beyond = (scope.claim(n) for n in ("group", "start", "stop", "out_of_range"))
+    group, start, stop, size, beyond = (scope.claim(n) for n in ("group", "start", "stop", "size", "out_of_range"))
     example, item = loop_names
     lanes = [scope.claim(f"lanes{k}") for k in range(len(results))]
-    size = cpu_lanes.LANES
     # numba drops the branch for arrays of other ranks when it compiles the driver
     condition = " and ".join(f"{p}.ndim == 1" for p in params)
-    lines = [f"    if {condition}:   # one scalar per example: groups of {size} in SIMD lanes (see cpu_lanes.py)",
-             f"        for {group} in prange(({n_examples} + {size - 1}) // {size}):",
+    lines = [f"    if {condition}:   # one scalar per example: groups of them in SIMD lanes (see cpu_lanes.py)",
+             f"        {size} = group_size({n_examples})   # {cpu_lanes.GROUP_MIN} to {cpu_lanes.GROUP_MAX} examples, about four groups a thread",
+             f"        for {group} in prange(({n_examples} + {size} - 1) // {size}):",
              f"            {start} = {group} * {size}",
              f"            {stop} = min({start} + {size}, {n_examples})",
              f"            {beyond}, {', '.join(lanes)} = {in_lanes}({', '.join(f'{p}[{start}:{stop}]' for p in params)})",
