@@ -38,31 +38,35 @@ def elementwise_chain(x):
 def decay_times_in_lanes(x0, lanes):
     """bench_vmap's decay_time for every initial condition, the fastest way found by hand:
     the examples in groups of ``lanes``, each group one masked while loop whose body is one
-    loop over its lanes (SIMD: sin is numba_vecmath's branch-free kernel, not libm), the
-    groups spread over the cores.  A group stops when its slowest example does."""
+    loop over its lanes (SIMD), the groups spread over the cores.  Every example still
+    stepping has taken as many steps as the others, so they share t and its sin: one
+    sin a step for the group (numba_vecmath's, as the per-example code has it).  A finished
+    example's t is stored by a masked store; a group stops when its slowest example does."""
     n = x0.size
     out = np.empty(n)
     for group in numba.prange((n + lanes - 1) // lanes):
         start = group * lanes
         count = min(n, start + lanes) - start
-        x = np.zeros(lanes)
-        t = np.zeros(lanes)
-        active = np.zeros(lanes, np.bool_)
+        x = np.empty(count)
+        t_of = np.zeros(count)
+        active = np.empty(count, np.uint8)
         for j in range(count):
             x[j] = x0[start + j]
             active[j] = x[j] > 0.01
-        running = True
-        while running:
+        t = 0.0
+        still = count
+        while still > 0:
+            factor = 1.0 + sin64(t)
+            t_next = t + 0.01
             still = 0
-            for j in range(lanes):
-                stepped = x[j] - 0.01 * x[j] * (1.0 + sin64(t[j]))
-                on = active[j]
-                x[j] = stepped if on else x[j]
-                t[j] = t[j] + 0.01 if on else t[j]
-                on = on and x[j] > 0.01
-                active[j] = on
-                still += on
-            running = still > 0
+            for j in range(count):
+                on = active[j] != 0
+                x[j] = x[j] - 0.01 * x[j] * factor
+                if on:
+                    t_of[j] = t_next
+                active[j] = on & (x[j] > 0.01)
+                still += active[j]
+            t = t_next
         for j in range(count):
-            out[start + j] = t[j]
+            out[start + j] = t_of[j]
     return out
