@@ -34,6 +34,12 @@ def limit(count: int) -> None:
     if count == 1:
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
                                    " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1").strip()
+    # XLA's CPU runtime keeps a pool of its own whatever the flags say (its process used
+    # 1.6 cores with them), so the process is also held to ``count`` cores, which every
+    # thread it starts inherits
+    if hasattr(os, "sched_setaffinity"):
+        cores = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, cores[:count])
 
 
 def describe() -> str:
