@@ -16,7 +16,7 @@ from numba.core import errors as numba_errors
 
 from ..emit import MODULE_PREAMBLE, user_location_in
 from ..errors import CompileError
-from . import cpu_lanes, cpu_vmap, numba_fusion, numba_lowering, numba_parallel, numba_runtime, per_example
+from . import cpu_lanes, cpu_vmap, numba_fusion, numba_loops, numba_lowering, numba_parallel, numba_runtime, per_example
 
 NAME = "cpu"
 PREAMBLE = (MODULE_PREAMBLE + "from transformer.backends import numba_lowering as nl\n"
@@ -53,6 +53,7 @@ def source(core):
 def _lowered(core):
     core = numba_runtime.lower(numba_lowering.lower(core))   # rt.* helpers: typed tapes; overloads do the rest
     core, parallel_import = numba_parallel.lower(core)       # vmap's per-example loops -> prange
+    core = numba_loops.split_accumulating_loops(core)        # a gradient's sum and adjoint in loops of their own
     core = numba_fusion.fuse_rows(core)                      # a softmax's five passes -> one loop over rows
     core = numba_fusion.fuse(core)                           # one statement per elementwise expression
     core = numba_lowering.vector_math(core)                  # np.exp -> vm.exp: vectorised, still fused

@@ -1,0 +1,53 @@
+"""Accumulating loops for the CPU target's split of a gradient loop (backends/numba_loops.py)."""
+import numpy as np
+
+
+def rosenbrock(x):
+    s = 0.0
+    for i in range(len(x) - 1):
+        s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2
+    return s
+
+
+def from_a_start(x, w):
+    # range(start, stop), two arrays differentiated, a weight read in the sum
+    s = 0.0
+    for i in range(2, len(x) - 1):
+        s += w[i] * np.sin(x[i]) * x[i + 1] + 0.5 * w[i + 1] * x[i]
+    return s
+
+
+def two_sums(x):
+    # two carried sums, both in the first loop
+    s = 0.0
+    t = 0.0
+    for i in range(len(x) - 1):
+        s += x[i] * x[i + 1]
+        t += np.cos(x[i])
+    return s + t
+
+
+def product_of_sums(x):
+    # the adjoint needs the sums' final values: reverse mode's two loops, nothing to split
+    s = 0.0
+    t = 0.0
+    for i in range(len(x) - 1):
+        s += x[i] * x[i + 1]
+        t += np.cos(x[i])
+    return s * t
+
+
+def at_i_only(x):
+    # nothing at i + 1: split, no carry
+    s = 0.0
+    for i in range(len(x)):
+        s += np.exp(-x[i] * x[i])
+    return s
+
+
+def at_i_minus_one(x):
+    # an index the split does not know (i - 1): one loop, as sweep fusion wrote it
+    s = 0.0
+    for i in range(1, len(x)):
+        s += (x[i] - x[i - 1]) ** 2
+    return s

@@ -1,0 +1,80 @@
+"""The CPU target splits an accumulating gradient loop in two (backends/numba_loops.py):
+the value's sums alone, then the adjoints in a loop that vectorises, a share at
+i + 1 carried in a scalar.  The gradient must be what the python target computes."""
+import numpy as np
+import pytest
+
+import loop_split_cases as cases
+import transformer as tr
+from transformer.backends import numba_loops
+
+SPLIT = numba_loops.COMMENTS[1]
+
+
+def both_targets(fn, *args, argnums=0):
+    compiled = tr.jit(tr.value_and_grad(fn, argnums=argnums))
+    return compiled, compiled(*args), tr.value_and_grad(fn, argnums=argnums)(*args)
+
+
+def assert_same_gradients(got, want):
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-14)
+    for g, w in zip(*(r[1] if isinstance(r[1], tuple) else (r[1],) for r in (got, want))):
+        assert g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, rtol=1e-14, atol=1e-300)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 17, 1000])
+def test_rosenbrock_splits_and_carries_the_share_at_i_plus_one(size):
+    x = np.random.default_rng(size).normal(size=size)
+    compiled, got, want = both_targets(cases.rosenbrock, x)
+    code = tr.show(compiled, x)
+    assert SPLIT in code and "x_bar_carry" in code
+    assert_same_gradients(got, want)
+
+
+@pytest.mark.parametrize("size", [2, 3, 4, 50])
+def test_a_loop_from_a_start_with_two_arrays(size):
+    rng = np.random.default_rng(size)
+    x, w = rng.normal(size=size), rng.normal(size=size)
+    compiled, got, want = both_targets(cases.from_a_start, x, w, argnums=(0, 1))
+    assert SPLIT in tr.show(compiled, x, w)
+    assert_same_gradients(got, want)
+
+
+def test_two_carried_sums_stay_in_the_first_loop():
+    x = np.random.default_rng(3).normal(size=40)
+    compiled, got, want = both_targets(cases.two_sums, x)
+    code = tr.show(compiled, x)
+    first = code[code.index(numba_loops.COMMENTS[0]):code.index(SPLIT)]
+    assert "s = s +" in first and "t = t +" in first
+    assert_same_gradients(got, want)
+
+
+def test_reverse_modes_two_loops_are_left_as_they_are():
+    x = np.random.default_rng(7).normal(size=40)
+    compiled, got, want = both_targets(cases.product_of_sums, x)
+    assert SPLIT not in tr.show(compiled, x)
+    assert_same_gradients(got, want)
+
+
+def test_a_loop_with_nothing_at_i_plus_one_splits_without_a_carry():
+    x = np.random.default_rng(4).normal(size=33)
+    compiled, got, want = both_targets(cases.at_i_only, x)
+    code = tr.show(compiled, x)
+    assert SPLIT in code and "_carry" not in code
+    assert_same_gradients(got, want)
+
+
+def test_an_index_it_does_not_know_keeps_one_loop():
+    x = np.random.default_rng(5).normal(size=30)
+    compiled, got, want = both_targets(cases.at_i_minus_one, x)
+    assert SPLIT not in tr.show(compiled, x)
+    assert_same_gradients(got, want)
+
+
+def test_float32_keeps_its_dtype():
+    x = np.random.default_rng(6).normal(size=64).astype(np.float32)
+    got = tr.jit(tr.value_and_grad(cases.rosenbrock))(x)
+    want = tr.value_and_grad(cases.rosenbrock)(x)
+    assert got[1].dtype == np.float32
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-5)
