@@ -17,23 +17,24 @@ def from_a_start(x, w):
     return s
 
 
-def two_sums(x):
-    # two carried sums, both in the first loop
+def sums_of(x):
     s = 0.0
     t = 0.0
     for i in range(len(x) - 1):
         s += x[i] * x[i + 1]
         t += np.cos(x[i])
+    return s, t
+
+
+def two_sums(x):
+    # two carried sums (a helper's, inlined), both in the first loop
+    s, t = sums_of(x)
     return s + t
 
 
 def product_of_sums(x):
     # the adjoint needs the sums' final values: reverse mode's two loops, nothing to split
-    s = 0.0
-    t = 0.0
-    for i in range(len(x) - 1):
-        s += x[i] * x[i + 1]
-        t += np.cos(x[i])
+    s, t = sums_of(x)
     return s * t
 
 
