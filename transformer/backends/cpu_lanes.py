@@ -455,19 +455,6 @@ def _sweep(stmts, names: _Names, loads: list, stores: list) -> list[str]:
             + [f"{I2}{names.arrays[v]}[{lane}] = {v}" for v in stores])
 
 
-class _Renamed(cst.CSTTransformer):
-    """Variables read under the names that hold their values at this point of a step."""
-
-    def __init__(self, current: dict):
-        self.current = current
-
-    def visit_Attribute(self, node):
-        return False                     # np.sin, vm.exp: no variable
-
-    def leave_Name(self, original, updated):
-        return updated.with_changes(value=self.current[updated.value]) if updated.value in self.current else updated
-
-
 def _split_step(seg: Segment, claim) -> tuple[list, list, dict]:
     """A loop body as ``(once, per_lane, current)``: the statements computed once a step
     for the whole group (their values are the same in every active lane), those computed
@@ -486,7 +473,7 @@ def _split_step(seg: Segment, claim) -> tuple[list, list, dict]:
         if any(line.comment is not None for line in stmt.leading_lines):
             comment = [line for line in stmt.leading_lines if line.comment is not None]
         small = stmt.body[0]
-        small = small.with_changes(value=small.value.visit(_Renamed(current)))
+        small = small.with_changes(value=dataflow.renamed(small.value, current))   # (reads only)
         target = _assigned(stmt)
         part = "once" if target in seg.uniform else "lane"
         if part == "once":
