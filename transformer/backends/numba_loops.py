@@ -142,8 +142,11 @@ def _split(loop: cst.For, before: list, after: list, scope):
         return None
     first = _needs(body, [body.defined[name][0] for name in body.carried], stop_at=set())
     second = _needs(body, writes, stop_at=set(seeds))
-    # (the second loop may read a carried name for its shape only: rt.unbroadcast(s_bar, s))
-    if any(body.value_reads(body.parts[k]) & body.carried for k in second) or set(first) & set(writes):
+    # the second loop may read a carried name for its shape only (rt.unbroadcast(s_bar, s)),
+    # and of what the seed needs, only the seed: the rest changes from one iteration to the next
+    varying = body.carried | {body.parts[k].target for k in seeds
+                              if dataflow.spelling(body.parts[k].value) != "rt.scalar_seed"}
+    if any(body.value_reads(body.parts[k]) & varying for k in second) or set(first) & set(writes):
         return None
     later = set().union(*(dataflow.all_names(s) for s in after)) if after else set()
     if (later & set(body.defined)) - made_between:
