@@ -1,12 +1,15 @@
 """The CPU target splits an accumulating gradient loop in two (backends/numba_loops.py):
 the value's sums alone, then the adjoints in a loop that vectorises, a share at
 i + 1 carried in a scalar.  The gradient must be what the python target computes."""
+import libcst as cst
 import numpy as np
 import pytest
 
 import loop_split_cases as cases
 import transformer as tr
+from transformer import core_form as cf
 from transformer.backends import numba_loops
+from transformer.naming import NameScope
 
 SPLIT = numba_loops.COMMENTS[1]
 
@@ -73,3 +76,30 @@ def test_float32_keeps_its_dtype():
     want = tr.value_and_grad(cases.rosenbrock)(x)
     assert got[1].dtype == np.float32
     np.testing.assert_allclose(got[1], want[1], rtol=1e-5)
+
+
+# A loop as reverse mode would write it, but whose adjoint reads what the seed is made
+# of (``_t2``, different in every iteration) or, in the control, only the seed's input.
+SEED_READ = """
+def f(x, n):
+    s = 0.0
+    x_bar = rt.zeros_like(x)
+    for i in range(n):
+        _t1 = x[i]
+        s = s + _t1
+        _t2 = s * 2.0
+        _t3 = rt.scalar_seed(_t2)
+        _t4 = _t3 * {read}
+        _t5 = x_bar[i]
+        _t6 = _t5 + _t4
+        x_bar[i] = _t6
+    return s, x_bar
+"""
+
+
+@pytest.mark.parametrize("read, splits", [("_t2", False), ("_t1", True)])
+def test_the_adjoint_may_read_the_seed_but_not_what_it_is_made_of(read, splits):
+    node = cst.parse_module(SEED_READ.format(read=read)).body[0]
+    core = cf.CoreFunction(node=node, scope=NameScope(["x", "n", "s", "x_bar", "i"] + [f"_t{k}" for k in range(7)]))
+    code = cst.Module([numba_loops.split_accumulating_loops(core).node]).code
+    assert (numba_loops.COMMENTS[1] in code) == splits
