@@ -185,6 +185,11 @@ def int_literal(atom):
     return None
 
 
+def code_of(node) -> str:
+    """A node's source text, as the generated module will print it."""
+    return cst.Module([]).code_for_node(node)
+
+
 def is_atom(node: cst.BaseExpression) -> bool:
     if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis)):
         return True

@@ -85,13 +85,9 @@ _BINARY_SAFE = {"add", "subtract", "multiply", "maximum", "minimum", "fmax", "fm
 _DIVIDING = {"divide", "power"}      # safe only by a nonzero literal (a positive one for power)
 
 
-def _code(node) -> str:
-    return cst.Module([]).code_for_node(node)
-
-
 def _literal_value(node):
     """The number a literal operand spells (``2.0``, ``-1``, ``nl.scalar_like(x, 0.5)``), or None."""
-    if isinstance(node, cst.Call) and _code(node.func) == "nl.scalar_like" and len(node.args) == 2:
+    if isinstance(node, cst.Call) and cf.code_of(node.func) == "nl.scalar_like" and len(node.args) == 2:
         node = node.args[1].value
     negative = isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
     inner = node.expression if negative else node
@@ -348,9 +344,9 @@ class _LaneMath(cst.CSTTransformer):
         self.names = VECTOR_MATH if exact else _LANE_MATH
 
     def leave_Call(self, original, updated):
-        spelling = _code(updated.func)
+        spelling = cf.code_of(updated.func)
         if spelling in _RANGE_CHECKED and self.names is _LANE_MATH:
-            self.arguments.append(_code(updated.args[0].value))
+            self.arguments.append(cf.code_of(updated.args[0].value))
         if spelling in self.names:
             return updated.with_changes(func=cf.callee(self.names[spelling]))
         return updated
@@ -367,7 +363,7 @@ def _statement_lines(stmts, indent: str, beyond: str | None, masked: str | None,
             lines += [indent + line.comment.value for line in stmt.leading_lines if line.comment is not None]
         rewrite = _LaneMath(exact=beyond is None)
         small = stmt.body[0].visit(rewrite)
-        lines.append(indent + _code(small))
+        lines.append(indent + cf.code_of(small))
         for argument in rewrite.arguments if beyond is not None else ():
             check = f"vm.trig_beyond_range({argument})"
             lines.append(f"{indent}{beyond} = {beyond} | ({masked} & {check})" if masked

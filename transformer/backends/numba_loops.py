@@ -59,6 +59,7 @@ from .. import core_form as cf
 from .. import dataflow
 from ..transforms.reverse_analysis import ValueReads
 from ..transforms.sweep_fusion import COMMENT as FUSED
+from ..transforms.sweep_fusion import range_args
 
 COMMENTS = ("# the value alone: its sums in a loop of their own (a reduction in order, as in f)",
             "# the gradient: each iteration's adjoint, in a loop of its own that vectorises")
@@ -75,17 +76,11 @@ def split_accumulating_loops(core: cf.CoreFunction) -> cf.CoreFunction:
                            functions=core.functions)
 
 
-def _code(node) -> str:
-    return cst.Module([]).code_for_node(node)
-
-
 def _range(loop: cst.For):
-    """``(start, stop)`` of ``for i in range([start,] stop)`` as atoms, or None."""
-    if not (isinstance(loop.target, cst.Name) and loop.orelse is None and isinstance(loop.iter, cst.Call)
-            and dataflow.spelling(loop.iter) == "range" and 1 <= len(loop.iter.args) <= 2
-            and all(arg.keyword is None and arg.star == "" and cf.is_atom(arg.value) for arg in loop.iter.args)):
+    """``(start, stop)`` of ``for i in range([start,] stop)`` with atoms for bounds, or None."""
+    args = range_args(loop)
+    if args is None or not 1 <= len(args) <= 2 or not all(cf.is_atom(arg) for arg in args):
         return None
-    args = [arg.value for arg in loop.iter.args]
     return (cf.literal(0), args[0]) if len(args) == 1 else (args[0], args[1])
 
 
@@ -95,10 +90,9 @@ class _Body:
     def __init__(self, stmts):
         self.stmts = stmts
         self.parts = [dataflow.classify(s) for s in stmts]
-        self.defined = {}                # name -> the statement setting it
-        for k, a in enumerate(self.parts):
-            if a.kind == "assign":
-                self.defined.setdefault(a.target, []).append(k)
+        targets = [a.target for a in self.parts if a.kind == "assign"]
+        self.set_twice = len(targets) != len(set(targets))
+        self.defined = {a.target: k for k, a in enumerate(self.parts) if a.kind == "assign"}   # name -> its statement
         seen: set = set()
         self.carried: set = set()        # read before (or where) the body sets them
         for a in self.parts:
@@ -124,7 +118,7 @@ def _split(loop: cst.For, before: list, after: list, scope):
         return None
     body = _Body(stmts)
     if any(a.kind not in ("assign", "setitem") for a in body.parts) or \
-            any(len(places) > 1 for places in body.defined.values()) or not body.carried:
+            body.set_twice or not body.carried:
         return None
     index = loop.target.value
     fresh = _zeroed_arrays(before)
@@ -140,7 +134,7 @@ def _split(loop: cst.For, before: list, after: list, scope):
     made_between = body.carried | {body.parts[k].target for k in seeds}
     if any(body.reads(body.parts[k]) & set(body.defined) - made_between for k in seeds):
         return None
-    first = _needs(body, [body.defined[name][0] for name in body.carried], stop_at=set())
+    first = _needs(body, [body.defined[name] for name in body.carried], stop_at=set())
     second = _needs(body, writes, stop_at=set(seeds))
     # the second loop may read a carried name for its shape only (rt.unbroadcast(s_bar, s)),
     # and of what the seed needs, only the seed: the rest changes from one iteration to the next
@@ -180,7 +174,7 @@ def _offset(atom, index: str, body: _Body):
     if isinstance(atom, cst.Name) and atom.value == index:
         return 0
     if isinstance(atom, cst.Name) and atom.value in body.defined:
-        value = body.parts[body.defined[atom.value][0]].value
+        value = body.parts[body.defined[atom.value]].value
         if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and \
                 isinstance(value.left, cst.Name) and value.left.value == index:
             right = value.right
@@ -210,15 +204,15 @@ def _accumulations(body: _Body, index: str, fresh: set):
         u = a.value
         if offset is None or not isinstance(u, cst.Name) or u.value not in body.defined:
             return None
-        add = body.defined[u.value][0]
+        add = body.defined[u.value]
         added = body.parts[add].value
         if not (isinstance(added, cst.BinaryOperation) and isinstance(added.operator, cst.Add)
                 and isinstance(added.left, cst.Name) and added.left.value in body.defined):
             return None
-        read = body.defined[added.left.value][0]
+        read = body.defined[added.left.value]
         loaded = body.parts[read].value
-        if not (isinstance(loaded, cst.Subscript) and _code(loaded.value) == a.target and len(loaded.slice) == 1
-                and _code(loaded.slice[0].slice) == _code(target.slice[0].slice)):
+        if not (isinstance(loaded, cst.Subscript) and cf.code_of(loaded.value) == a.target and len(loaded.slice) == 1
+                and cf.code_of(loaded.slice[0].slice) == cf.code_of(target.slice[0].slice)):
             return None
         if used.get(u.value, set()) != {k} or used.get(added.left.value, set()) != {add}:
             return None                  # the old or new value is read elsewhere too
@@ -240,7 +234,7 @@ def _needs(body: _Body, roots: list, stop_at: set) -> list:
             continue
         needed.add(k)
         # (a carried name read is its value from the iteration before: not followed)
-        work += [body.defined[name][0] for name in body.reads(body.parts[k])
+        work += [body.defined[name] for name in body.reads(body.parts[k])
                  if name in body.defined and name not in body.carried]
     return sorted(needed)
 

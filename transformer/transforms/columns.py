@@ -86,10 +86,6 @@ def _line(code: str, comment: str | None = None) -> cst.SimpleStatementLine:
     return cf.with_comment(cst.parse_statement(code), comment) if comment else cst.parse_statement(code)
 
 
-def _code(node) -> str:
-    return cst.Module([]).code_for_node(node)
-
-
 def _tangent_outputs(returned, count: int, scope) -> tuple[list[str], list]:
     """The tangent outputs' code in ``return (out, dots)``, and the statements that unpack them."""
     unpack = []
@@ -97,11 +93,11 @@ def _tangent_outputs(returned, count: int, scope) -> tuple[list[str], list]:
         dots = returned.elements[1].value
     else:                                               # a name holding the pair
         dots = cst.Name(scope.temp())
-        unpack.append(_line(f"{dots.value} = {_code(returned)}[1]"))
+        unpack.append(_line(f"{dots.value} = {cf.code_of(returned)}[1]"))
     if isinstance(dots, cst.Tuple):
-        return [_code(el.value) for el in dots.elements], unpack
+        return [cf.code_of(el.value) for el in dots.elements], unpack
     atoms = [scope.temp() for _ in range(count)]
-    unpack += [_line(f"{atom} = {_code(dots)}[{j}]") for j, atom in enumerate(atoms)]
+    unpack += [_line(f"{atom} = {cf.code_of(dots)}[{j}]") for j, atom in enumerate(atoms)]
     return atoms, unpack
 
 
@@ -146,7 +142,7 @@ def _names(node) -> _Names:
 
 
 def _spelling(func) -> str:
-    return _code(func) if isinstance(func, (cst.Name, cst.Attribute)) else ""
+    return cf.code_of(func) if isinstance(func, (cst.Name, cst.Attribute)) else ""
 
 
 def _simple_assignments(stmts):

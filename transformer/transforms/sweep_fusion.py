@@ -62,11 +62,8 @@ def fuse_backward_loops(func: cst.FunctionDef) -> cst.FunctionDef:
 
 
 # ------------------------------------------------------------------ reading
-def _code(node) -> str:
-    return cst.Module([]).code_for_node(node)
-
-
-def _range_args(loop) -> list | None:
+def range_args(loop) -> list | None:
+    """The arguments of ``for i in range(...)`` (plain positional ones), or None for any other loop."""
     if not (isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and loop.orelse is None
             and isinstance(loop.iter, cst.Call) and dataflow.spelling(loop.iter) == "range"
             and all(arg.keyword is None and arg.star == "" for arg in loop.iter.args)):
@@ -83,7 +80,7 @@ def _is_minus_one_of(atom, base, definitions: dict) -> bool:
         return False
     expr = definitions[atom.value]
     return (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Subtract)
-            and cf.int_literal(expr.right) == 1 and _code(expr.left) == _code(base))
+            and cf.int_literal(expr.right) == 1 and cf.code_of(expr.left) == cf.code_of(base))
 
 
 def _simple(stmts) -> list | None:
@@ -106,12 +103,12 @@ def _all_reads(a) -> set:
 # ------------------------------------------------------------------ the check
 def _try_fuse(body: list, p: int) -> list | None:
     forward = body[p]
-    forward_args = _range_args(forward)
+    forward_args = range_args(forward)
     if forward_args is None or len(forward_args) > 2:
         return None
     index = forward.target.value
     r = next((k for k in range(p + 1, len(body)) if not isinstance(body[k], cst.SimpleStatementLine)), None)
-    if r is None or _range_args(body[r]) is None or body[r].target.value != index:
+    if r is None or range_args(body[r]) is None or body[r].target.value != index:
         return None
     backward = body[r]
     between = _simple(body[p + 1:r])
@@ -123,7 +120,7 @@ def _try_fuse(body: list, p: int) -> list | None:
         return None
     definitions = {a.target: a.value for a in before_backward if a.kind == "assign"}
     start, stop = (cf.literal(0), forward_args[0]) if len(forward_args) == 1 else forward_args
-    first, end, step = (_range_args(backward) + [None, None, None])[:3]
+    first, end, step = (range_args(backward) + [None, None, None])[:3]
     if cf.int_literal(step) != -1 or not _is_minus_one_of(first, stop, definitions) \
             or not _is_minus_one_of(end, start, definitions):
         return None
@@ -231,7 +228,7 @@ def _accumulations(bwd) -> tuple[set, set] | None:
                 and isinstance(total.value.left, cst.Name) and load.kind == "assign"
                 and load.target == total.value.left.value and isinstance(load.value, cst.Subscript)
                 and isinstance(load.value.value, cst.Name) and load.value.value.value == a.target
-                and _code(load.value) == _code(target)):
+                and cf.code_of(load.value) == cf.code_of(target)):
             return None
         arrays.add(a.target)
         positions |= {k - 2, k - 1, k}
@@ -367,7 +364,7 @@ def _without_recomputation(fwd_stmts, fwd, bwd_stmts, bwd, accumulation_stmts) -
     made = {}
     changed_after = {}
     for k, a in enumerate(fwd):
-        made.setdefault(a.target, []).append((k, _code(a.value)))
+        made.setdefault(a.target, []).append((k, cf.code_of(a.value)))
     for k, a in enumerate(fwd):
         changed_after[k] = {b.target for b in fwd[k + 1:]}
     kept, dirty = [], set()
@@ -375,7 +372,7 @@ def _without_recomputation(fwd_stmts, fwd, bwd_stmts, bwd, accumulation_stmts) -
         if k not in accumulation_stmts and a.kind == "assign":
             versions = made.get(a.target, [])
             reads = _all_reads(a)
-            if len(versions) == 1 and versions[0][1] == _code(a.value) \
+            if len(versions) == 1 and versions[0][1] == cf.code_of(a.value) \
                     and not reads & changed_after[versions[0][0]] and not reads & dirty \
                     and a.target not in changed_after[versions[0][0]]:
                 continue
