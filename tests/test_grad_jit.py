@@ -141,11 +141,29 @@ def _normal(*shape):
 
 
 @pytest.mark.parametrize("g_shape, x_shape", [((3, 4), (4,)), ((3, 4), (3, 1)), ((2, 3, 4), (3, 1)),
-                                              ((2, 3, 4), (1, 4)), ((3, 4), ()), ((), (3,)), ((4,), (3, 4))])
+                                              ((2, 3, 4), (1, 4)), ((3, 4), ()), ((), (3,)), ((4,), (3, 4)),
+                                              ((2, 3, 4), (3, 4)), ((2, 3, 4), (1, 3, 4)), ((2, 3, 4), (4,)),
+                                              ((3, 0), (0,)), ((0, 4), (4,))])
 def test_unbroadcast(g_shape, x_shape):
     g = _normal(*g_shape) if g_shape else 1.5
     x = _normal(*x_shape) if x_shape else 0.5
     _assert_same(_unbroadcast(g, x), rt.unbroadcast(g, x))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("g_shape, x_shape", [((128, 256), (256,)), ((5, 3, 7), (1, 7)), ((4, 6, 5), (6, 5))])
+def test_unbroadcast_over_leading_rows_adds_the_rows_in_order(g_shape, x_shape, dtype):
+    # a bias's cotangent: its own loop, whose sums are the general walk's to the bit
+    g = _normal(*g_shape).astype(dtype)
+    expected = np.zeros(int(np.prod(x_shape)), dtype)
+    for row in g.reshape(-1, expected.size):
+        expected += row
+    got = _unbroadcast(g, _normal(*x_shape).astype(dtype))
+    assert got.dtype == dtype and got.shape == x_shape
+    np.testing.assert_array_equal(got.reshape(-1), expected)
+    # a transposed view is read in C order all the same
+    np.testing.assert_array_equal(_unbroadcast(np.asfortranarray(g), _normal(*x_shape)).reshape(-1),
+                                  _unbroadcast(np.ascontiguousarray(g), _normal(*x_shape)).reshape(-1))
 
 
 def test_unbroadcast_of_matching_shapes_returns_g_itself():
