@@ -290,3 +290,28 @@ def wrapped_by_user_decorator(x):
 
 def calls_decorated(x):
     return decorated(x) * 2.0
+
+
+# ------------------------------------------- bodies written on their header's line
+def one_line_def(x): return np.sin(x) * 2.0
+
+
+def one_line_bodies(x):
+    s = 0.0
+    for i in range(len(x)): s += x[i] ** 2
+    if s > 1.0: s = s * 2.0
+    else: s = s + 1.0
+    while s > 100.0: s = s / 2.0; s = s - 1.0
+    return s
+
+
+def one_line_body_refused(x):
+    s = 0.0
+    for i in range(len(x)): s += x[i]; del i
+    return s
+
+
+def one_line_loop_refused(x):
+    s = 0.0
+    for i in 2.5: s += x
+    return s

@@ -4,10 +4,12 @@ import linecache
 import math
 import sys
 
+import libcst as cst
 import numpy as np
 import pytest
 
 import frontend_cases as fc
+from oracles import central_difference_grad
 import transformer as tr
 from transformer import NoSourceError, TransformError, resolve, source
 from transformer.normalize import normalize
@@ -60,6 +62,42 @@ def test_two_lambdas_on_one_line_is_a_clear_error():
         normalize(fc.two_lambdas[1])
     assert f"frontend_cases.py:{line}" in str(info.value)
     assert "own line" in str(info.value)
+
+
+# ------------------------------------------- bodies written on their header's line
+def test_a_def_on_one_line_is_transformed():
+    np.testing.assert_allclose(run_python(fc.one_line_def, X), fc.one_line_def(X))
+    np.testing.assert_allclose(tr.jit(tr.grad(lambda x: np.sum(fc.one_line_def(x))))(X), 2.0 * np.cos(X))
+
+
+@pytest.mark.parametrize("scale", [0.5, 1.0, 10.0])   # the else branch; the if; the if and the while
+def test_loop_branch_and_while_bodies_on_one_line(scale):
+    x = X * scale
+    assert run_python(fc.one_line_bodies, x) == fc.one_line_bodies(x)
+    expected = central_difference_grad(fc.one_line_bodies, (x,))
+    np.testing.assert_allclose(tr.grad(fc.one_line_bodies)(x), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(tr.jit(tr.grad(fc.one_line_bodies))(x), expected, rtol=1e-6, atol=1e-8)
+
+
+def test_one_line_bodies_keep_the_users_lines_and_columns():
+    uf = source.load(fc.one_line_bodies)
+    first = fc.one_line_bodies.__code__.co_firstlineno
+    _, loop, branch, loop_while, _ = uf.node.body.body
+    assert isinstance(loop.body, cst.IndentedBlock)          # every later pass reads blocks
+    assert (uf.location(loop).line, uf.location(loop).col) == (first + 2, 5)
+    assert uf.location(loop.body.body[0].body[0]).line == first + 2
+    assert uf.location(branch.orelse).line == first + 4
+    assert uf.line(loop_while.body.body[0]) == first + 5
+    # the generated code's origin comments name the same lines
+    code = normalize(fc.one_line_bodies).code()
+    assert code.count(f"[frontend_cases.py:{first + 5}]") == 3   # the loop, its body, the condition again
+
+
+def test_a_refusal_in_a_one_line_body_names_its_line_and_column():
+    line = fc.one_line_body_refused.__code__.co_firstlineno + 2
+    with pytest.raises(TransformError, match="a del statement") as info:
+        tr.grad(fc.one_line_body_refused)(X)
+    assert f"frontend_cases.py:{line}:40:" in str(info.value)
 
 
 def test_decorated_at_import_time():

@@ -1,9 +1,10 @@
 """Frontend: find a function's source, parse it with libcst, and know its names.
 
 ``load(fn)`` returns a ``UserFunction``: the function's ``def`` as a libcst
-node (decorators stripped; a lambda rewritten as a ``def``), where each node
-sits in the user's file, and the namespace (globals, closure cells, builtins)
-its names resolve through.
+node (decorators stripped; a lambda rewritten as a ``def``; a body written on
+its header's line, ``for i in r: s += x[i]``, made an indented block), where
+each node sits in the user's file, and the namespace (globals, closure cells,
+builtins) its names resolve through.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import linecache
 import os
 import textwrap
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
@@ -112,6 +113,7 @@ class ParsedSource:
     first: int                          # the user's line number of the parsed text's first line
     indent: int                         # columns that dedenting the text took away
     statement_lines: dict               # statement node -> its line in the user's file
+    rebuilt: dict = field(default_factory=dict)   # node of ``node`` made anew -> the parsed node it stands for
     _positions: dict | None = None
 
     def positions(self) -> dict:
@@ -123,6 +125,8 @@ class ParsedSource:
                          for node, rng in found.items()}
             if self.node is not self.parsed_def:
                 positions[self.node] = positions.get(self.parsed_def, (0, 0))
+            for node, parsed in self.rebuilt.items():
+                positions.setdefault(node, positions.get(parsed, (0, 0)))
             self._positions = positions
         return self._positions
 
@@ -167,18 +171,40 @@ def _parse(fn) -> ParsedSource:
         return _parse_lambda(fn, text, first, indent)
     module = cst.parse_module(text)
     parsed_def = _find_def(fn, module)
-    node = parsed_def.with_changes(decorators=())
-    return ParsedSource(module, node, parsed_def, first, indent, _def_statement_lines(module, parsed_def, text, first))
+    blocks = _OneLineBodies()
+    node = parsed_def.visit(blocks).with_changes(decorators=())
+    lines = _def_statement_lines(module.body.index(parsed_def), node, text, first)
+    return ParsedSource(module, node, parsed_def, first, indent, lines, blocks.rebuilt)
 
 
-def _def_statement_lines(module: cst.Module, parsed_def: cst.FunctionDef, text: str, first: int) -> dict:
+class _OneLineBodies(cst.CSTTransformer):
+    """Every body written on its header's line (``for i in r: s += x[i]``, ``def f(x): return x``)
+    as an indented block of that one line, the form every later pass reads.
+
+    The statements on the line are the parsed nodes themselves, so their positions
+    are the user's; each node made anew around them (the block, and the statements
+    that hold it) is noted in ``rebuilt`` with the node it stands for."""
+
+    def __init__(self):
+        self.rebuilt: dict = {}
+
+    def on_leave(self, original, updated):
+        if isinstance(updated, cst.SimpleStatementSuite):
+            updated = cst.IndentedBlock([cst.SimpleStatementLine(updated.body)])
+        if updated is not original:
+            self.rebuilt[updated] = self.rebuilt.get(original, original)
+        return updated
+
+
+def _def_statement_lines(index: int, node: cst.FunctionDef, text: str, first: int) -> dict:
+    """The line of each statement of ``node``, the def at ``index`` in the parsed text's module."""
     try:
-        python_def = ast.parse(text).body[module.body.index(parsed_def)]
+        python_def = ast.parse(text).body[index]
     except (SyntaxError, IndexError):
         return {}
     lines: dict = {}
     if isinstance(python_def, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        _block_lines(parsed_def.body, python_def.body, first - 1, lines)
+        _block_lines(node.body, python_def.body, first - 1, lines)
     return lines
 
 
@@ -204,10 +230,6 @@ def _block_lines(block, python_statements, offset: int, lines: dict) -> None:
     libcst groups ``a = 1; b = 2`` in one line.  Where they do not pair up
     (a construct the fence will refuse), the rest are left to ``positions``.
     """
-    if isinstance(block, cst.SimpleStatementSuite):      # if c: x = 1
-        for small, python in zip(block.body, python_statements):
-            lines[small] = offset + python.lineno
-        return
     python_statements = iter(python_statements)
     for stmt in block.body:
         if isinstance(stmt, cst.SimpleStatementLine):
