@@ -8,10 +8,16 @@ from a ``NameScope``, so no two values ever share a name.
 from __future__ import annotations
 
 # Names that generated modules use for themselves; user variables that happen
-# to be called this are renamed.
+# to be called this are renamed.  Besides builtins, these are the names the
+# backends' preambles import (a test holds every preamble to this list): the
+# core does not import a backend to ask.
 RESERVED = frozenset({
-    "np", "math", "rt", "lax", "nl", "len", "float", "int", "bool", "range", "min", "max",
-    "abs", "round", "True", "False", "None",
+    "len", "float", "int", "bool", "range", "min", "max", "abs", "round", "True", "False", "None",
+    "np", "math", "rt", "lax",                                   # every target
+    "nl", "vm", "List", "numba", "prange", "results_like",       # the CPU target (numba)
+    "active_first", "group_size", "restore_lane_order",          # vmap's SIMD lanes
+    "dev", "mpi_dev",                                            # pmap on CPU devices and over MPI
+    "cuda", "cu", "cdev", "tape_peek", "tape_push",              # the CUDA target
 })
 
 
