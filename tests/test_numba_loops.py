@@ -32,6 +32,9 @@ def test_rosenbrock_splits_and_carries_the_share_at_i_plus_one(size):
     compiled, got, want = both_targets(cases.rosenbrock, x)
     code = tr.show(compiled, x)
     assert SPLIT in code and "x_bar_carry" in code
+    # the seed, taken between the loops, also stands for sweep fusion's check after its loop
+    # (size 1: no iteration)
+    assert code.count("rt.scalar_seed(") == 1
     assert_same_gradients(got, want)
 
 
