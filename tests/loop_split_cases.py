@@ -47,8 +47,24 @@ def at_i_only(x):
 
 
 def at_i_minus_one(x):
-    # an index the split does not know (i - 1): one loop, as sweep fusion wrote it
+    # a share at i - 1 beside one at i: the share at i is carried
     s = 0.0
     for i in range(1, len(x)):
         s += (x[i] - x[i - 1]) ** 2
+    return s
+
+
+def at_three_offsets(x):
+    # shares at i - 1, i and i + 1: split, and the array's writes kept as they were
+    s = 0.0
+    for i in range(1, len(x) - 1):
+        s += (x[i + 1] - 2.0 * x[i] + x[i - 1]) ** 2
+    return s
+
+
+def at_i_plus_two(x):
+    # an index the split does not know (i + 2): one loop, as sweep fusion wrote it
+    s = 0.0
+    for i in range(len(x) - 2):
+        s += x[i] * x[i + 2]
     return s

@@ -1,6 +1,8 @@
 """The CPU target splits an accumulating gradient loop in two (backends/numba_loops.py):
 the value's sums alone, then the adjoints in a loop that vectorises, a share at
 i + 1 carried in a scalar.  The gradient must be what the python target computes."""
+import re
+
 import libcst as cst
 import numpy as np
 import pytest
@@ -56,9 +58,30 @@ def test_two_carried_sums_stay_in_the_first_loop():
     assert_same_gradients(got, want)
 
 
-@pytest.mark.parametrize("fn", [cases.product_of_sums, cases.at_i_minus_one])
+@pytest.mark.parametrize("size", [1, 2, 3, 40])
+def test_a_share_at_i_minus_one_beside_one_at_i_carries_the_share_at_i(size):
+    x = np.random.default_rng(size).normal(size=size)
+    compiled, got, want = both_targets(cases.at_i_minus_one, x)
+    code = tr.show(compiled, x)
+    assert SPLIT in code and "x_bar_carry" in code
+    # the last iteration's share at i, after the loop: x_bar[stop - 1]
+    assert re.search(r"(_t\d+) = _t0 - 1\n\s+(_t\d+) = x_bar\[\1\]\n\s+x_bar\[\1\] = \2 \+ x_bar_carry", code)
+    assert_same_gradients(got, want)
+    np.testing.assert_array_equal(got[1], want[1])          # each element's additions in their order
+
+
+@pytest.mark.parametrize("size", [2, 3, 41])
+def test_shares_at_three_offsets_split_and_keep_their_writes(size):
+    x = np.random.default_rng(size).normal(size=size)
+    compiled, got, want = both_targets(cases.at_three_offsets, x)
+    code = tr.show(compiled, x)
+    assert SPLIT in code and "_carry" not in code
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("fn", [cases.product_of_sums, cases.at_i_plus_two])
 def test_what_it_cannot_split_keeps_its_loops(fn):
-    # reverse mode's two loops (the adjoint needs the final sums); an index other than i, i + 1
+    # reverse mode's two loops (the adjoint needs the final sums); an index other than i - 1, i, i + 1
     x = np.random.default_rng(7).normal(size=40)
     compiled, got, want = both_targets(fn, x)
     assert SPLIT not in tr.show(compiled, x)

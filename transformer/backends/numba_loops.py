@@ -49,10 +49,14 @@ only, and the second reads them only for their shapes or through
 ``rt.scalar_seed`` (grad's 1.0, taken once between the loops, with what its
 argument needs of them); every in-place write is an accumulation
 ``t = g[k]; u = t + c; g[k] = u`` into an array made by ``rt.zeros_like``
-before the loop and touched nowhere else in it, at ``i`` or ``i + 1``; and
-nothing after the loop reads what it set other than the carried names.  An
-array's share at ``i + 1`` is carried in a scalar when it has one such write
-and at least one at ``i``.
+before the loop and touched nowhere else in it, at ``i - 1``, ``i`` or
+``i + 1``; and nothing after the loop reads what it set other than the
+carried names.  An array written at two neighbouring offsets, once at the
+higher (``i + 1`` beside ``i``, or ``i`` beside ``i - 1``), has that share
+carried in a scalar to the next iteration, which adds it where the lower
+offset writes, and the last iteration's goes in after the loop.  Written at
+one offset, nothing crosses iterations; at all three, the writes stay as
+they were (in the order they were, so still exact).
 """
 from __future__ import annotations
 
@@ -186,18 +190,18 @@ def _zeroed_arrays(stmts) -> set:
 
 
 def _offset(atom, index: str, body: _Body):
-    """0 for ``i``, 1 for a name the body sets to ``i + 1``, else None."""
+    """0 for ``i``, 1 or -1 for a name the body sets to ``i + 1`` or ``i - 1``, else None."""
     if isinstance(atom, cst.Name) and atom.value == index:
         return 0
     if isinstance(atom, cst.Name) and atom.value in body.defined:
         value = body.parts[body.defined[atom.value]].value
-        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and \
+        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract)) and \
                 isinstance(value.left, cst.Name) and value.left.value == index:
             right = value.right
             if isinstance(right, cst.Call) and dataflow.spelling(right) == "nl.scalar_like" and len(right.args) == 2:
                 right = right.args[1].value
             if cf.int_literal(right) == 1:
-                return 1
+                return 1 if isinstance(value.operator, cst.Add) else -1
     return None
 
 
@@ -256,19 +260,22 @@ def _needs(body: _Body, roots: list, stop_at: set) -> list:
 
 
 def _carried_shares(body: _Body, second: list, sites: list, bounds, scope):
-    """The second loop's statements, with each array's share at ``i + 1`` carried to the next
-    iteration in a scalar; and the statements before and after that loop."""
+    """The second loop's statements, with each array's share at the higher of two neighbouring
+    offsets (``i + 1`` beside ``i``, or ``i`` beside ``i - 1``) carried to the next iteration in
+    a scalar; and the statements before and after that loop."""
     stmts = {k: body.stmts[k] for k in second}
     setup, finish, ends = [], [], []
     start, stop = bounds
     for array in dict.fromkeys(site[0] for site in sites):
-        at_i = [s for s in sites if s[0] == array and s[1] == 0]
-        at_next = [s for s in sites if s[0] == array and s[1] == 1]
-        if len(at_next) != 1 or not at_i:
-            continue                     # (kept as written)
+        offsets = {s[1] for s in sites if s[0] == array}
+        low, high = min(offsets), max(offsets)
+        at_low = [s for s in sites if s[0] == array and s[1] == low]
+        at_high = [s for s in sites if s[0] == array and s[1] == high]
+        if high != low + 1 or len(at_high) != 1:
+            continue                     # one offset (nothing crosses iterations), or more: kept as written
         carry, following = scope.claim(f"{array}_carry"), scope.claim(f"{array}_next")
         setup.append(cf.assign(carry, cf.call("nl.scalar_like", [cst.Name(array), cst.Float("0.0")])))
-        _, _, read, add, _ = at_i[0]
+        _, _, read, add, _ = at_low[0]
         # (t + carry) + c: iteration i - 1's share joins first, as it did through memory
         added = body.parts[add].value
         joined = scope.temp()
@@ -277,19 +284,22 @@ def _carried_shares(body: _Body, second: list, sites: list, bounds, scope):
             added.with_changes(left=cst.Name(joined)))])
         stmts[read] = cst.FlattenSentinel([body.stmts[read], cf.assign(joined, cst.BinaryOperation(
             cst.Name(body.parts[read].target), cst.Add(), cst.Name(carry)))])
-        _, _, next_read, next_add, next_write = at_next[0]
+        _, _, next_read, next_add, next_write = at_high[0]
         share = body.parts[next_add].value.right
         stmts[next_add] = body.stmts[next_add].with_changes(body=[cst.Assign(
             [cst.AssignTarget(cst.Name(following))], share)])
         del stmts[next_read], stmts[next_write]
         ends.append(cf.assign(carry, cst.Name(following)))
-        ran, last = scope.temp(), scope.temp()
+        # the last iteration's share goes where it was headed: array[stop - 1 + high]
+        ran = scope.temp()
+        at = stop if high == 1 else cst.Name(scope.temp())
+        last = scope.temp()
+        element = cst.Subscript(cst.Name(array), [cst.SubscriptElement(cst.Index(at))])
+        branch = [] if high == 1 else [cf.assign(at.value, cst.BinaryOperation(stop, cst.Subtract(), cst.Integer("1")))]
+        branch += [cf.assign(last, element), cf.statement(cst.Assign(
+            [cst.AssignTarget(element)], cst.BinaryOperation(cst.Name(last), cst.Add(), cst.Name(carry))))]
         finish += [cf.assign(ran, cst.Comparison(start, [cst.ComparisonTarget(cst.LessThan(), stop)])),
-                   cst.If(cst.Name(ran), cf.block([
-                       cf.assign(last, cst.Subscript(cst.Name(array), [cst.SubscriptElement(cst.Index(stop))])),
-                       cf.statement(cst.Assign([cst.AssignTarget(cst.Subscript(
-                           cst.Name(array), [cst.SubscriptElement(cst.Index(stop))]))],
-                           cst.BinaryOperation(cst.Name(last), cst.Add(), cst.Name(carry))))]))]
+                   cst.If(cst.Name(ran), cf.block(branch))]
     out = []
     for k in sorted(stmts):
         item = stmts[k]
