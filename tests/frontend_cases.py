@@ -315,3 +315,12 @@ def one_line_loop_refused(x):
     s = 0.0
     for i in 2.5: s += x
     return s
+
+
+# ------------------------------------------------------------ type annotations
+def annotated(x: np.ndarray, scale: float = 2.0) -> float:
+    total: float = 0.0
+    count: int
+    for i in range(x.shape[0]):
+        total += scale * x[i] ** 2
+    return total

@@ -100,6 +100,18 @@ def test_a_refusal_in_a_one_line_body_names_its_line_and_column():
     assert f"frontend_cases.py:{line}:40:" in str(info.value)
 
 
+def test_type_annotations_are_read_past():
+    # np.ndarray is a global the function does not compute with; total: float = 0.0 is an assignment
+    expected = central_difference_grad(fc.annotated, (X,))
+    np.testing.assert_allclose(tr.grad(fc.annotated)(X), expected, rtol=1e-6)
+    np.testing.assert_allclose(tr.jit(tr.grad(fc.annotated))(X), expected, rtol=1e-6)
+    assert run_python(fc.annotated, X, 0.5) == fc.annotated(X, 0.5)
+    uf = source.load(fc.annotated)
+    total = uf.node.body.body[0].body[0]
+    assert isinstance(total, cst.Assign)
+    assert uf.location(total).line == fc.annotated.__code__.co_firstlineno + 1
+
+
 def test_decorated_at_import_time():
     assert normalize(fc.decorated).code().startswith("def decorated(x):")
     assert fc.decorated_with_options(2.0, 3) == 6.0

@@ -2,9 +2,9 @@
 
 ``load(fn)`` returns a ``UserFunction``: the function's ``def`` as a libcst
 node (decorators stripped; a lambda rewritten as a ``def``; a body written on
-its header's line, ``for i in r: s += x[i]``, made an indented block), where
-each node sits in the user's file, and the namespace (globals, closure cells,
-builtins) its names resolve through.
+its header's line, ``for i in r: s += x[i]``, made an indented block; type
+annotations dropped), where each node sits in the user's file, and the
+namespace (globals, closure cells, builtins) its names resolve through.
 """
 from __future__ import annotations
 
@@ -171,19 +171,26 @@ def _parse(fn) -> ParsedSource:
         return _parse_lambda(fn, text, first, indent)
     module = cst.parse_module(text)
     parsed_def = _find_def(fn, module)
-    blocks = _OneLineBodies()
-    node = parsed_def.visit(blocks).with_changes(decorators=())
+    plain = _PlainForm()
+    node = parsed_def.visit(plain).with_changes(decorators=())
     lines = _def_statement_lines(module.body.index(parsed_def), node, text, first)
-    return ParsedSource(module, node, parsed_def, first, indent, lines, blocks.rebuilt)
+    return ParsedSource(module, node, parsed_def, first, indent, lines, plain.rebuilt)
 
 
-class _OneLineBodies(cst.CSTTransformer):
-    """Every body written on its header's line (``for i in r: s += x[i]``, ``def f(x): return x``)
-    as an indented block of that one line, the form every later pass reads.
+class _PlainForm(cst.CSTTransformer):
+    """The def in the one form every later pass reads, where the user's differs only
+    in how it is written:
 
-    The statements on the line are the parsed nodes themselves, so their positions
-    are the user's; each node made anew around them (the block, and the statements
-    that hold it) is noted in ``rebuilt`` with the node it stands for."""
+    - a body on its header's line (``for i in r: s += x[i]``, ``def f(x): return x``)
+      becomes an indented block of that one line;
+    - type annotations go (``x: np.ndarray``, ``-> float``, ``total: float = 0.0``
+      as ``total = 0.0``, a bare ``total: float`` as ``pass``): Python does not
+      evaluate them in a function's body, and a parameter's says nothing the
+      arguments do not.
+
+    The statements and expressions kept are the parsed nodes themselves, so their
+    positions are the user's; each node made anew around them is noted in
+    ``rebuilt`` with the node it stands for."""
 
     def __init__(self):
         self.rebuilt: dict = {}
@@ -191,6 +198,13 @@ class _OneLineBodies(cst.CSTTransformer):
     def on_leave(self, original, updated):
         if isinstance(updated, cst.SimpleStatementSuite):
             updated = cst.IndentedBlock([cst.SimpleStatementLine(updated.body)])
+        elif isinstance(updated, cst.Param) and updated.annotation is not None:
+            updated = updated.with_changes(annotation=None)
+        elif isinstance(updated, cst.FunctionDef) and updated.returns is not None:
+            updated = updated.with_changes(returns=None)
+        elif isinstance(updated, cst.AnnAssign):
+            updated = cst.Pass(semicolon=updated.semicolon) if updated.value is None else \
+                cst.Assign([cst.AssignTarget(updated.target)], updated.value, semicolon=updated.semicolon)
         if updated is not original:
             self.rebuilt[updated] = self.rebuilt.get(original, original)
         return updated
