@@ -197,7 +197,10 @@ class _PlainForm(cst.CSTTransformer):
 
     def on_leave(self, original, updated):
         if isinstance(updated, cst.SimpleStatementSuite):
-            updated = cst.IndentedBlock([cst.SimpleStatementLine(updated.body)])
+            line = cst.SimpleStatementLine(updated.body)
+            first = updated.body[0]
+            self.rebuilt[line] = self.rebuilt.get(first, first)   # the line starts where its first statement does
+            updated = cst.IndentedBlock([line])
         elif isinstance(updated, cst.Param) and updated.annotation is not None:
             updated = updated.with_changes(annotation=None)
         elif isinstance(updated, cst.FunctionDef) and updated.returns is not None:
