@@ -88,6 +88,15 @@ def test_what_it_cannot_split_keeps_its_loops(fn):
     assert_same_gradients(got, want)
 
 
+@pytest.mark.parametrize("fn", [cases.few_operations, cases.a_function_again])
+def test_where_the_split_does_not_pay_the_loop_stays_one(fn):
+    # too little arithmetic to win back a second pass; a sin the second loop would compute again
+    x = np.random.default_rng(8).normal(size=40)
+    compiled, got, want = both_targets(fn, x)
+    assert SPLIT not in tr.show(compiled, x)
+    assert_same_gradients(got, want)
+
+
 def test_a_loop_with_nothing_at_i_plus_one_splits_without_a_carry():
     x = np.random.default_rng(4).normal(size=33)
     compiled, got, want = both_targets(cases.at_i_only, x)
@@ -124,7 +133,8 @@ def f(x, n):
 
 
 @pytest.mark.parametrize("read, splits", [("_t2", False), ("_t1", True)])
-def test_the_adjoint_may_read_the_seed_but_not_what_it_is_made_of(read, splits):
+def test_the_adjoint_may_read_the_seed_but_not_what_it_is_made_of(read, splits, monkeypatch):
+    monkeypatch.setattr(numba_loops, "SPLIT_FROM_OPERATIONS", 0)    # the rule alone, whatever it would cost
     node = cst.parse_module(SEED_READ.format(read=read)).body[0]
     core = cf.CoreFunction(node=node, scope=NameScope(["x", "n", "s", "x_bar", "i"] + [f"_t{k}" for k in range(7)]))
     code = cst.Module([numba_loops.split_accumulating_loops(core).node]).code
