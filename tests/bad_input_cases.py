@@ -209,3 +209,11 @@ def with_nonlocal_maker():
         total = total + 1.0
         return np.sum(x)
     return inner
+
+
+def sums_a_list_of_arrays(x):
+    parts = [x[:1], x[1:]]                        # refused: list_of_arrays
+    total = 0.0
+    for part in parts:
+        total += np.sum(part ** 2)
+    return total

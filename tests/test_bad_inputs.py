@@ -98,6 +98,16 @@ def test_unknown_numpy_call_is_refused_at_its_line():
     assert refused_line("fft") in str(info.value)
 
 
+def test_a_list_of_arrays_differentiated_through_is_refused_at_its_line():
+    # the forward computation runs (python target); its gradient is what is not supported yet
+    assert python_jit(bad.sums_a_list_of_arrays)(X) == bad.sums_a_list_of_arrays(X)
+    for transformed in (tr.grad(bad.sums_a_list_of_arrays), tr.jit(tr.grad(bad.sums_a_list_of_arrays))):
+        with pytest.raises(tr.TransformError, match="tuple or list of arrays held in one variable") as info:
+            transformed(X)
+        assert refused_line("list_of_arrays") in str(info.value)
+        assert "its own name" in str(info.value)
+
+
 # ------------------------------------------------ functions without source
 def test_function_made_by_exec_has_no_source():
     namespace = {"np": np}

@@ -236,6 +236,26 @@ def origin_of(stmt) -> tuple[str, int] | None:
     return None
 
 
+def origins(stmts) -> dict:
+    """id(simple statement) -> the (file, line) of the user's line it comes from: the origin
+    comment on it or, as the normalizer writes one comment a user line, on the nearest
+    statement before it in program order."""
+    found: dict = {}
+    current = None
+
+    def visit(block):
+        nonlocal current
+        for stmt in block:
+            current = origin_of(stmt) or current
+            if isinstance(stmt, cst.SimpleStatementLine):
+                found[id(stmt)] = current
+            for child in (getattr(stmt, "body", None), getattr(getattr(stmt, "orelse", None), "body", None)):
+                if isinstance(child, cst.IndentedBlock):
+                    visit(child.body)
+    visit(stmts)
+    return found
+
+
 def is_range(call: cst.Call) -> bool:
     """``range(...)`` or ``rt.parallel_range(...)``, the iterables of core-form loops."""
     return isinstance(call.func, cst.Name) and call.func.value == "range" or \

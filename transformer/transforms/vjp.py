@@ -27,7 +27,7 @@ from .. import core_form as cf
 from .. import dataflow, naming, simplify
 from ..core_form import CoreFunction
 from ..dataflow import Assignment, atom_names
-from ..errors import TransformError
+from ..errors import Location, TransformError
 from ..exits import structure_exits
 from ..normalize import apply_template
 from . import register
@@ -51,6 +51,13 @@ class _Reverse:
         self.homes = self._homes()
 
     # ------------------------------------------------------------- helpers
+    def location(self, line) -> Location | None:
+        """Where in the user's file the statement ``line`` comes from, for an error."""
+        if not hasattr(self, "_origins"):
+            self._origins = cf.origins(self.a.func.body.body)
+        origin = self._origins.get(id(line))
+        return Location(self.core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
+
     def bar(self, name: str) -> str:
         """``x_bar``, or ``x_bar_1`` when the code already has an ``x_bar`` (grad of grad)."""
         if name not in self.bars:
@@ -342,7 +349,9 @@ class _Reverse:
         z_bar = cst.Name(self.bar(a.target))
         if cf.is_atom(a.value):
             if isinstance(a.value, cst.Tuple):
-                raise TransformError("differentiating through a tuple-valued variable is not supported yet")
+                raise TransformError("differentiating through a tuple or list of arrays held in one variable "
+                                     "is not supported yet", self.location(a.line),
+                                     "give each array its own name (a, b = x[:2], x[2:]) and use them by name")
             return [(n, z_bar) for n in atom_names(a.value) if n in self.a.active]
         prim = cf.primitive_of(a.value)
         if prim.name == GETITEM:
