@@ -217,3 +217,17 @@ def sums_a_list_of_arrays(x):
     for part in parts:
         total += np.sum(part ** 2)
     return total
+
+
+def reversed_enumerate(x):
+    s = 0.0
+    for i, v in reversed(enumerate(x)):           # refused: reversed_enumerate
+        s += v * i
+    return s
+
+
+def reversed_stepped_range(x):
+    s = 0.0
+    for i in reversed(range(0, len(x), 2)):       # refused: reversed_step
+        s += x[i]
+    return s

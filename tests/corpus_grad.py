@@ -650,6 +650,27 @@ def triangular_loops(x):
     return s
 
 
+
+def reversed_rows(x):
+    s = 0.0
+    for v in reversed(x):
+        s = s * 0.9 + np.sin(v)
+    return s
+
+
+def reversed_range_from(x):
+    s = 0.0
+    for i in reversed(range(2, len(x))):
+        s = np.tanh(s) + x[i] * x[i - 1]
+    return s
+
+
+def annotated_one_liners(x: np.ndarray) -> float:
+    total: float = 0.0
+    for i in range(len(x)): total += x[i] ** 3
+    if total > 0.0: total = total * 2.0
+    return total
+
 CASES = {
     "sin_sum": (sin_sum, _vec(5)), "poly": (poly, _vec(4)), "exp_log": (exp_log, _vec(4)),
     "tanh_square": (tanh_square, _vec(6)), "math_scalar": (math_scalar, lambda r: (float(r.normal()),)),
@@ -698,6 +719,8 @@ CASES = {
     "bisection_free_fixed_point": (bisection_free_fixed_point, lambda r: (float(r.uniform(0.2, 0.8)),)),
     "leaky_piecewise": (leaky_piecewise, _vec(6)), "matrix_power_loop": (matrix_power_loop, _vec(4)),
     "column_normalize": (column_normalize, lambda r: (r.uniform(0.5, 1.5, (3, 3)),)),
+    "reversed_rows": (reversed_rows, _vec(5)), "reversed_range_from": (reversed_range_from, _vec(6)),
+    "annotated_one_liners": (annotated_one_liners, _vec(5)),
     "slice_assign_loop": (slice_assign_loop, _vec(3)), "reverse_cumulative": (reverse_cumulative, _vec(5)),
     "stepped_range": (stepped_range, _vec(6)), "nested_branch_loop": (nested_branch_loop, lambda r: (r.normal(size=8) * 1.5,)),
     "chained_comparison": (chained_comparison, _vec(6)), "sum_of_exp_ratio": (sum_of_exp_ratio, _vec(5)),

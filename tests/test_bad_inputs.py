@@ -59,6 +59,8 @@ SOURCE_FAULTS = [
     ("append", bad.appends, r"\.append\(\)"),
     ("closure_list", bad.make_closure_over_list(), r"'seen', a list \(mutable state\)"),
     ("closure_dict", bad.make_closure_over_dict(), r"'config', a dict \(mutable state\)"),
+    ("reversed_enumerate", bad.reversed_enumerate, r"reversed\(\) of enumerate\(\)"),
+    ("reversed_step", bad.reversed_stepped_range, r"reversed\(\) of a range with a step.*negative step"),
 ]
 
 

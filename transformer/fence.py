@@ -124,6 +124,8 @@ class Fence(cst.CSTVisitor):
                     self.refuse(it, "keyword or starred arguments to a loop builtin", "pass positional arguments")
                 if r.value in ("enumerate", "zip") and not isinstance(node.target, cst.Tuple):
                     self.refuse(node.target, f"a single loop variable over {r.value}()", "unpack it: for i, v in ...")
+                if r.value == "reversed":
+                    self._check_reversed(it, node.target)
             elif isinstance(node.iter, cst.Call):
                 pass  # an array produced by a call: iterate over its rows
         elif isinstance(it, (cst.Tuple, cst.List)):
@@ -131,6 +133,23 @@ class Fence(cst.CSTVisitor):
         target = node.target
         if not isinstance(target, (cst.Name, cst.Tuple)):
             self.refuse(target, "this loop target", "loop over a plain name")
+
+    def _check_reversed(self, it: cst.Call, target):
+        """``reversed(x)`` (rows from the last) or ``reversed(range(...))``, one argument."""
+        if len(it.args) != 1:
+            self.refuse(it, "reversed() of other than one argument", "pass one array, or one range()")
+        inner = it.args[0].value
+        r = resolve.resolve(inner.func, self.uf.lookup, self.locals) if isinstance(inner, cst.Call) else None
+        if r is None or r.kind != "loop":
+            return
+        if r.value != "range":
+            self.refuse(inner, f"reversed() of {r.value}()", "loop over reversed(range(len(x))) and index")
+        self._for_iters.add(inner)
+        if not 1 <= len(inner.args) <= 2:
+            self.refuse(inner, "reversed() of a range with a step", "write the range with a negative step: "
+                        "range(stop - 1, start - 1, -1)")
+        if not isinstance(target, cst.Name):
+            self.refuse(target, "reversed(range()) unpacked", "loop over a plain name")
 
     def visit_While(self, node: cst.While):
         if node.orelse is not None:

@@ -277,6 +277,8 @@ class _Normalizer:
                                               f"{len(node.target.elements)} names")
             for element, sequence in zip(node.target.elements, sequences):
                 header += self._bind_item(element.value, sequence, index)
+        elif kind == "reversed":
+            bounds, index, header = self._reversed(it.args[0].value, node)
         else:                     # rows of an array
             sequence = self.loop_invariant(self.atom(it), node.body)
             length = self.temp()
@@ -290,6 +292,30 @@ class _Normalizer:
         self.loop_conditions.pop()
         loop = cst.For(target=cst.Name(index), iter=cf.call("range", bounds), body=cf.block(body))
         self.emit(loop)
+
+    def _reversed(self, inner, node: cst.For):
+        """``range`` bounds, index and header statements of ``for v in reversed(inner)``: the
+        numbers of ``range(start, stop)`` from ``stop - 1`` down, or an array's rows from the last."""
+        r = resolve.resolve(inner.func, self.uf.lookup, self.locals) if isinstance(inner, cst.Call) else None
+        one_less = cf.literal(1)
+        if r is not None and r.kind == "loop":       # reversed(range(...)): the fence let only range through
+            atoms = [self.atom(arg.value) for arg in inner.args]
+            start, stop = (cf.literal(0), atoms[0]) if len(atoms) == 1 else atoms
+            first = self.temp()
+            self.assign(first, cst.BinaryOperation(stop, cst.Subtract(), one_less))
+            if cf.int_literal(start) is not None:
+                past = cf.literal(cf.int_literal(start) - 1)
+            else:
+                past = cst.Name(self.temp())
+                self.assign(past.value, cst.BinaryOperation(start, cst.Subtract(), one_less))
+            return [cst.Name(first), past, cf.literal(-1)], self.local(node.target.value), []
+        sequence = self.loop_invariant(self.atom(inner), node.body)
+        length, last = self.temp(), self.temp()
+        self.assign(length, cf.call("len", [sequence]))
+        self.assign(last, cst.BinaryOperation(cst.Name(length), cst.Subtract(), one_less))
+        base = node.target.value if isinstance(node.target, cst.Name) else "row"
+        index = self.scope.claim(f"{base}_index")
+        return [cst.Name(last), cf.literal(-1), cf.literal(-1)], index, self._bind_item(node.target, sequence, index)
 
     def loop_invariant(self, sequence, body):
         """Python iterates the object the loop started with; if the body

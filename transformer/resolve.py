@@ -22,7 +22,8 @@ from .custom import custom_jvp, custom_vjp
 from .primitives import Primitive
 
 # Builtins with a meaning of their own in the core form (loops only).
-LOOP_BUILTINS = {builtins.range: "range", builtins.enumerate: "enumerate", builtins.zip: "zip"}
+LOOP_BUILTINS = {builtins.range: "range", builtins.enumerate: "enumerate", builtins.zip: "zip",
+                 builtins.reversed: "reversed"}
 
 # Constants spelled directly in the core form instead of bound by value.
 NAMED_CONSTANTS = {
