@@ -6,9 +6,8 @@
 1. 2-layer tanh MLP, batch 128, 784 -> 256 -> 10, MSE: tr.jit(tr.value_and_grad)
    against JAX jit(value_and_grad) (when JAX is installed; target <= 0.8x) and
    against backpropagation written by hand in NumPy.  Last measured
-   (2026-12-01, one thread, loaded machine): 0.66x JAX timed interleaved in
-   one process, 0.86x in this script's separate timings; 0.91x NumPy
-   (1.40x before tanh became vectorised); see README.md.
+   (2026-12-02, quiet machine): 0.52x and 0.69x JAX at the default threads,
+   0.68x and 0.69x on one core each; 0.99-1.06x NumPy; see README.md.
 2. Rosenbrock as a scalar Python loop over n = 100,000: tr.jit(tr.value_and_grad)
    against hand-written numba adjoints (target within 1.25x) and against
    tr.jit(f) (the cheap-gradient bound: at most 3x).
@@ -17,11 +16,11 @@
    process that computes only f against one that computes the gradient, at
    n = 5 * 10^7 so that the arrays dominate numba's compile-time peak.
 
-Times are the minimum over repeats.  The contenders of one benchmark are
-timed in interleaved rounds (each in turn, then again), so that a machine
-whose speed drifts, as a shared one does, slows all of them alike; timed one
-after the other, the MLP's ratio to JAX moved between 0.60 and 0.76 in two
-runs of the same code.
+Times are the best over repeats.  The contenders of one benchmark are timed
+in interleaved rounds (each in turn, then again), so that a machine whose
+speed drifts, as a shared one does, slows all of them alike; timed one after
+the other, the MLP's ratio to JAX moved between 0.60 and 0.76 in two runs of
+the same code, and it still moves run to run (0.52-0.71 in this way).
 """
 from __future__ import annotations
 

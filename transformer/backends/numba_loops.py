@@ -185,7 +185,7 @@ def _split(loop: cst.For, before: list, after: list, scope):
 # one loop -> split): adjoints of 20 to 25 operations gained (Rosenbrock 2.0-2.65 -> 1.64,
 # the same at i - 1 2.32 -> 1.61, at i alone 2.04 -> 1.57); of 8, the split lost
 # ((x[i + 1] - x[i]) ** 2: 1.64 -> 1.71, at i - 1 1.58 -> 1.89), and where the second loop
-# computes a function again it lost most (one sin a term: 1.94 -> 3.01; one exp 1.18 -> 1.32).
+# computes a function again it lost most (one sin a term: 1.63-2.03 -> 3.01; one exp 1.18 -> 1.32).
 SPLIT_FROM_OPERATIONS = 16
 # the calls that are no computation of their own: a literal's type, a shape's sum (none for
 # a scalar), grad's seed
