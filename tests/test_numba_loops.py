@@ -79,19 +79,13 @@ def test_shares_at_three_offsets_split_and_keep_their_writes(size):
     np.testing.assert_array_equal(got[1], want[1])
 
 
-@pytest.mark.parametrize("fn", [cases.product_of_sums, cases.at_i_plus_two])
-def test_what_it_cannot_split_keeps_its_loops(fn):
-    # reverse mode's two loops (the adjoint needs the final sums); an index other than i - 1, i, i + 1
+@pytest.mark.parametrize("fn", [cases.product_of_sums, cases.at_i_plus_two, cases.few_operations,
+                                cases.a_function_again])
+def test_what_it_cannot_or_should_not_split_keeps_its_loops(fn):
+    # cannot: reverse mode's two loops (the adjoint needs the final sums), an index other than
+    # i - 1, i, i + 1; should not (measured): too little arithmetic to win back a second pass
+    # over the arrays, a sin the second loop would compute again
     x = np.random.default_rng(7).normal(size=40)
-    compiled, got, want = both_targets(fn, x)
-    assert SPLIT not in tr.show(compiled, x)
-    assert_same_gradients(got, want)
-
-
-@pytest.mark.parametrize("fn", [cases.few_operations, cases.a_function_again])
-def test_where_the_split_does_not_pay_the_loop_stays_one(fn):
-    # too little arithmetic to win back a second pass; a sin the second loop would compute again
-    x = np.random.default_rng(8).normal(size=40)
     compiled, got, want = both_targets(fn, x)
     assert SPLIT not in tr.show(compiled, x)
     assert_same_gradients(got, want)
