@@ -143,7 +143,7 @@ def _normal(*shape):
 @pytest.mark.parametrize("g_shape, x_shape", [((3, 4), (4,)), ((3, 4), (3, 1)), ((2, 3, 4), (3, 1)),
                                               ((2, 3, 4), (1, 4)), ((3, 4), ()), ((), (3,)), ((4,), (3, 4)),
                                               ((2, 3, 4), (3, 4)), ((2, 3, 4), (1, 3, 4)), ((2, 3, 4), (4,)),
-                                              ((3, 0), (0,)), ((0, 4), (4,))])
+                                              ((3, 0), (0,)), ((0, 4), (4,)), ((3, 1, 4), (1, 4))])
 def test_unbroadcast(g_shape, x_shape):
     g = _normal(*g_shape) if g_shape else 1.5
     x = _normal(*x_shape) if x_shape else 0.5
