@@ -671,6 +671,46 @@ def annotated_one_liners(x: np.ndarray) -> float:
     if total > 0.0: total = total * 2.0
     return total
 
+
+def for_else_search(x):
+    s = 0.0
+    for i in range(len(x)):
+        if x[i] > 1.8:
+            s = s + x[i] ** 3
+            break
+        s = s + x[i]
+    else:
+        s = s * np.sin(s)
+    return s
+
+
+def while_else_product(x):
+    s = 1.0
+    k = 0
+    while k < len(x):
+        s = s * x[k]
+        if s > 5.0:
+            break
+        k += 1
+    else:
+        s = -s
+    return s
+
+
+def nested_for_else(x):
+    # the inner loop's break sets only its own flag
+    s = 0.0
+    for i in range(3):
+        for j in range(3):
+            if x[i] * x[j] > 2.5:
+                break
+            s += x[i] * x[j]
+        else:
+            s += x[i]
+    else:
+        s *= 2.0
+    return s
+
 CASES = {
     "sin_sum": (sin_sum, _vec(5)), "poly": (poly, _vec(4)), "exp_log": (exp_log, _vec(4)),
     "tanh_square": (tanh_square, _vec(6)), "math_scalar": (math_scalar, lambda r: (float(r.normal()),)),
@@ -721,6 +761,10 @@ CASES = {
     "column_normalize": (column_normalize, lambda r: (r.uniform(0.5, 1.5, (3, 3)),)),
     "reversed_rows": (reversed_rows, _vec(5)), "reversed_range_from": (reversed_range_from, _vec(6)),
     "annotated_one_liners": (annotated_one_liners, _vec(5)),
+    # uniform(0.5, 2.0): some runs break, some finish and take the else
+    "for_else_search": (for_else_search, lambda r: (r.uniform(0.5, 2.0, 6),)),
+    "while_else_product": (while_else_product, lambda r: (r.uniform(0.5, 2.0, 4),)),
+    "nested_for_else": (nested_for_else, lambda r: (r.uniform(0.5, 2.0, 3),)),
     "slice_assign_loop": (slice_assign_loop, _vec(3)), "reverse_cumulative": (reverse_cumulative, _vec(5)),
     "stepped_range": (stepped_range, _vec(6)), "nested_branch_loop": (nested_branch_loop, lambda r: (r.normal(size=8) * 1.5,)),
     "chained_comparison": (chained_comparison, _vec(6)), "sum_of_exp_ratio": (sum_of_exp_ratio, _vec(5)),

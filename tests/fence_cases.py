@@ -177,22 +177,6 @@ def call_local_variable(x, g):
     return g(x)  # REFUSED: g(x)
 
 
-def for_else(x):
-    for i in range(3):
-        x = x + i
-    else:  # REFUSED: else
-        x = -x
-    return x
-
-
-def while_else(x):
-    while x < 3:
-        x = x + 1
-    else:  # REFUSED: else
-        x = -x
-    return x
-
-
 def chained_subscript_write(x):
     x[0][1] = 1.0  # REFUSED: x[0][1]
     return x

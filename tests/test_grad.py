@@ -33,3 +33,20 @@ def test_stop_gradient_blocks_the_derivative():
     x = np.array([1.0, -2.0, 3.0])
     # d/dx sum(x * stop_gradient(x)) treats the second factor as a constant
     np.testing.assert_allclose(tr.grad(corpus_extra.with_stop_gradient)(x), x)
+
+
+# inputs where the loop breaks, and where it runs out and takes its else
+LOOP_ELSE_INPUTS = {
+    "for_else_search": [np.array([0.6, 0.7, 1.9, 0.8, 0.9, 1.0]), np.array([0.6, 0.7, 0.8, 0.9, 1.0, 1.1])],
+    "while_else_product": [np.array([1.5, 2.0, 1.8, 1.2]), np.array([0.9, 1.1, 1.2, 0.8])],
+    "nested_for_else": [np.array([1.7, 1.6, 0.6]), np.array([0.7, 0.8, 0.9])],
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOOP_ELSE_INPUTS))
+def test_a_loops_else_runs_exactly_when_it_did_not_break(name):
+    fn = CASES[name][0]
+    for x in LOOP_ELSE_INPUTS[name]:
+        assert tr.jit(fn, target="python")(x) == fn(x)
+        _check(fn, (x,), tr.grad(fn)(x))
+        _check(fn, (x,), tr.jit(tr.grad(fn))(x))

@@ -107,8 +107,6 @@ class Fence(cst.CSTVisitor):
     def visit_For(self, node: cst.For):
         if node.asynchronous:
             self.refuse(node, "async for", "write an ordinary for loop")
-        if node.orelse is not None:
-            self.refuse(node.orelse, "for ... else", "use a flag variable set before break")
         it = node.iter
         if isinstance(it, cst.Call):
             r = resolve.resolve(it.func, self.uf.lookup, self.locals)
@@ -150,10 +148,6 @@ class Fence(cst.CSTVisitor):
                         "range(stop - 1, start - 1, -1)")
         if not isinstance(target, cst.Name):
             self.refuse(target, "reversed(range()) unpacked", "loop over a plain name")
-
-    def visit_While(self, node: cst.While):
-        if node.orelse is not None:
-            self.refuse(node.orelse, "while ... else", "use a flag variable set before break")
 
     def visit_AssignTarget(self, node: cst.AssignTarget):
         self._check_target(node.target)

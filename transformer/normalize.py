@@ -60,6 +60,7 @@ class _Normalizer:
         self.out: list = []
         self.comment: str | None = None
         self.loop_conditions: list = []         # per enclosing loop: statements recomputing a while-condition
+        self.break_flags: list = []             # per enclosing loop: the flag its break sets (for ... else), or None
         core.sources[uf.short_filename] = uf.filename
 
     # ------------------------------------------------------------- emitting
@@ -147,6 +148,8 @@ class _Normalizer:
         elif isinstance(small, cst.Return):
             self.emit(cf.statement(cst.Return(self.atom(small.value) if small.value else None)))
         elif isinstance(small, cst.Break):
+            if self.break_flags and self.break_flags[-1] is not None:
+                self.assign(self.break_flags[-1], cf.literal(True))
             self.emit(cf.statement(cst.Break()))
         elif isinstance(small, cst.Continue):
             for stmt in self.loop_conditions[-1] if self.loop_conditions else ():
@@ -287,11 +290,32 @@ class _Normalizer:
             base = node.target.value if isinstance(node.target, cst.Name) else "row"
             index = self.scope.claim(f"{base}_index")
             header += self._bind_item(node.target, sequence, index)
+        flag = self._break_flag(node)
         self.loop_conditions.append(())
+        self.break_flags.append(flag)
         body = header + self.block(node.body.body)
+        self.break_flags.pop()
         self.loop_conditions.pop()
         loop = cst.For(target=cst.Name(index), iter=cf.call("range", bounds), body=cf.block(body))
         self.emit(loop)
+        self._loop_else(node, flag)
+
+    def _break_flag(self, loop):
+        """For a loop with an ``else:``, a flag set False before it, which its own breaks set True."""
+        if loop.orelse is None:
+            return None
+        flag = self.scope.claim("broke")
+        self.assign(flag, cf.literal(False))
+        return flag
+
+    def _loop_else(self, loop, flag):
+        """A loop's ``else:`` block, run when the loop ended without a break."""
+        if flag is None:
+            return
+        finished = self.temp()
+        self.comment = self.origin(loop.orelse)
+        self.assign(finished, cst.UnaryOperation(cst.Not(), cst.Name(flag)))
+        self.emit(cst.If(test=cst.Name(finished), body=cf.block(self.block(loop.orelse.body.body))))
 
     def _reversed(self, inner, node: cst.For):
         """``range`` bounds, index and header statements of ``for v in reversed(inner)``: the
@@ -370,10 +394,14 @@ class _Normalizer:
         origin = self.origin(node)
         if recompute and origin:   # say why the condition's statements appear again
             recompute = [cf.with_comment(recompute[0], "# again: " + origin[2:]), *recompute[1:]]
+        flag = self._break_flag(node)
         self.loop_conditions.append(recompute)
+        self.break_flags.append(flag)
         body = self.block(node.body.body) + list(recompute)
+        self.break_flags.pop()
         self.loop_conditions.pop()
         self.emit(cst.While(test=test, body=cf.block(body)))
+        self._loop_else(node, flag)
 
     # ---------------------------------------------------------- expressions
     def atom(self, node) -> cst.BaseExpression:
