@@ -324,3 +324,16 @@ def annotated(x: np.ndarray, scale: float = 2.0) -> float:
     for i in range(x.shape[0]):
         total += scale * x[i] ** 2
     return total
+
+
+# ------------------------------------------------- helpers with keyword-only parameters
+def scaled_power(x, *, power=3, scale=1.0):
+    return scale * x ** power
+
+
+def calls_keyword_only_helper(x):
+    return np.sum(scaled_power(x, power=2, scale=0.5)) + np.sum(scaled_power(x))
+
+
+def passes_keyword_only_by_position(x):
+    return np.sum(scaled_power(x, 2))

@@ -112,6 +112,18 @@ def test_type_annotations_are_read_past():
     assert uf.location(total).line == fc.annotated.__code__.co_firstlineno + 1
 
 
+def test_a_helper_may_take_keyword_only_parameters():
+    # inlined, its arguments are bound by name; the transformed function itself keeps positional ones
+    expected = X + 3.0 * X ** 2
+    np.testing.assert_allclose(tr.grad(fc.calls_keyword_only_helper)(X), expected)
+    np.testing.assert_allclose(tr.jit(tr.grad(fc.calls_keyword_only_helper))(X), expected)
+    with pytest.raises(TransformError, match=r"scaled_power\(\) takes 1 positional argument but got 2") as info:
+        tr.grad(fc.passes_keyword_only_by_position)(X)
+    assert f"frontend_cases.py:{fc.passes_keyword_only_by_position.__code__.co_firstlineno + 1}:" in str(info.value)
+    with pytest.raises(TransformError, match="keyword-only parameter"):
+        tr.grad(fc.scaled_power)(X)
+
+
 def test_decorated_at_import_time():
     assert normalize(fc.decorated).code().startswith("def decorated(x):")
     assert fc.decorated_with_options(2.0, 3) == 6.0

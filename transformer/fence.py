@@ -58,8 +58,9 @@ _ARRAY_ATTRIBUTES = set(methods.ATTRIBUTES)
 
 
 class Fence(cst.CSTVisitor):
-    def __init__(self, uf: UserFunction):
+    def __init__(self, uf: UserFunction, helper: bool = False):
         self.uf = uf
+        self.helper = helper    # a function inlined into its caller, which binds its arguments by name
         self.locals = uf.local_names
         self._depth = 0  # nesting depth of FunctionDef nodes
         self._for_iters: set = set()
@@ -95,8 +96,8 @@ class Fence(cst.CSTVisitor):
             self.refuse(params.star_arg, "*args", "list the parameters one by one, or pass a tuple")
         if params.star_kwarg is not None:
             self.refuse(params.star_kwarg, "**kwargs", "list the parameters one by one, or pass a dict")
-        if params.kwonly_params:
-            # compiled functions take positional arguments only
+        if params.kwonly_params and not self.helper:
+            # compiled functions take positional arguments only (an inlined helper's are bound by name)
             self.refuse(params.kwonly_params[0], "a keyword-only parameter",
                         "make it an ordinary parameter (drop the bare *)")
         if params.posonly_params:
@@ -343,8 +344,10 @@ def _stored(target, skipped: set) -> None:
         _stored(target.value, skipped)
 
 
-def check(uf: UserFunction) -> None:
-    """Raise ``TransformError`` at the first unsupported construct in ``uf``.
+def check(uf: UserFunction, helper: bool = False) -> None:
+    """Raise ``TransformError`` at the first unsupported construct in ``uf`` (``helper``: a
+    function called from transformed code and inlined there, which may take keyword-only
+    parameters).
 
     Most code passes, so the fence first asks only whether anything is
     refused, in a plain walk (``walk.visit``: about a third of libcst's
@@ -352,7 +355,7 @@ def check(uf: UserFunction) -> None:
     refusal, the one the message names.
     """
     try:
-        walk.visit(uf.node, Fence(uf))
+        walk.visit(uf.node, Fence(uf, helper))
     except Exception:
-        uf.node.visit(Fence(uf))
+        uf.node.visit(Fence(uf, helper))
         raise

@@ -635,7 +635,7 @@ class _Normalizer:
             cycle = " -> ".join(c.co_name for c in self.stack + (fn.__code__,))
             raise self.error(node, f"recursion ({cycle}) cannot be transformed", "write it as a loop")
         callee = source.load(fn)
-        fence.check(callee)
+        fence.check(callee, helper=True)
         bound = self.bind_arguments(node, fn, callee)
         result = self.inline_bound(callee, bound)
         if result is None:
@@ -718,7 +718,8 @@ class _Normalizer:
         bound: dict[str, cst.BaseExpression] = {}
         positional = [a for a in node.args if a.keyword is None]
         if len(positional) > len(names):
-            raise self.error(node, f"{fn.__name__}() takes {len(names)} arguments but got {len(positional)}")
+            count = f"{len(names)} positional argument{'' if len(names) == 1 else 's'}"
+            raise self.error(node, f"{fn.__name__}() takes {count} but got {len(positional)}")
         for pname, arg in zip(names, positional):
             bound[pname] = self.atom(arg.value)
         for arg in node.args:
