@@ -321,22 +321,21 @@ class _Normalizer:
         """``range`` bounds, index and header statements of ``for v in reversed(inner)``: the
         numbers of ``range(start, stop)`` from ``stop - 1`` down, or an array's rows from the last."""
         r = resolve.resolve(inner.func, self.uf.lookup, self.locals) if isinstance(inner, cst.Call) else None
-        one_less = cf.literal(1)
         if r is not None and r.kind == "loop":       # reversed(range(...)): the fence let only range through
             atoms = [self.atom(arg.value) for arg in inner.args]
             start, stop = (cf.literal(0), atoms[0]) if len(atoms) == 1 else atoms
             first = self.temp()
-            self.assign(first, cst.BinaryOperation(stop, cst.Subtract(), one_less))
+            self.assign(first, cst.BinaryOperation(stop, cst.Subtract(), cf.literal(1)))
             if cf.int_literal(start) is not None:
                 past = cf.literal(cf.int_literal(start) - 1)
             else:
                 past = cst.Name(self.temp())
-                self.assign(past.value, cst.BinaryOperation(start, cst.Subtract(), one_less))
+                self.assign(past.value, cst.BinaryOperation(start, cst.Subtract(), cf.literal(1)))
             return [cst.Name(first), past, cf.literal(-1)], self.local(node.target.value), []
         sequence = self.loop_invariant(self.atom(inner), node.body)
         length, last = self.temp(), self.temp()
         self.assign(length, cf.call("len", [sequence]))
-        self.assign(last, cst.BinaryOperation(cst.Name(length), cst.Subtract(), one_less))
+        self.assign(last, cst.BinaryOperation(cst.Name(length), cst.Subtract(), cf.literal(1)))
         base = node.target.value if isinstance(node.target, cst.Name) else "row"
         index = self.scope.claim(f"{base}_index")
         return [cst.Name(last), cf.literal(-1), cf.literal(-1)], index, self._bind_item(node.target, sequence, index)

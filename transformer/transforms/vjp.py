@@ -49,11 +49,12 @@ class _Reverse:
         self.branches = {id(stmt): stmt for stmt in _ifs(analysis.func.body.body)}
         self.init_guards: dict[str, list] = {}    # variable -> the branches its value exists in
         self.homes = self._homes()
+        self._origins: dict | None = None         # id(statement) -> its user line, found for an error
 
     # ------------------------------------------------------------- helpers
     def location(self, line) -> Location | None:
         """Where in the user's file the statement ``line`` comes from, for an error."""
-        if not hasattr(self, "_origins"):
+        if self._origins is None:
             self._origins = cf.origins(self.a.func.body.body)
         origin = self._origins.get(id(line))
         return Location(self.core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
