@@ -4,7 +4,7 @@ import pytest
 
 import transformer as tr
 from corpus_grad import CASES
-from oracles import central_difference_grad
+from oracles import central_difference_grad, central_difference_jvp
 
 
 def _check(fn, args, gradient):
@@ -50,3 +50,9 @@ def test_a_loops_else_runs_exactly_when_it_did_not_break(name):
         assert tr.jit(fn, target="python")(x) == fn(x)
         _check(fn, (x,), tr.grad(fn)(x))
         _check(fn, (x,), tr.jit(tr.grad(fn))(x))
+        tangent = np.linspace(0.3, 1.0, x.size)
+        np.testing.assert_allclose(tr.jvp(fn, (x,), (tangent,))[1], central_difference_jvp(fn, (x,), (tangent,)),
+                                   rtol=1e-5, atol=1e-6)
+    # one example that breaks and one that takes the else, in one batch
+    batch = np.stack(LOOP_ELSE_INPUTS[name])
+    np.testing.assert_allclose(tr.jit(tr.vmap(fn))(batch), [fn(x) for x in batch], rtol=1e-12)
