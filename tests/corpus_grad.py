@@ -711,6 +711,30 @@ def nested_for_else(x):
         s *= 2.0
     return s
 
+
+def differences_of_differences(x):
+    # the carried array loses an element each iteration
+    out = x * 1.0
+    for k in range(2):
+        out = out[1:] - out[:-1]
+    return np.sum(out ** 2)
+
+
+def pairwise_pooling(x):
+    # halves each pass, until one element is left
+    out = x * 1.0
+    while len(out) > 1:
+        out = out[::2] + np.tanh(out[1::2])
+    return np.sum(out ** 2)
+
+
+def grown_by_concatenation(x):
+    # gains an element each iteration
+    out = x[:1] * 1.0
+    for i in range(1, len(x)):
+        out = np.concatenate([out, out[-1:] * 0.5 + x[i:i + 1]])
+    return np.sum(out ** 2)
+
 CASES = {
     "sin_sum": (sin_sum, _vec(5)), "poly": (poly, _vec(4)), "exp_log": (exp_log, _vec(4)),
     "tanh_square": (tanh_square, _vec(6)), "math_scalar": (math_scalar, lambda r: (float(r.normal()),)),
@@ -765,6 +789,8 @@ CASES = {
     "for_else_search": (for_else_search, lambda r: (r.uniform(0.5, 2.0, 6),)),
     "while_else_product": (while_else_product, lambda r: (r.uniform(0.5, 2.0, 4),)),
     "nested_for_else": (nested_for_else, lambda r: (r.uniform(0.5, 2.0, 3),)),
+    "differences_of_differences": (differences_of_differences, _vec(6)),
+    "pairwise_pooling": (pairwise_pooling, _vec(8)), "grown_by_concatenation": (grown_by_concatenation, _vec(5)),
     "slice_assign_loop": (slice_assign_loop, _vec(3)), "reverse_cumulative": (reverse_cumulative, _vec(5)),
     "stepped_range": (stepped_range, _vec(6)), "nested_branch_loop": (nested_branch_loop, lambda r: (r.normal(size=8) * 1.5,)),
     "chained_comparison": (chained_comparison, _vec(6)), "sum_of_exp_ratio": (sum_of_exp_ratio, _vec(5)),

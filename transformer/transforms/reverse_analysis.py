@@ -15,11 +15,13 @@ from __future__ import annotations
 import libcst as cst
 
 from .. import core_form as cf
-from .. import dataflow, rules
+from .. import dataflow, primitives, rules
 from ..dataflow import Assignment, atom_names
 from ..errors import TransformError
 
 GETITEM = "getitem"
+# the primitives whose result may have another shape than their operands
+_SHAPE_MOVING = frozenset({primitives.INDEX, primitives.SHAPE, primitives.REDUCE})
 CUSTOM = "rt.custom_vjp_call"
 _EFFECTFUL = {"rt.push", "rt.pop", "rt.top", "rt.stack"}
 
@@ -101,7 +103,7 @@ class Analysis:
         self.loop_indices = _loop_indices(func.body.body)
         self.active = self._activity(set(wrt), set(outputs))
         self.check_refusals()
-        self.needed = self._needed()
+        self.needed = self._needed() | self._shapes_that_may_change()
         self.recompute = self._recomputable()
         self.recomputed = {dataflow.classify(stmt).target for plan in self.recompute.values() for stmt in plan}
 
@@ -196,6 +198,21 @@ class Analysis:
                 if pname in reads and pname != "index":
                     needed.update(atom_names(atom))
         return needed
+
+    def _shapes_that_may_change(self) -> set:
+        """Values made in a loop by slicing, reshaping, joining or reducing a variable the
+        loop rebinds (``_t0 = out[1:]`` beside ``out = _t0 - _t1``): their shapes may differ
+        from one iteration to the next, so the backward sweep needs each iteration's own
+        value, even where a rule reads only its shape."""
+        changing: set = set()
+        for a in dataflow.walk(self.func.body.body):
+            if a.loop_depth == 0 or a.kind != "assign" or cf.is_atom(a.value):
+                continue
+            prim = cf.primitive_of(a.value)
+            if prim is not None and prim.kind in _SHAPE_MOVING and \
+                    any(self.rebinds.unstable(n) for n in dataflow.value_reads(a.value)):
+                changing.add(a.target)
+        return changing
 
     def taped(self, name: str) -> bool:
         """Rebinding ``name`` loses a value the backward sweep reads.  (Writes into

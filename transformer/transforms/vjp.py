@@ -340,7 +340,13 @@ class _Reverse:
                     atom = cst.Name(held)
                 safe.append((name, atom))
             contributions = safe
-            out.append(cf.assign(z_bar, cf.call("rt.zeros_like", [cst.Name(z_bar)])))
+            # the cotangent of the value before this assignment: zeros of that value's shape,
+            # which a loop may have changed (out = out[1:] - out[:-1]) where it is on the tape
+            before = cst.Name(z_bar)
+            if self.a.taped(a.target):
+                out += self.read(a.target)
+                before = cst.Name(a.target)
+            out.append(cf.assign(z_bar, cf.call("rt.zeros_like", [before])))
         for name, atom in contributions:
             out += self.accumulate(name, atom)
         return out
