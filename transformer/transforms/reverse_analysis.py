@@ -3,7 +3,10 @@
 * **activity** — which variables depend on the differentiated inputs *and*
   reach the output (only those get cotangents);
 * **needed values** — which variables' values the adjoint rules, branch
-  conditions and loop bounds of the backward sweep read;
+  conditions and loop bounds of the backward sweep read (a value made in a
+  loop by slicing, reshaping, joining or reducing a variable the loop
+  rebinds counts even where a rule reads only its shape: that shape may
+  change from one iteration to the next);
 * **recomputation** — which of those a loop body can compute again from its
   index and values that never change (so they need no tape);
 * **taping** — the rest, when a rebinding would lose them.
