@@ -59,6 +59,16 @@ class _Reverse:
         origin = self._origins.get(id(line))
         return Location(self.core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
 
+    def _set_before_its_loop(self, a: Assignment) -> bool:
+        """Whether ``a``'s variable was set before the loop ``a`` is in, so that its tape holds an
+        older value whenever ``a`` has run (a value made only in the loop has none at first)."""
+        at = next((k for k, b in enumerate(self.a.statements) if b.line is a.line), None)
+        if at is None:
+            return False
+        depth = self.a.statements[at].loop_depth          # (``a`` itself was classified without it)
+        return any(b.kind == "assign" and b.target == a.target and b.loop_depth < depth
+                   for b in self.a.statements[:at])
+
     def bar(self, name: str) -> str:
         """``x_bar``, or ``x_bar_1`` when the code already has an ``x_bar`` (grad of grad)."""
         if name not in self.bars:
@@ -343,7 +353,7 @@ class _Reverse:
             # the cotangent of the value before this assignment: zeros of that value's shape,
             # which a loop may have changed (out = out[1:] - out[:-1]) where it is on the tape
             before = cst.Name(z_bar)
-            if self.a.taped(a.target):
+            if self.a.taped(a.target) and self._set_before_its_loop(a):
                 out += self.read(a.target)
                 before = cst.Name(a.target)
             out.append(cf.assign(z_bar, cf.call("rt.zeros_like", [before])))
