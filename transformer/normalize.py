@@ -18,7 +18,7 @@ from .core_form import CoreFunction
 from .custom import custom_jvp, custom_vjp
 from .exits import structure_exits
 from .errors import TransformError
-from .naming import NameScope
+from .naming import RESERVED, NameScope
 
 _LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis)
 _CAST_DTYPES = {"float": np.float64, "int": np.int64, "bool": np.bool_}
@@ -833,7 +833,6 @@ class _NameCollector(cst.CSTVisitor):
         return False          # np.sin: 'sin' is no variable
 
 
-_MODULE_NAMES = {"np", "math", "rt", "lax", "nl", "len", "float", "int", "bool", "range", "True", "False", "None"}
 
 
 def _names_in(func: cst.FunctionDef) -> set[str]:
@@ -841,7 +840,7 @@ def _names_in(func: cst.FunctionDef) -> set[str]:
     collector = _NameCollector()
     func.params.visit(collector)
     func.body.visit(collector)
-    return collector.names - _MODULE_NAMES
+    return collector.names - RESERVED   # the generated module's own names and builtins
 
 
 
