@@ -24,9 +24,9 @@ zero_derivative(
     "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
     "floor_divide", "any", "all", "argmax", "argmin",
     "shape", "ndim", "size", "len", "int", "bool",
-    "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "arange", "linspace", "eye",
+    "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "arange", "eye",
     "stop_gradient",
-    "rt.zeros_like", "rt.scalar_seed", "rt.stack",
+    "rt.zeros_like", "rt.scalar_seed", "rt.stack", "rt.index_slice",
 )
 
 
@@ -244,9 +244,10 @@ def where(z_bar, z, condition, x, y):
 
 @rule("adjoint", "clip", wrt=("x", "lo", "hi"))
 def clip(z_bar, z, x, lo, hi):
-    inside = (x >= lo) * (x <= hi)
-    return (rt.unbroadcast(z_bar * inside, x), rt.unbroadcast(z_bar * (x < lo), lo),
-            rt.unbroadcast(z_bar * (x > hi), hi))
+    # read from the result, so a bound left out (None) is never compared: x passes where
+    # it is kept, lo where it raised x, hi where it lowered x
+    return (rt.unbroadcast(z_bar * (z == x), x), rt.unbroadcast(z_bar * (z > x), lo),
+            rt.unbroadcast(z_bar * (z < x), hi))
 
 
 # ------------------------------------------------------------- reductions
@@ -391,6 +392,13 @@ def astype(z_bar, z, x, dtype):
 @rule("adjoint", "full", wrt=("fill_value",))
 def full(z_bar, z, shape, fill_value, dtype=None):
     return rt.unbroadcast(z_bar, fill_value)
+
+
+@rule("adjoint", "linspace", wrt=("start", "stop"))
+def linspace(z_bar, z, start, stop, num, endpoint=True):
+    # z[k] = start + (stop - start) * t[k]: rows of z_bar weighted by 1 - t and by t
+    t = np.linspace(0.0, 1.0, num, endpoint=endpoint)
+    return rt.unbroadcast(np.dot(1.0 - t, z_bar), start), rt.unbroadcast(np.dot(t, z_bar), stop)
 
 
 @rule("adjoint", "full_like", wrt=("fill_value",))
@@ -595,6 +603,9 @@ unsupported("adjoint", ["rt.cumprod_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b"],
             "second derivatives of np.cumprod and np.linalg.solve are not implemented")
 unsupported("adjoint", ["rt.split_like", "rt.vsplit_like", "rt.unstack_like"],
             "second derivatives through np.concatenate/np.stack are not implemented")
+unsupported("adjoint", ["rt.add_at", "rt.kept_writes"],
+            "reverse mode over the backward sweep of an array index (reverse over reverse through x[idx]) "
+            "is not supported; use forward over reverse, tr.jvp(tr.grad(f), ...) or tr.hessian")
 unsupported("adjoint", ["rt.custom_vjp_call"], "a custom_vjp rule is not itself differentiable")
 
 

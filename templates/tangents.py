@@ -256,9 +256,9 @@ def where_tangent(condition, x_dot, y_dot):
 
 
 @rule("tangent", "clip")
-def clip_tangent(x, lo, hi, x_dot, lo_dot, hi_dot):
-    inside = (x >= lo) * (x <= hi)
-    return x_dot * inside + lo_dot * (x < lo) + hi_dot * (x > hi)
+def clip_tangent(x, z, x_dot, lo_dot, hi_dot):
+    # read from the result, so a bound left out (None) is never compared
+    return x_dot * (z == x) + lo_dot * (z > x) + hi_dot * (z < x)
 
 
 # ------------------------------------------------------------------ reductions
@@ -473,8 +473,8 @@ def full_tangent(z, fill_value_dot):
 
 
 @rule("tangent", "linspace")
-def linspace_tangent(num, start_dot, stop_dot):
-    return np.linspace(start_dot, stop_dot, num)
+def linspace_tangent(num, start_dot, stop_dot, endpoint=True):
+    return np.linspace(start_dot, stop_dot, num, endpoint=endpoint)
 
 
 # -------------------------------------------------------------------- indexing
@@ -522,9 +522,20 @@ unsupported("tangent", ["pmax", "pmin"], "forward mode of pmax/pmin across a map
 # jvp of grad's generated code (forward over reverse) meets these.
 
 
-@rule("tangent", "rt.zeros_like", "rt.scalar_seed", "axis_index", nondifferentiable=True)
+@rule("tangent", "rt.zeros_like", "rt.scalar_seed", "axis_index", "rt.index_slice", nondifferentiable=True)
 def constant_helper_tangent():
     """Zeros, the seed 1.0 and axis positions are constants."""
+
+
+@rule("tangent", "rt.add_at")
+def add_at_tangent(g, index, g_dot, values_dot):
+    # linear in both; a fresh array, since rt.add_at writes into its first argument
+    return g_dot + rt.add_at(rt.zeros_like(g), index, values_dot)
+
+
+@rule("tangent", "rt.kept_writes")
+def kept_writes_tangent(index, g_dot):
+    return rt.kept_writes(g_dot, index)
 
 
 @rule("tangent", "rt.copy")

@@ -202,7 +202,7 @@ for _name in ["zeros_like", "ones_like", "empty_like"]:
 register("full", "np.full", np.full, CREATE, ("shape", "fill_value"), keywords=("dtype",))
 register("full_like", "np.full_like", np.full_like, CREATE, ("x", "fill_value"), keywords=("dtype",))
 register("arange", "np.arange", np.arange, CREATE, ("start", "stop", "step"), keywords=("dtype",))
-register("linspace", "np.linspace", np.linspace, CREATE, ("start", "stop", "num"))
+register("linspace", "np.linspace", np.linspace, CREATE, ("start", "stop", "num"), keywords=("endpoint",))
 register("eye", "np.eye", np.eye, CREATE, ("n",), keywords=("dtype",))
 
 # ----------------------------------------------------------------------- casts
@@ -237,7 +237,7 @@ import inspect as _inspect  # noqa: E402  (used only to read the helpers' signat
 for _name in ["zeros_like", "scalar_seed", "copy", "unbroadcast", "expand_to", "stack", "push", "pop",
               "top", "dot_vjp_x", "dot_vjp_y", "extremum_vjp", "prod_vjp", "cumsum_vjp", "cumprod_vjp",
               "norm_vjp", "transpose_vjp", "trace_vjp", "split_like", "vsplit_like", "unstack_like", "solve_vjp_a",
-              "solve_vjp_b", "cast_like", "custom_vjp_call", "custom_jvp_call"]:
+              "solve_vjp_b", "cast_like", "index_slice", "add_at", "kept_writes", "custom_vjp_call", "custom_jvp_call"]:
     _impl = getattr(runtime, _name)
     _sig = _inspect.signature(_impl)
     _params = tuple(p.name for p in _sig.parameters.values() if p.default is _inspect.Parameter.empty)

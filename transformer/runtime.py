@@ -248,6 +248,9 @@ def trace_vjp(g, x):
 
 def split_like(g, arrays, axis=0):
     """The pieces of ``g`` that came from each array in ``np.concatenate(arrays, axis)``."""
+    if axis is None:   # the arrays were flattened first
+        sizes = np.cumsum([np.size(a) for a in arrays])[:-1]
+        return tuple(np.reshape(piece, np.shape(a)) for piece, a in zip(np.split(np.ravel(g), sizes), arrays))
     pieces = []
     start = 0
     for a in arrays:
@@ -271,6 +274,32 @@ def vsplit_like(g, arrays):
 def unstack_like(g, arrays, axis=0):
     """The pieces of ``g`` that came from each array in ``np.stack(arrays, axis)``."""
     return tuple(np.take(g, i, axis=axis) for i in range(len(arrays)))
+
+
+# ------------------------------------------------------------- fancy indexing
+# Reverse mode's adjoints of ``x[index]`` and ``y[index] = v`` where ``index``
+# may hold integer or boolean arrays, which may name one position twice.  The
+# index is passed as a tuple of its parts; a slice part is made by index_slice.
+def index_slice(start, stop, step):
+    """``start:stop:step`` as a value (a part of an index passed to add_at or kept_writes)."""
+    return slice(start, stop, step)
+
+
+def add_at(g, index, values):
+    """``g`` with ``values`` added at ``g[index]``, in place: a position named twice gets both
+    (``np.add.at``; ``g[index] += values`` would keep only one)."""
+    np.add.at(g, index, values)
+    return g
+
+
+def kept_writes(g, index):
+    """``g[index]`` with zeros where ``y[index] = v`` wrote a position a later part of
+    the same write overwrote: only the value written last is kept, so only it has a cotangent."""
+    part = np.array(g[index])
+    order = np.zeros(np.shape(g), dtype=np.int64)
+    positions = np.reshape(np.arange(1, np.size(part) + 1), np.shape(part))
+    order[index] = positions
+    return np.where(order[index] == positions, part, 0.0 * part)
 
 
 def solve_vjp_b(g, a, solution):

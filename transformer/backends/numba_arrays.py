@@ -125,6 +125,21 @@ def _ndim(x):
     return lambda x: n
 
 
+# ---------------------------------------------------------------- creation
+def linspace(start, stop, num, endpoint):
+    return np.linspace(start, stop, num, endpoint=endpoint)
+
+
+@overload(linspace)
+def _linspace(start, stop, num, endpoint):
+    # numba's np.linspace has no endpoint=; without the end point the step is (stop - start) / num
+    def points(start, stop, num, endpoint):
+        if endpoint:
+            return np.linspace(start, stop, num)
+        return start + (stop - start) * (np.arange(num) / num)
+    return points
+
+
 # ---------------------------------------------------------------- arithmetic
 def clip(x, lo, hi):
     return np.clip(x, lo, hi)

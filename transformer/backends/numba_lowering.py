@@ -19,8 +19,8 @@ import libcst as cst
 
 from .. import core_form as cf
 from .. import primitives
-from .numba_arrays import (broadcast_to, clip, det, dot, flip_axis, inner, inv, matmul, ndim,  # noqa: F401
-                           reshape, scalar_like, solve, squeeze, trace)
+from .numba_arrays import (broadcast_to, clip, det, dot, flip_axis, inner, inv, linspace, matmul,  # noqa: F401
+                           ndim, reshape, scalar_like, solve, squeeze, trace)
 from .numba_reductions import (all_axis, any_axis, cumprod_axis, max_axis, mean_axis, min_axis,  # noqa: F401
                                norm_axis, prod_axis, std_axis, sum_axis, var_axis)
 from .numba_rows import softmax_last_axis  # noqa: F401
@@ -97,6 +97,21 @@ def _flip(prim, args):
     return result
 
 
+def _linspace(prim, args):
+    # numba's np.linspace has no endpoint=
+    if "endpoint" not in args:
+        return None
+    return _helper("linspace", args["start"], args["stop"], args["num"], args["endpoint"])
+
+
+def _concatenate(prim, args):
+    # numba's np.concatenate has no axis=None (it fails with a bare AssertionError): join the flattened arrays
+    if not _is_none(args.get("axis", cst.Integer("0"))) or not isinstance(args["arrays"], cst.Tuple):
+        return None
+    flat = [cst.Element(cf.call("np.ravel", [el.value])) for el in args["arrays"].elements]
+    return cf.call("np.concatenate", [cst.Tuple(flat)])
+
+
 def _same_arguments(helper_name):
     """A rule that calls ``nl.<helper_name>`` with the primitive's own arguments."""
     def rule(prim, args):
@@ -110,6 +125,8 @@ _RULES.update({
     "norm": _norm,
     "squeeze": _squeeze,
     "flip": _flip,
+    "linspace": _linspace,
+    "concatenate": _concatenate,
     # numba reshapes only contiguous arrays, failing at run time otherwise
     "reshape": _same_arguments("reshape"),
     "broadcast_to": _same_arguments("broadcast_to"),   # numba: no 0-d target shape

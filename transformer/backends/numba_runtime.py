@@ -710,6 +710,12 @@ def _pieces(params, statements):
 @overload(rt.split_like)
 def split_like(g, arrays, axis=0):
     # Pieces are copies, as NumPy's np.take makes: generated code may write into a cotangent.
+    if _is_none(axis):      # np.concatenate(arrays, axis=None) joined the flattened arrays
+        statements = ["flat = np.ascontiguousarray(g).ravel()", "start = 0"]
+        for i in range(len(arrays)):
+            statements += [f"piece{i} = flat[start:start + arrays[{i}].size].copy().reshape(arrays[{i}].shape)",
+                           f"start += arrays[{i}].size"]
+        return _pieces("g, arrays, axis=0", statements)
     statements = ["lines, axis = _lines(g, axis)", "start = 0"]
     for i in range(len(arrays)):
         statements += [f"piece{i} = np.ascontiguousarray(lines[:, start:start + arrays[{i}].shape[axis], :])"

@@ -299,7 +299,7 @@ class _Forward:
         stmts, result = apply_template(self.core, template, bound)
         stmts, result, shape_lost = _fold_zeros(stmts, result, self.zero)
         self.tangent_names |= {s.body[0].targets[0].target.value for s in stmts}
-        stmts = pre + self.finish(name, [_strip_default_keywords(s) for s in stmts], result,
+        stmts = pre + self.finish(name, [_strip_default_keywords(s, template) for s in stmts], result,
                                   shape_lost and widening_operands)
         if hazard and result_param:
             return out + self.tag(stmts) + [cf.assign(name, bound["z"])]
@@ -471,14 +471,24 @@ def _substitute(node, mapping):
 _DEFAULT_KEYWORDS = {"keepdims": "False"}
 
 
-def _strip_default_keywords(stmt):
-    """Drop ``axis=None``, ``keepdims=False``...: a rule's defaults, not what the user wrote."""
+def _strip_default_keywords(stmt, template):
+    """Drop ``axis=None``, ``keepdims=False``...: a rule's defaults, not what the user wrote.
+    A keyword the rule takes is dropped only at the rule's own default (np.concatenate's
+    ``axis=None`` is not its default, 0)."""
     small = stmt.body[0]
     value = getattr(small, "value", None)
     if not isinstance(value, cst.Call):
         return stmt
-    args = [a for a in value.args if a.keyword is None or not isinstance(a.value, cst.Name)
-            or a.value.value not in ("None", _DEFAULT_KEYWORDS.get(a.keyword.value))]
+    defaults = {p.name: repr(p.default) for p in inspect.signature(template).parameters.values()
+                if p.default is not inspect.Parameter.empty}
+
+    def is_default(arg) -> bool:
+        if arg.keyword is None or not isinstance(arg.value, cst.Name):
+            return False
+        if arg.keyword.value in defaults:
+            return arg.value.value == defaults[arg.keyword.value]
+        return arg.value.value in ("None", _DEFAULT_KEYWORDS.get(arg.keyword.value))
+    args = [a for a in value.args if not is_default(a)]
     return stmt.with_changes(body=[small.with_changes(value=value.with_changes(args=args))])
 
 

@@ -31,6 +31,7 @@ from ..errors import Location, TransformError
 from ..exits import structure_exits
 from ..normalize import apply_template
 from . import register
+from .shapes import SCALAR, Shapes
 from .sweep_fusion import fuse_backward_loops
 from .reverse_analysis import (CUSTOM, GETITEM, Analysis, ValueReads, carried, child_blocks, is_exit_break,
                                isolate_conditions, loops, primitive_params, rule_for, rule_wrt)
@@ -50,6 +51,7 @@ class _Reverse:
         self.init_guards: dict[str, list] = {}    # variable -> the branches its value exists in
         self.homes = self._homes()
         self._origins: dict | None = None         # id(statement) -> its user line, found for an error
+        self._shapes: Shapes | None = None        # which index atoms are numbers, found when first asked
 
     # ------------------------------------------------------------- helpers
     def location(self, line) -> Location | None:
@@ -429,11 +431,34 @@ class _Reverse:
         for name in dataflow.index_names(value):
             out += self.read(name)
         x_bar = cst.Name(self.bar(x))
+        parts = self.array_index_parts(value, out)
+        if parts is not None:   # an array index may name a position twice: each one adds
+            out.append(cf.assign(x_bar.value, cf.call("rt.add_at", [x_bar, parts, z_bar])))
+            return []
         part, total = self.scope.temp(), self.scope.temp()
         out += [cf.assign(part, cst.Subscript(x_bar, value.slice)),
                 cf.assign(total, cst.BinaryOperation(cst.Name(part), cst.Add(), z_bar)),
                 cf.assign(cst.Subscript(x_bar, value.slice), cst.Name(total))]
         return []
+
+    def array_index_parts(self, subscript: cst.Subscript, out: list):
+        """The index of ``subscript`` as a tuple of atoms (slices made by rt.index_slice) when
+        a part of it may be an array; None when every part is a number or a slice."""
+        if self._shapes is None:
+            self._shapes = Shapes(self.core)
+        items = [element.slice for element in subscript.slice]
+        if all(isinstance(item, cst.Slice) or self._shapes.of_value(item.value) == SCALAR for item in items):
+            return None
+        parts = []
+        for item in items:
+            if isinstance(item, cst.Index):
+                parts.append(cst.Element(item.value))
+                continue
+            bounds = [bound if bound is not None else cst.Name("None") for bound in (item.lower, item.upper, item.step)]
+            made = self.scope.temp()
+            out.append(cf.assign(made, cf.call("rt.index_slice", bounds)))
+            parts.append(cst.Element(cst.Name(made)))
+        return cst.Tuple(parts)
 
     def accumulate(self, name: str, atom) -> list:
         bar = self.bar(name)
@@ -450,10 +475,15 @@ class _Reverse:
             out += [cf.assign(old, cf.call("rt.pop", [cst.Name(self.stack(key))])),
                     cf.assign(cst.Subscript(target.value, target.slice), cst.Name(old))]
         y_bar = cst.Name(self.bar(a.target))
-        view, part = self.scope.temp(), self.scope.temp()
-        # copy: the slice of y_bar is zeroed below, and a view would see that
-        out += [cf.assign(view, cst.Subscript(y_bar, target.slice)),
-                cf.assign(part, cf.call("rt.copy", [cst.Name(view)]))]
+        part = self.scope.temp()
+        parts = self.array_index_parts(target, out)
+        if parts is not None:   # a position an array index names twice keeps only its last write
+            out.append(cf.assign(part, cf.call("rt.kept_writes", [y_bar, parts])))
+        else:
+            view = self.scope.temp()
+            # copy: the slice of y_bar is zeroed below, and a view would see that
+            out += [cf.assign(view, cst.Subscript(y_bar, target.slice)),
+                    cf.assign(part, cf.call("rt.copy", [cst.Name(view)]))]
         for name in atom_names(a.value):
             if name in self.a.active:
                 out += self.read(name)

@@ -1,0 +1,184 @@
+"""Regressions: indexing and a few creation/join primitives that gave wrong numbers or crashed.
+
+Every check is against an oracle that needs nothing of ours: central differences
+in float64, NumPy itself, or a Python loop (for vmap).
+"""
+import numpy as np
+import pytest
+
+import transformer as tr
+from oracles import central_difference_grad, central_difference_jvp
+
+IDX = np.array([0, 2, 2])                 # position 2 named twice
+NEG = np.array([-1, 0, -1])               # position -1 named twice
+ROWS_I = np.array([0, 1, 0])
+COLS_J = np.array([1, 2, 1])              # the pair (0, 1) named twice
+X = np.array([1.0, 2.0, 3.0])
+A = np.arange(12.0).reshape(3, 4) / 7.0 - 0.6
+
+
+def gather_1d(x):
+    return np.sum(x[IDX] ** 2)
+
+
+def gather_negative(x):
+    return np.sum(x[NEG] ** 3)
+
+
+def gather_rows(a):
+    return np.sum(a[IDX] ** 2)
+
+
+def gather_columns(a):
+    return np.sum(np.sin(a[:, IDX]) * a[:, IDX])
+
+
+def gather_pairs(a):
+    return np.sum(a[ROWS_I, COLS_J] ** 2)
+
+
+def gather_index_argument(x, idx):
+    return np.sum(x[idx] ** 2)
+
+
+GATHERS = [(gather_1d, X), (gather_negative, X), (gather_rows, A), (gather_columns, A), (gather_pairs, A)]
+
+
+@pytest.mark.parametrize("f, x", GATHERS, ids=[f.__name__ for f, _ in GATHERS])
+def test_gather_with_repeated_indices_accumulates_under_grad_and_vjp(f, x):
+    expected = central_difference_grad(f, (x,))
+    np.testing.assert_allclose(tr.grad(f)(x), expected, rtol=1e-6, atol=1e-8)
+    out, f_vjp = tr.vjp(f, x)
+    np.testing.assert_allclose(f_vjp(2.0)[0], 2.0 * expected, rtol=1e-6, atol=1e-8)
+
+
+def test_gather_with_repeated_indices_grad_example_from_the_issue():
+    np.testing.assert_allclose(tr.grad(gather_1d)(X), [2.0, 0.0, 12.0])
+    np.testing.assert_allclose(tr.grad(gather_index_argument)(X, IDX), [2.0, 0.0, 12.0])
+
+
+@pytest.mark.parametrize("f, x", GATHERS, ids=[f.__name__ for f, _ in GATHERS])
+def test_gather_with_repeated_indices_jvp_and_hessian(f, x):
+    v = np.linspace(0.5, -0.7, x.size).reshape(x.shape)
+    _, tangent = tr.jvp(f, (x,), (v,))
+    np.testing.assert_allclose(tangent, central_difference_jvp(f, (x,), (v,)), rtol=1e-6, atol=1e-8)
+    # forward over reverse: the tangent of the scatter-add
+    _, hv = tr.jvp(tr.grad(f), (x,), (v,))
+    fd = central_difference_jvp(lambda y: central_difference_grad(f, (y,), eps=1e-5), (x,), (v,), eps=1e-4)
+    np.testing.assert_allclose(hv, fd, rtol=1e-4, atol=1e-6)
+
+
+def test_gather_with_repeated_indices_under_vmap_of_grad_matches_a_loop():
+    xs = np.stack([X, 2.0 * X, X - 1.0])
+    expected = np.stack([central_difference_grad(gather_1d, (x,)) for x in xs])
+    np.testing.assert_allclose(tr.vmap(tr.grad(gather_1d))(xs), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(tr.vmap(gather_1d)(xs), [gather_1d(x) for x in xs])
+
+
+def test_gather_with_repeated_indices_under_jit_of_grad():
+    # one compiled function checks every index form at once
+    def all_gathers(x, a, idx):
+        return gather_1d(x) + gather_negative(x) + gather_rows(a) + gather_columns(a) + gather_pairs(a) \
+            + gather_index_argument(x, idx)
+    for argnum, arg in ((0, X), (1, A)):
+        expected = central_difference_grad(all_gathers, (X, A, IDX), argnum=argnum)
+        got = tr.jit(tr.grad(all_gathers, argnums=argnum))(X, A, IDX)
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
+def write_repeated(x, v):
+    y = x * 1.0
+    y[IDX] = v * v            # position 2 written twice: NumPy keeps the last write
+    return np.sum(y * np.arange(1.0, 4.0))
+
+
+def test_setitem_with_repeated_indices_cotangent_goes_to_the_last_write_only():
+    v = np.array([0.5, -1.5, 2.5])
+    for argnum in (0, 1):
+        expected = central_difference_grad(write_repeated, (X, v), argnum=argnum)
+        np.testing.assert_allclose(tr.grad(write_repeated, argnums=argnum)(X, v), expected, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(tr.jit(tr.grad(write_repeated, argnums=argnum))(X, v), expected,
+                                   rtol=1e-6, atol=1e-8)
+    tv = np.array([0.3, 0.2, -0.4])
+    _, tangent = tr.jvp(write_repeated, (X, v), (tv, tv))
+    np.testing.assert_allclose(tangent, central_difference_jvp(write_repeated, (X, v), (tv, tv)), rtol=1e-6)
+
+
+# ------------------------------------------------------------------ linspace
+def linspace_squares(start, stop):
+    return np.sum(np.linspace(start, stop, 5) ** 2)
+
+
+def linspace_open(start, stop):
+    return np.sum(np.sin(np.linspace(start, stop, 4, endpoint=False)))
+
+
+def linspace_one(start, stop):
+    return np.sum(np.linspace(start, stop, 1) ** 2)
+
+
+def linspace_all(start, stop):
+    return linspace_squares(start, stop) + linspace_open(start, stop) + linspace_one(start, stop)
+
+
+@pytest.mark.parametrize("f", [linspace_squares, linspace_open, linspace_one])
+def test_linspace_has_a_derivative_in_its_start_and_stop(f):
+    args = (0.3, 1.1)
+    for argnum in (0, 1):
+        expected = central_difference_grad(f, args, argnum=argnum)
+        np.testing.assert_allclose(tr.grad(f, argnums=argnum)(*args), expected, rtol=1e-6, atol=1e-9)
+    _, tangent = tr.jvp(f, args, (0.5, -2.0))
+    np.testing.assert_allclose(tangent, central_difference_jvp(f, args, (0.5, -2.0)), rtol=1e-6, atol=1e-9)
+
+
+def test_linspace_derivatives_under_jit():
+    args = (0.3, 1.1)
+    np.testing.assert_allclose(tr.jit(linspace_all, target="python")(*args), linspace_all(*args))
+    expected = [central_difference_grad(linspace_all, args, argnum=k) for k in (0, 1)]
+    np.testing.assert_allclose(tr.jit(tr.grad(linspace_all, argnums=(0, 1)))(*args), expected, rtol=1e-6)
+
+
+# ------------------------------------------------------- concatenate and clip
+def concatenate_flat(x, a):
+    return np.sum(np.concatenate((x, a), axis=None) ** 2 * np.arange(15.0))
+
+
+def clip_below(x):
+    return np.sum(np.clip(x, 0.0, None) ** 2)
+
+
+def clip_above(x):
+    return np.sum(np.clip(x, None, 0.5) ** 3)
+
+
+XS = np.array([-1.0, 0.2, 0.9])
+
+
+def test_concatenate_axis_none_under_vjp_jvp_and_jit():
+    out, f_vjp = tr.vjp(concatenate_flat, X, A)
+    np.testing.assert_allclose(out, concatenate_flat(X, A))
+    x_bar, a_bar = f_vjp(1.0)
+    np.testing.assert_allclose(x_bar, central_difference_grad(concatenate_flat, (X, A), argnum=0), rtol=1e-6)
+    np.testing.assert_allclose(a_bar, central_difference_grad(concatenate_flat, (X, A), argnum=1), rtol=1e-6)
+    tangents = (X - 2.0, A * 3.0)
+    _, tangent = tr.jvp(concatenate_flat, (X, A), tangents)
+    np.testing.assert_allclose(tangent, central_difference_jvp(concatenate_flat, (X, A), tangents), rtol=1e-6)
+    got = tr.jit(tr.grad(concatenate_flat, argnums=(0, 1)))(X, A)
+    np.testing.assert_allclose(got[1], a_bar, rtol=1e-12)
+
+
+@pytest.mark.parametrize("f", [clip_below, clip_above])
+def test_clip_with_one_bound_left_out_under_vjp_and_jvp(f):
+    out, f_vjp = tr.vjp(f, XS)
+    np.testing.assert_allclose(out, f(XS))
+    np.testing.assert_allclose(f_vjp(1.0)[0], central_difference_grad(f, (XS,)), rtol=1e-6, atol=1e-9)
+    v = np.array([0.5, 1.0, -1.5])
+    _, tangent = tr.jvp(f, (XS,), (v,))
+    np.testing.assert_allclose(tangent, central_difference_jvp(f, (XS,), (v,)), rtol=1e-6)
+
+
+def test_clip_with_one_bound_left_out_under_jit():
+    def both(x):
+        return clip_below(x) + clip_above(x)
+    np.testing.assert_allclose(tr.jit(both)(XS), both(XS))
+    np.testing.assert_allclose(tr.jit(tr.grad(both))(XS), central_difference_grad(both, (XS,)), rtol=1e-6)
