@@ -182,3 +182,57 @@ def test_clip_with_one_bound_left_out_under_jit():
         return clip_below(x) + clip_above(x)
     np.testing.assert_allclose(tr.jit(both)(XS), both(XS))
     np.testing.assert_allclose(tr.jit(tr.grad(both))(XS), central_difference_grad(both, (XS,)), rtol=1e-6)
+
+
+# ------------------------------------------------------------ boolean masks
+def mask_from_comparison(a):
+    return np.sum(a[a > 0])
+
+
+def mask_weighted(a, mask):
+    return np.sum(a[mask] ** 2 * 0.5)
+
+
+def mask_of_leading_axis(a, rows):
+    return np.sum(np.cos(a[rows]))
+
+
+def mask_written(a):
+    y = a * 2.0
+    y[a < 0] = 0.0          # relu through a masked write
+    return np.sum(y * y)
+
+
+def all_masks(a, mask, rows):
+    return mask_from_comparison(a) + mask_weighted(a, mask) + mask_of_leading_axis(a, rows) + mask_written(a)
+
+
+MASK = A > 0.1
+ROWS = np.array([True, False, True])
+MASK_CASES = [(mask_from_comparison, (A,)), (mask_from_comparison, (X - 1.5,)), (mask_weighted, (A, MASK)),
+              (mask_weighted, (X, X > 1.5)), (mask_of_leading_axis, (A, ROWS)), (mask_written, (A,))]
+
+
+@pytest.mark.parametrize("f, args", MASK_CASES, ids=[f"{f.__name__}-{args[0].ndim}d" for f, args in MASK_CASES])
+def test_boolean_mask_read_under_grad_and_jvp(f, args):
+    expected = central_difference_grad(f, args)
+    np.testing.assert_allclose(tr.grad(f)(*args), expected, rtol=1e-6, atol=1e-9)
+    tangents = (np.cos(args[0]),) + (None,) * (len(args) - 1)
+    _, tangent = tr.jvp(f, args, tuple(np.zeros(np.shape(a), bool) if t is None else t
+                                       for a, t in zip(args, tangents)))
+    np.testing.assert_allclose(tangent, central_difference_jvp(f, args, tangents), rtol=1e-6)
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_boolean_mask_read_under_jit(target):
+    args = (A, MASK, ROWS)
+    np.testing.assert_allclose(tr.jit(all_masks, target=target)(*args), all_masks(*args), rtol=1e-12)
+    np.testing.assert_allclose(tr.jit(mask_from_comparison, target=target)(X - 2.0),
+                               mask_from_comparison(X - 2.0))
+
+
+def test_boolean_mask_read_under_jit_of_grad():
+    args = (A, MASK, ROWS)
+    expected = central_difference_grad(all_masks, args)
+    np.testing.assert_allclose(tr.jit(tr.grad(all_masks))(*args), expected, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(tr.jit(tr.grad(mask_from_comparison))(X - 2.0), [0.0, 0.0, 1.0])

@@ -67,6 +67,52 @@ def _add_at_source(kinds) -> str:
     return "\n".join(lines)
 
 
+def take(x, index):
+    """``x[index]`` for one index part (numba's own read of a mask of two or more dimensions is wrong)."""
+    return x[index]
+
+
+def _is_mask(t) -> bool:
+    return isinstance(t, types.Array) and isinstance(t.dtype, types.Boolean)
+
+
+@overload(take)
+def _take(x, index):
+    if not (_is_mask(index) and index.ndim >= 2 and isinstance(x, types.Array)):
+        return lambda x, index: x[index]
+    if index.ndim == x.ndim:
+        return lambda x, index: np.ascontiguousarray(x).reshape(-1)[np.ascontiguousarray(index).reshape(-1)]
+    rest = x.ndim - index.ndim
+
+    def leading(x, index):      # the mask picks along the leading axes: one row of the rest per True
+        rows = np.ascontiguousarray(x).reshape((index.size,) + x.shape[index.ndim:])
+        return rows[np.ascontiguousarray(index).reshape(-1)]
+    return leading if rest >= 0 else None
+
+
+def put(x, index, value):
+    """``x[index] = value`` for one index part, as a call (see ``take``)."""
+    x[index] = value
+
+
+@overload(put)
+def _put(x, index, value):
+    if not (_is_mask(index) and index.ndim >= 2 and isinstance(x, types.Array)):
+        def write(x, index, value):
+            x[index] = value
+        return write
+    # one value per True (its rows, for a mask over leading axes), or one value broadcast to all
+    per_position = isinstance(value, types.Array) and value.ndim == x.ndim - index.ndim + 1
+    at = ", ".join(f"where[{d}][k]" for d in range(index.ndim))
+    source = "\n".join(["def write(x, index, value):",
+                        "    where = np.nonzero(index)",
+                        "    for k in range(len(where[0])):",
+                        f"        x[{at}] = value{'[k]' if per_position else ''}"])
+    namespace = {"np": np}
+    exec(source, namespace)   # noqa: S102  (code built from the fixed lines here)
+    return namespace["write"]
+
+
 @overload(rt.index_slice)
 def index_slice(start, stop, step):
     return lambda start, stop, step: slice(start, stop, step)
@@ -81,7 +127,9 @@ def add_at(g, index, values):
 
 @overload(rt.kept_writes)
 def kept_writes(g, index):
-    _part_kinds(index)
+    kinds = _part_kinds(index)
+    if len(kinds) == 1 and isinstance(kinds[0], tuple):    # a mask names each position once
+        return lambda g, index: take(g, index[0])
 
     def keep_last(g, index):
         part = g[index].copy()

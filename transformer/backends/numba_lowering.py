@@ -19,10 +19,12 @@ import libcst as cst
 
 from .. import core_form as cf
 from .. import primitives
+from ..transforms.shapes import SCALAR, Shapes
 from .numba_arrays import (broadcast_to, clip, det, dot, flip_axis, inner, inv, linspace, matmul,  # noqa: F401
                            ndim, reshape, scalar_like, solve, squeeze, trace)
 from .numba_reductions import (all_axis, any_axis, cumprod_axis, max_axis, mean_axis, min_axis,  # noqa: F401
                                norm_axis, prod_axis, std_axis, sum_axis, var_axis)
+from .numba_indexing import put, take  # noqa: F401
 from .numba_rows import softmax_last_axis  # noqa: F401
 
 # Built when first needed: a warm start from the cache builds no libcst nodes.
@@ -163,6 +165,28 @@ def _weak_literals(operands: list) -> list:
 
 
 class _Lower(cst.CSTTransformer):
+    def __init__(self, shapes: Shapes):
+        super().__init__()
+        self.shapes = shapes
+
+    def leave_Assign(self, original, updated):
+        # numba reads and writes x[mask] wrongly for a mask of two or more dimensions (a 3-D
+        # array, or a bare AssertionError): a one-part index that may be an array goes to
+        # nl.take and nl.put, which numba compiles as written for anything but such a mask
+        target = updated.targets[0].target
+        if self._may_be_mask(target):
+            return cst.Expr(_helper("put", target.value, target.slice[0].slice.value, updated.value))
+        if self._may_be_mask(updated.value):
+            return updated.with_changes(value=_helper("take", updated.value.value, updated.value.slice[0].slice.value))
+        return updated
+
+    def _may_be_mask(self, node) -> bool:
+        if not isinstance(node, cst.Subscript) or len(node.slice) != 1:
+            return False
+        item = node.slice[0].slice
+        return isinstance(item, cst.Index) and isinstance(item.value, cst.Name) \
+            and self.shapes.of_value(item.value) != SCALAR
+
     def leave_Call(self, original, updated):
         prim = cf.primitive_of(updated)
         if prim is None:
@@ -188,7 +212,7 @@ class _Lower(cst.CSTTransformer):
 
 def lower(core: cf.CoreFunction) -> cf.CoreFunction:
     """A copy of ``core`` whose calls numba can compile."""
-    node = core.node.visit(_Lower())
+    node = core.node.visit(_Lower(Shapes(core)))
     return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants)
 
 
