@@ -24,7 +24,7 @@ zero_derivative(
     "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
     "floor_divide", "any", "all", "argmax", "argmin",
     "shape", "ndim", "size", "len", "int", "bool",
-    "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "arange", "eye",
+    "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "eye",
     "stop_gradient",
     "rt.zeros_like", "rt.scalar_seed", "rt.stack", "rt.index_slice",
 )
@@ -392,6 +392,12 @@ def astype(z_bar, z, x, dtype):
 @rule("adjoint", "full", wrt=("fill_value",))
 def full(z_bar, z, shape, fill_value, dtype=None):
     return rt.unbroadcast(z_bar, fill_value)
+
+
+@rule("adjoint", "arange", wrt=("start", "step"))
+def arange(z_bar, z, start, stop, step=1):
+    # z[k] = start + k * step; how many points there are is piecewise constant (stop: no derivative)
+    return np.sum(z_bar), np.sum(z_bar * np.arange(np.size(z)))
 
 
 @rule("adjoint", "linspace", wrt=("start", "stop"))

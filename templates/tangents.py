@@ -177,7 +177,7 @@ def identity_tangent(x_dot):
       "not", "logical_not", "invert", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
       "logical_and", "logical_or", "logical_xor", "floor_divide", "any", "all", "argmax", "argmin",
       "shape", "ndim", "size", "len", "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like",
-      "arange", "eye", "int", "bool", "stop_gradient", nondifferentiable=True)
+      "eye", "int", "bool", "stop_gradient", nondifferentiable=True)
 def no_tangent():
     """Integer-valued, boolean or piecewise constant (or, for stop_gradient,
     declared constant): the derivative is zero, so the result never carries a tangent."""
@@ -470,6 +470,12 @@ def float_tangent(x_dot):
 @rule("tangent", "full", "full_like")
 def full_tangent(z, fill_value_dot):
     return np.full_like(z, fill_value_dot)
+
+
+@rule("tangent", "arange")
+def arange_tangent(z, start_dot, step_dot):
+    # z[k] = start + k * step; the number of points is piecewise constant
+    return start_dot * np.ones_like(z) + step_dot * np.arange(np.size(z))
 
 
 @rule("tangent", "linspace")

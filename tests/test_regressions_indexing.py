@@ -236,3 +236,36 @@ def test_boolean_mask_read_under_jit_of_grad():
     expected = central_difference_grad(all_masks, args)
     np.testing.assert_allclose(tr.jit(tr.grad(all_masks))(*args), expected, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(tr.jit(tr.grad(mask_from_comparison))(X - 2.0), [0.0, 0.0, 1.0])
+
+
+# -------------------------------------------------------- arange, np.where
+def arange_from(start, step):
+    return np.sum(np.sin(np.arange(start, 3.0, step)))
+
+
+def arange_default_step(start, step):
+    return np.sum(np.arange(start, 5.0) ** 2) * step
+
+
+def where_positions(x, step):
+    return np.sum(x[np.where(x > 0)[0]] ** 2) * step
+
+
+@pytest.mark.parametrize("f", [arange_from, arange_default_step])
+def test_arange_start_and_step_have_derivatives(f):
+    args = (0.3, 0.7)
+    expected = [central_difference_grad(f, args, argnum=k) for k in (0, 1)]
+    np.testing.assert_allclose(tr.grad(f, argnums=(0, 1))(*args), expected, rtol=1e-6)
+    _, tangent = tr.jvp(f, args, (1.0, -0.5))
+    np.testing.assert_allclose(tangent, central_difference_jvp(f, args, (1.0, -0.5)), rtol=1e-6)
+
+
+def test_arange_and_where_positions_under_jit_of_grad():
+    def both(start, step):
+        return arange_from(start, step) + arange_default_step(start, step) + where_positions(X - 1.5, step)
+    args = (0.3, 0.7)
+    expected = [central_difference_grad(both, args, argnum=k) for k in (0, 1)]
+    np.testing.assert_allclose(tr.jit(tr.grad(both, argnums=(0, 1)))(*args), expected, rtol=1e-6)
+    xs = X - 1.5
+    np.testing.assert_allclose(tr.grad(where_positions)(xs, 0.7), central_difference_grad(where_positions, (xs, 0.7)),
+                               rtol=1e-6)
