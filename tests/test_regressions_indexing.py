@@ -68,11 +68,12 @@ def test_gather_with_repeated_indices_jvp_and_hessian(f, x):
     np.testing.assert_allclose(hv, fd, rtol=1e-4, atol=1e-6)
 
 
-def test_gather_with_repeated_indices_under_vmap_of_grad_matches_a_loop():
-    xs = np.stack([X, 2.0 * X, X - 1.0])
-    expected = np.stack([central_difference_grad(gather_1d, (x,)) for x in xs])
-    np.testing.assert_allclose(tr.vmap(tr.grad(gather_1d))(xs), expected, rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(tr.vmap(gather_1d)(xs), [gather_1d(x) for x in xs])
+@pytest.mark.parametrize("f, x", GATHERS, ids=[f.__name__ for f, _ in GATHERS])
+def test_gather_with_repeated_indices_under_vmap_of_grad_matches_a_loop(f, x):
+    xs = np.stack([x, 2.0 * x, x - 1.0])
+    expected = np.stack([central_difference_grad(f, (each,)) for each in xs])
+    np.testing.assert_allclose(tr.vmap(tr.grad(f))(xs), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(tr.vmap(f)(xs), [f(each) for each in xs], rtol=1e-12)
 
 
 def test_gather_with_repeated_indices_under_jit_of_grad():

@@ -41,7 +41,7 @@ def _part_kinds(index) -> list:
 
 def _add_at_source(kinds) -> str:
     lines = ["def add_at(g, index, values):"]
-    target, arrays = [], []
+    target, arrays, kinds_of_target = [], [], []     # the parts of g's index in the loop
     for j, kind in enumerate(kinds):
         lines.append(f"    p{j} = index[{j}]")
         if isinstance(kind, tuple):                       # a mask: its positions' coordinates
@@ -49,17 +49,20 @@ def _add_at_source(kinds) -> str:
             for d in range(kind[1]):
                 arrays.append(len(target))
                 target.append(f"m{j}[{d}][k]")
-        elif kind == "array":
-            arrays.append(len(target))
-            target.append(f"p{j}[k]")
+                kinds_of_target.append("array")
         else:
-            target.append(f"p{j}")
+            if kind == "array":
+                arrays.append(len(target))
+            target.append(f"p{j}[k]" if kind == "array" else f"p{j}")
+            kinds_of_target.append(kind)
     if not arrays:
         lines += [f"    g[{', '.join(target)}] += values", "    return g"]
         return "\n".join(lines)
     first = target[arrays[0]].replace("[k]", "")
-    adjacent = arrays == list(range(arrays[0], arrays[-1] + 1))
-    slices_before = sum(1 for j, kind in enumerate(kinds) if kind == "slice" and target.index(f"p{j}") < arrays[0])
+    # next to an array, an integer is an array index too (NumPy broadcasts them together)
+    advanced = [i for i, part in enumerate(target) if i in arrays or kinds_of_target[i] == "int"]
+    adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
+    slices_before = sum(1 for i in range(advanced[0]) if kinds_of_target[i] == "slice")
     values_at = ", ".join([":"] * slices_before + ["k"]) if adjacent else "k"
     lines += [f"    for k in range(len({first})):",
               f"        g[{', '.join(target)}] += values[{values_at}]",
