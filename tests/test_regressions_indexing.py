@@ -270,3 +270,11 @@ def test_arange_and_where_positions_under_jit_of_grad():
     xs = X - 1.5
     np.testing.assert_allclose(tr.grad(where_positions)(xs, 0.7), central_difference_grad(where_positions, (xs, 0.7)),
                                rtol=1e-6)
+
+
+def test_setitem_with_repeated_indices_under_vmap_matches_a_loop():
+    vs = np.stack([np.array([0.5, -1.5, 2.5]), np.array([1.0, 2.0, -3.0])])
+    per_example = tr.vmap(tr.grad(write_repeated, argnums=1), in_axes=(None, 0))(X, vs)
+    np.testing.assert_allclose(per_example, [central_difference_grad(write_repeated, (X, v), argnum=1) for v in vs],
+                               rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(tr.vmap(write_repeated, in_axes=(None, 0))(X, vs), [write_repeated(X, v) for v in vs])

@@ -475,12 +475,12 @@ class _Reverse:
             out += [cf.assign(old, cf.call("rt.pop", [cst.Name(self.stack(key))])),
                     cf.assign(cst.Subscript(target.value, target.slice), cst.Name(old))]
         y_bar = cst.Name(self.bar(a.target))
-        part = self.scope.temp()
         parts = self.array_index_parts(target, out)
         if parts is not None:   # a position an array index names twice keeps only its last write
+            part = self.scope.temp()
             out.append(cf.assign(part, cf.call("rt.kept_writes", [y_bar, parts])))
         else:
-            view = self.scope.temp()
+            view, part = self.scope.temp(), self.scope.temp()
             # copy: the slice of y_bar is zeroed below, and a view would see that
             out += [cf.assign(view, cst.Subscript(y_bar, target.slice)),
                     cf.assign(part, cf.call("rt.copy", [cst.Name(view)]))]
