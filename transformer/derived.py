@@ -233,7 +233,7 @@ class Jacobian(_Derived):
                         isinstance(argnums, tuple))
 
     def steps_for(self, args, layout, out) -> tuple:
-        scalar = out is None or np.ndim(out) == 0
+        scalar = out is None or not isinstance(out, tuple) and np.ndim(out) == 0
         if scalar:     # a scalar output: grad's code, no seed parameter
             reverse = Step("grad", (("argnums", self.rev), ("has_aux", False)))
         else:
@@ -250,11 +250,12 @@ class Jacobian(_Derived):
     def output(self, args):
         """The function's value (its shape decides the steps and the Jacobian's shape)."""
         out = self.base(*args)
-        if isinstance(out, (tuple, list, dict)):
+        if isinstance(out, (tuple, list, dict)) and self.fwd is not None:
             raise TypeError(f"{self.what} of a function returning a {type(out).__name__} is not supported; "
-                            f"return one array")
-        if not np.issubdtype(np.result_type(out), np.inexact):
-            raise TypeError(f"{self.what} requires a real-valued output, got dtype {np.result_type(out)}")
+                            f"return one array, or take the Hessian of each output")
+        for leaf in tree.leaves(out):
+            if not np.issubdtype(np.result_type(leaf), np.inexact):
+                raise TypeError(f"{self.what} requires a real-valued output, got dtype {np.result_type(leaf)}")
         return out
 
     def __call__(self, *args, **kwargs):
@@ -266,9 +267,11 @@ class Jacobian(_Derived):
         layout = _Layout(self.base, args)
         _check_float(args, self.rev + (self.fwd or ()), layout, self.what)
         out = self.output(args)
-        scalar = np.ndim(out) == 0
         flat = layout.leaves
         rev_leaves = layout.of(self.rev)
+        if isinstance(out, tuple):
+            return self._tree_rows(self.chain(args, out, layout).compiled(*args), layout, out, rev_leaves)
+        scalar = np.ndim(out) == 0
         if self._sweeps(layout, out):
             sweeps = self._sweeps_of(args, layout, out)
             if key is not None:
@@ -288,6 +291,22 @@ class Jacobian(_Derived):
         else:
             blocks = self._forward_blocks(generated, layout, out, scalar, rev_leaves)
         return self._assemble(blocks, layout, np.shape(out))
+
+    def _tree_rows(self, generated, layout, out, rev_leaves):
+        """jacrev of a function returning a pytree: per output leaf, one vjp per element of it (a
+        basis cotangent there, zeros in the other leaves), as JAX nests it: the output's structure
+        outside, the arguments' inside."""
+        out_leaves, treedef = tree.flatten(out)
+        zeros = [_zero(leaf) for leaf in out_leaves]
+        jacobians = []
+        for m, leaf in enumerate(out_leaves):
+            rows = []
+            for i in range(np.size(leaf)):
+                seed = zeros[:m] + [_basis(leaf, i)] + zeros[m + 1:]
+                rows.append(generated(*layout.leaves, tree.unflatten(treedef, seed)))
+            blocks = {(r,): np.stack([np.asarray(row[r], dtype=float) for row in rows]) for r in rev_leaves}
+            jacobians.append(self._assemble(blocks, layout, np.shape(leaf)))
+        return tree.unflatten(treedef, jacobians)
 
     def _sweeps(self, layout, out) -> bool:
         """Whether one generated loop computes the blocks: a Hessian (scalar output) of array leaves."""
@@ -420,6 +439,8 @@ def jacrev(fn, argnums=0):
 
     For an output of shape ``S`` and an argument of shape ``A`` it has shape
     ``S + A``; a tuple ``argnums`` gives a tuple, a pytree argument a pytree.
+    A pytree output nests outside them, as in JAX: ``jac[i][j]`` is
+    d out_i / d arg_j.
     """
     if isinstance(fn, _Derived):
         raise TransformError(f"jacrev of {fn.what} is not supported; differentiate the function inside it")
