@@ -289,3 +289,56 @@ def test_hessian_with_an_argnums_tuple_nests_as_jax():
     for (i, j), want in blocks.items():
         assert h[i][j].shape == want.shape
         np.testing.assert_allclose(h[i][j], want, rtol=1e-5, atol=1e-6)
+
+
+# ------------------------------------------------ float32 stays float32, as in JAX
+def scalar_of(x):
+    return np.sum(np.sin(x) * x)
+
+
+def vector_of(x):
+    return np.sin(x) * x[0]
+
+
+X32 = np.array([0.3, -0.2, 1.1], dtype=np.float32)
+V32 = np.array([1.0, 2.0, -0.5], dtype=np.float32)
+
+
+def test_jacobians_hessian_and_hvp_of_float32_are_float32():
+    x64 = X32.astype(np.float64)
+    for result, want in [(tr.jacfwd(vector_of)(X32), _jacobian_by_differences(vector_of, (x64,), (), 0)),
+                         (tr.jacrev(vector_of)(X32), _jacobian_by_differences(vector_of, (x64,), (), 0)),
+                         (tr.jacfwd(scalar_of)(X32), central_difference_grad(scalar_of, (x64,))),
+                         (tr.jacrev(scalar_of)(X32), central_difference_grad(scalar_of, (x64,))),
+                         (tr.hessian(scalar_of)(X32), central_difference_hessian(scalar_of, (x64,))),
+                         (tr.hvp(scalar_of)(X32, V32), central_difference_hessian(scalar_of, (x64,)) @ V32)]:
+        assert result.dtype == np.float32
+        np.testing.assert_allclose(result, want, rtol=1e-4, atol=1e-5)
+    assert tr.jacfwd(vector_of)(x64).dtype == np.float64      # and float64 stays float64
+
+
+def test_hessian_sweep_of_a_float32_vector_of_many_entries_is_float32():
+    x = np.linspace(-1, 1, 20).astype(np.float32)      # 16 entries on: hessian's vmap sweep
+    h = tr.hessian(scalar_of)(x)
+    assert h.dtype == np.float32
+    np.testing.assert_allclose(h, np.diag(2 * np.cos(x.astype(np.float64)) - x * np.sin(x.astype(np.float64))),
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_jit_scalar_results_have_numpys_type_on_every_target():
+    for x in (X32, X32.astype(np.float64)):
+        want = type(scalar_of(x))
+        for target in ("python", "cpu"):
+            got = tr.jit(scalar_of, target=target)(x)
+            assert type(got) is want, (target, type(got), want)
+            np.testing.assert_allclose(got, scalar_of(x), rtol=1e-6)
+
+
+def test_compiled_vjp_and_jacrev_of_nested_outputs():
+    cotangent = (np.array([0.5, -2.0]), (-3.0, np.array([1.0, 4.0])))
+    _, vjp_fn = tr.vjp(tr.jit(nested_output), A, B)
+    for got, want in zip(vjp_fn(cotangent), _vjp_by_differences(nested_output, (A, B), cotangent)):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
+    jac = tr.jit(tr.jacrev(two_outputs, argnums=(0, 1)))(A, B)
+    np.testing.assert_allclose(jac[0][1], np.diag(A))
+    np.testing.assert_allclose(jac[1][0], np.eye(2))

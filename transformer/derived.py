@@ -159,11 +159,17 @@ def _check_float(args, argnums, layout, what):
                                 f"{np.result_type(leaf)}; pass floats, e.g. np.asarray(x, dtype=float)")
 
 
+def _precision(*values) -> np.dtype:
+    """The floating-point dtype of a derivative of these values: float32 stays float32, as in JAX."""
+    dtype = np.result_type(*values)
+    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
+
+
 def _basis(like, k):
-    """The k-th basis vector shaped like ``like`` (1.0 for a scalar)."""
+    """The k-th basis vector shaped like ``like``, in its precision (1.0 for a scalar)."""
     if np.ndim(like) == 0:
-        return 1.0
-    e = np.zeros(np.shape(like))
+        return _precision(like).type(1) if isinstance(like, np.generic) else 1.0
+    e = np.zeros(np.shape(like), _precision(like))
     e.flat[k] = 1.0
     return e
 
@@ -199,14 +205,17 @@ def _shape(x) -> tuple:
 
 
 @functools.lru_cache(maxsize=8)
-def _identity(n):
-    """The n basis vectors that hessian's vmap sweeps, made once per size (vmap copies its
-    arguments on entry, so the generated code never writes into them)."""
-    return np.eye(n)
+def _identity(n, dtype):
+    """The n basis vectors that hessian's vmap sweeps, made once per size and precision (vmap
+    copies its arguments on entry, so the generated code never writes into them)."""
+    return np.eye(n, dtype=dtype)
 
 
 def _zero(like):
-    return np.zeros(np.shape(like)) if np.ndim(like) else 0.0
+    """A zero tangent or cotangent for ``like``, in its precision."""
+    if np.ndim(like) == 0:
+        return _precision(like).type(0) if isinstance(like, np.generic) else 0.0
+    return np.zeros(np.shape(like), _precision(like))
 
 
 # ------------------------------------------------------------------ Jacobians
@@ -286,7 +295,7 @@ class Jacobian(_Derived):
                 cotangents = generated(*flat) if scalar else generated(*flat, _basis(out, i))
                 cotangents = cotangents if isinstance(cotangents, tuple) else (cotangents,)
                 rows.append(cotangents if scalar else [cotangents[r] for r in rev_leaves])
-            blocks = {(r,): np.stack([np.asarray(row[k], dtype=float) for row in rows])
+            blocks = {(r,): np.stack([np.asarray(row[k], dtype=_precision(out, flat[r])) for row in rows])
                       for k, r in enumerate(rev_leaves)}
         else:
             blocks = self._forward_blocks(generated, layout, out, scalar, rev_leaves)
@@ -304,7 +313,8 @@ class Jacobian(_Derived):
             for i in range(np.size(leaf)):
                 seed = zeros[:m] + [_basis(leaf, i)] + zeros[m + 1:]
                 rows.append(generated(*layout.leaves, tree.unflatten(treedef, seed)))
-            blocks = {(r,): np.stack([np.asarray(row[r], dtype=float) for row in rows]) for r in rev_leaves}
+            blocks = {(r,): np.stack([np.asarray(row[r], dtype=_precision(leaf, layout.leaves[r])) for row in rows])
+                      for r in rev_leaves}
             jacobians.append(self._assemble(blocks, layout, np.shape(leaf)))
         return tree.unflatten(treedef, jacobians)
 
@@ -364,8 +374,8 @@ class Jacobian(_Derived):
             swept = self._swept(args, layout, out, q)
             n = np.size(layout.leaves[q])
             # basis vector k of a vmap sweep: [..., k]
-            basis = np.reshape(_identity(n), np.shape(layout.leaves[q]) + (n,)) if swept.steps[-1].name == "vmap" \
-                else None
+            basis = np.reshape(_identity(n, _precision(layout.leaves[q])), np.shape(layout.leaves[q]) + (n,)) \
+                if swept.steps[-1].name == "vmap" else None
             sweeps.append(_Sweep(q, n, basis, swept.compiled(*args), rev_leaves))
         return tuple(sweeps)
 
@@ -379,12 +389,14 @@ class Jacobian(_Derived):
                 tangents = [sweep.basis if p == q else _zero(leaf) for p, leaf in enumerate(flat)]
                 dots = sweep.generated(*flat, *tangents)                    # column k of each: [..., k]
                 for j, r in enumerate(sweep.rev_leaves):
-                    blocks[(r, q)] = np.reshape(np.asarray(dots[j], dtype=float), (-1, n))
+                    dtype = _precision(flat[r], flat[q])
+                    blocks[(r, q)] = np.reshape(np.asarray(dots[j], dtype=dtype), (-1, n))
                 continue
             zeros = [_zero(leaf) for p, leaf in enumerate(flat) if p != q]
             columns = sweep.generated(*flat, *zeros)
             for j, r in enumerate(sweep.rev_leaves):
-                blocks[(r, q)] = np.asarray(columns[j], dtype=float).T   # (leaf_r.size, leaf_q.size)
+                dtype = _precision(flat[r], flat[q])
+                blocks[(r, q)] = np.asarray(columns[j], dtype=dtype).T   # (leaf_r.size, leaf_q.size)
         return blocks
 
     def _forward_blocks(self, generated, layout, out, scalar, rev_leaves) -> dict:
@@ -402,7 +414,7 @@ class Jacobian(_Derived):
                     tangents[q] = _basis(flat[q], k)
                     _, dots = generated(*flat, *seed, *tangents, *seed_dot)
                     dots = dots if isinstance(dots, tuple) else (dots,)
-                    columns.append([np.asarray(d, dtype=float) for d in
+                    columns.append([np.asarray(d, dtype=_precision(out, flat[q])) for d in
                                     (dots if scalar else [dots[r] for r in rev_leaves])])
                 per_output.append(columns)
             for j, r in enumerate(rev_leaves):
@@ -507,7 +519,9 @@ class HessianVectorProduct(_Derived):
             raise ValueError(f"hvp: v must have the structure and shapes of argument {self.argnum}")
         tangents = [None if p in swept else _zero(leaf) for p, leaf in enumerate(layout.leaves)]
         for p, leaf in zip(swept, v_leaves):
-            tangents[p] = np.asarray(leaf, dtype=float) if np.ndim(leaf) else float(leaf)
+            dtype = _precision(layout.leaves[p])          # v in its argument's precision, as jvp casts it
+            tangents[p] = np.asarray(leaf, dtype=dtype) if np.ndim(leaf) else \
+                dtype.type(leaf) if isinstance(layout.leaves[p], np.generic) else float(leaf)
         generated = self._generated(args, layout)
         dots = generated(*layout.leaves, *tangents)
         dots = list(dots) if isinstance(dots, tuple) else [dots]

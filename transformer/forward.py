@@ -106,9 +106,9 @@ def _jacobian(forward, args, i):
     columns = []
     out = None
     for k in range(int(np.size(x))):
-        basis = np.zeros(np.size(x))
+        basis = np.zeros(np.size(x), dtype=np.result_type(x))    # x's precision: float32 stays float32
         basis[k] = 1.0
-        tangents[i] = basis.reshape(np.shape(x)) if np.ndim(x) else 1.0
+        tangents[i] = basis.reshape(np.shape(x)) if np.ndim(x) else basis[0] if isinstance(x, np.generic) else 1.0
         out, column = forward(*args, *tangents)
         columns.append(tree.leaves(column))
     out_leaves, treedef = tree.flatten(out)
@@ -116,8 +116,9 @@ def _jacobian(forward, args, i):
 
 
 def _assemble(columns, out, x):
-    """Columns d out / d x[k] (one per element k of x) -> an array of shape out.shape + x.shape."""
-    stacked = np.stack([np.asarray(c, dtype=np.float64) for c in columns], axis=-1)
+    """Columns d out / d x[k] (one per element k of x) -> an array of shape out.shape + x.shape, in
+    the precision of out and x (as JAX's: float32 stays float32)."""
+    stacked = np.stack([np.asarray(c, dtype=np.result_type(out, x)) for c in columns], axis=-1)
     return stacked.reshape(np.shape(out) + np.shape(x))
 
 
@@ -163,4 +164,7 @@ def _is_numeric(value) -> bool:
 
 
 def _zeros(value):
-    return np.zeros(np.shape(value)) if np.ndim(value) else 0.0
+    """A zero tangent for ``value``, in its floating-point precision (float64 for any other)."""
+    dtype = np.result_type(value) if _is_float(value) else np.float64
+    return np.zeros(np.shape(value), dtype) if np.ndim(value) else dtype.type(0) if isinstance(value, np.generic) \
+        else 0.0

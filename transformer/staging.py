@@ -89,7 +89,7 @@ def refuse_writes_through_views(core: cf.CoreFunction):
     found = dataflow.writes_through_views(core.node)
     if found:
         origin = cf.origins(core.node.body.body).get(id(found[0]))
-        where = Location(*origin) if origin else None
+        where = Location(core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
         raise TransformError("a write into a view of another array (a slice, reshape or alias of it) "
                              "cannot be differentiated", where,
                              "write into the array itself (x[1] = ...), or copy the view first "

@@ -576,6 +576,8 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
     else:
         returned_value = returned
     seed_param = core.scope.claim("out_bar") if returns == "vjp" else None
+    backward = reverse.backward(forward_stmts)
+    # The seeds go right after the top-level zero initialisations.
     seed_stmts = []
     for path, atom in outputs:
         if not (isinstance(atom, cst.Name) and atom.value in analysis.active):
@@ -594,8 +596,6 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
                     cst.SubscriptElement(cst.Index(cf.literal(i)))])))
                 held = part
         seed_stmts += reverse.accumulate(atom.value, cst.Name(held))
-    backward = reverse.backward(forward_stmts)
-    # The seeds go right after the top-level zero initialisations.
     n_init = reverse.top_level_inits
     backward = backward[:n_init] + seed_stmts + backward[n_init:]
     if backward:
