@@ -218,7 +218,56 @@ _EFFECTFUL_SPELLINGS = {"rt.push", "rt.pop"}
 # came from one of these (or from a parameter) may be an alias, so writes into
 # it are never removed.
 _MAY_ALIAS = {"getitem", "reshape", "transpose", "ravel", "squeeze", "expand_dims", "swapaxes",
-              "broadcast_to", "asarray", "flip", "rt.unbroadcast", "rt.top", "rt.pop", "rt.copy"}
+              "broadcast_to", "asarray", "flip", "stop_gradient", "rt.unbroadcast", "rt.top", "rt.pop",
+              "rt.copy"}
+
+
+def _may_alias(value) -> bool:
+    """Whether a right-hand side's array may share memory with one it reads."""
+    if cf.is_atom(value):
+        return True
+    prim = cf.primitive_of(value)
+    return prim is None or prim.name in _MAY_ALIAS
+
+
+def _aliases(func: cst.FunctionDef, roots: list[str]) -> list[set]:
+    """Per root variable, the variables that may share its memory (itself included), found to a
+    fixpoint over every assignment whose value may alias what it reads (a loop may alias before
+    it writes)."""
+    aliases = [{root} for root in roots]
+    assignments = [a for a in walk(func.body.body) if a.kind == "assign" and _may_alias(a.value)]
+    changed = True
+    while changed:
+        changed = False
+        for a in assignments:
+            read = set(value_reads(a.value))
+            for names in aliases:
+                if names & read and a.target not in names:
+                    names.add(a.target)
+                    changed = True
+    return aliases
+
+
+def parameters_written_in_place(func: cst.FunctionDef) -> list[str]:
+    """The parameters some ``a[...] = v`` may write into: through the parameter itself or through a
+    variable that may alias it (``y = x``, ``row = x[i]``, ``y = x.reshape(...)``), in order."""
+    params = [p.name.value for p in func.params.params]
+    written = {a.target for a in walk(func.body.body) if a.kind == "setitem"}
+    return [p for p, names in zip(params, _aliases(func, params)) if names & written]
+
+
+def writes_through_views(func: cst.FunctionDef) -> list:
+    """The ``v[...] = value`` statements whose array ``v`` may be a view of another variable
+    (``head = x[:2]``, ``y = x``): the write changes that variable too."""
+    targets = {a.target for a in walk(func.body.body) if a.kind == "setitem"}
+    if not targets:
+        return []
+    assigned = [p.name.value for p in func.params.params] + \
+        list(dict.fromkeys(a.target for a in walk(func.body.body) if a.kind == "assign"))
+    viewed = set()
+    for root, names in zip(assigned, _aliases(func, assigned)):
+        viewed |= (names - {root}) & targets
+    return [a.line for a in walk(func.body.body) if a.kind == "setitem" and a.target in viewed]
 
 
 def spelling(value) -> str | None:
@@ -243,19 +292,15 @@ def _is_effectful(value, live_stacks=None) -> bool:
     return live_stacks is None or _stack_of(value) in live_stacks
 
 
-def _fresh_arrays(func) -> set[str]:
-    """Variables every assignment of which builds a new array (so none aliases another)."""
+def _fresh_arrays(func) -> dict[str, set]:
+    """Variables every assignment of which builds a new array (so none aliases another), each with
+    the variables that may be views of it (``v = y[1:]``): a write into it is read through them."""
     fresh: dict[str, bool] = {p.name.value: False for p in func.params.params}
     for a in walk(func.body.body):
-        if a.kind != "assign":
-            continue
-        if cf.is_atom(a.value):
-            ok = False
-        else:
-            prim = cf.primitive_of(a.value)
-            ok = prim is not None and prim.name not in _MAY_ALIAS
-        fresh[a.target] = fresh.get(a.target, True) and ok
-    return {name for name, ok in fresh.items() if ok}
+        if a.kind == "assign":
+            fresh[a.target] = fresh.get(a.target, True) and not _may_alias(a.value)
+    names = [name for name, ok in fresh.items() if ok]
+    return dict(zip(names, _aliases(func, names)))
 
 
 def remove_dead_code(func: cst.FunctionDef) -> cst.FunctionDef:
@@ -275,7 +320,7 @@ def remove_dead_code(func: cst.FunctionDef) -> cst.FunctionDef:
         live_stacks |= read
 
 
-def _sweep(stmts, live_out: set, fresh: set, live_stacks=None) -> tuple[list, set]:
+def _sweep(stmts, live_out: set, fresh: dict, live_stacks=None) -> tuple[list, set]:
     """Statements that matter given what is live after them, and what is live before them."""
     live = set(live_out)
     kept: list = []
@@ -284,7 +329,7 @@ def _sweep(stmts, live_out: set, fresh: set, live_stacks=None) -> tuple[list, se
             a = classify(stmt)
             if a.kind == "assign" and a.target not in live and not _is_effectful(a.value, live_stacks):
                 continue
-            if a.kind == "setitem" and a.target not in live and a.target in fresh:
+            if a.kind == "setitem" and a.target in fresh and not fresh[a.target] & live:
                 continue
             if a.kind == "assign":
                 live.discard(a.target)
@@ -311,7 +356,7 @@ def _sweep(stmts, live_out: set, fresh: set, live_stacks=None) -> tuple[list, se
     return kept, live
 
 
-def _sweep_loop(loop, live_out: set, fresh: set, live_stacks=None):
+def _sweep_loop(loop, live_out: set, fresh: dict, live_stacks=None):
     if isinstance(loop, cst.For):
         header_reads = {n for arg in loop.iter.args for n in atom_names(arg.value)}
         index = {loop.target.value}

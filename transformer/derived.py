@@ -159,11 +159,17 @@ def _check_float(args, argnums, layout, what):
                                 f"{np.result_type(leaf)}; pass floats, e.g. np.asarray(x, dtype=float)")
 
 
+def _precision(*values) -> np.dtype:
+    """The floating-point dtype of a derivative of these values: float32 stays float32, as in JAX."""
+    dtype = np.result_type(*values)
+    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
+
+
 def _basis(like, k):
-    """The k-th basis vector shaped like ``like`` (1.0 for a scalar)."""
+    """The k-th basis vector shaped like ``like``, in its precision (1.0 for a scalar)."""
     if np.ndim(like) == 0:
-        return 1.0
-    e = np.zeros(np.shape(like))
+        return _precision(like).type(1) if isinstance(like, np.generic) else 1.0
+    e = np.zeros(np.shape(like), _precision(like))
     e.flat[k] = 1.0
     return e
 
@@ -199,14 +205,17 @@ def _shape(x) -> tuple:
 
 
 @functools.lru_cache(maxsize=8)
-def _identity(n):
-    """The n basis vectors that hessian's vmap sweeps, made once per size (vmap copies its
-    arguments on entry, so the generated code never writes into them)."""
-    return np.eye(n)
+def _identity(n, dtype):
+    """The n basis vectors that hessian's vmap sweeps, made once per size and precision (vmap
+    copies its arguments on entry, so the generated code never writes into them)."""
+    return np.eye(n, dtype=dtype)
 
 
 def _zero(like):
-    return np.zeros(np.shape(like)) if np.ndim(like) else 0.0
+    """A zero tangent or cotangent for ``like``, in its precision."""
+    if np.ndim(like) == 0:
+        return _precision(like).type(0) if isinstance(like, np.generic) else 0.0
+    return np.zeros(np.shape(like), _precision(like))
 
 
 # ------------------------------------------------------------------ Jacobians
@@ -233,7 +242,7 @@ class Jacobian(_Derived):
                         isinstance(argnums, tuple))
 
     def steps_for(self, args, layout, out) -> tuple:
-        scalar = out is None or np.ndim(out) == 0
+        scalar = out is None or not isinstance(out, tuple) and np.ndim(out) == 0
         if scalar:     # a scalar output: grad's code, no seed parameter
             reverse = Step("grad", (("argnums", self.rev), ("has_aux", False)))
         else:
@@ -250,11 +259,12 @@ class Jacobian(_Derived):
     def output(self, args):
         """The function's value (its shape decides the steps and the Jacobian's shape)."""
         out = self.base(*args)
-        if isinstance(out, (tuple, list, dict)):
+        if isinstance(out, (tuple, list, dict)) and self.fwd is not None:
             raise TypeError(f"{self.what} of a function returning a {type(out).__name__} is not supported; "
-                            f"return one array")
-        if not np.issubdtype(np.result_type(out), np.inexact):
-            raise TypeError(f"{self.what} requires a real-valued output, got dtype {np.result_type(out)}")
+                            f"return one array, or take the Hessian of each output")
+        for leaf in tree.leaves(out):
+            if not np.issubdtype(np.result_type(leaf), np.inexact):
+                raise TypeError(f"{self.what} requires a real-valued output, got dtype {np.result_type(leaf)}")
         return out
 
     def __call__(self, *args, **kwargs):
@@ -266,9 +276,11 @@ class Jacobian(_Derived):
         layout = _Layout(self.base, args)
         _check_float(args, self.rev + (self.fwd or ()), layout, self.what)
         out = self.output(args)
-        scalar = np.ndim(out) == 0
         flat = layout.leaves
         rev_leaves = layout.of(self.rev)
+        if isinstance(out, tuple):
+            return self._tree_rows(self.chain(args, out, layout).compiled(*args), layout, out, rev_leaves)
+        scalar = np.ndim(out) == 0
         if self._sweeps(layout, out):
             sweeps = self._sweeps_of(args, layout, out)
             if key is not None:
@@ -283,11 +295,28 @@ class Jacobian(_Derived):
                 cotangents = generated(*flat) if scalar else generated(*flat, _basis(out, i))
                 cotangents = cotangents if isinstance(cotangents, tuple) else (cotangents,)
                 rows.append(cotangents if scalar else [cotangents[r] for r in rev_leaves])
-            blocks = {(r,): np.stack([np.asarray(row[k], dtype=float) for row in rows])
+            blocks = {(r,): np.stack([np.asarray(row[k], dtype=_precision(out, flat[r])) for row in rows])
                       for k, r in enumerate(rev_leaves)}
         else:
             blocks = self._forward_blocks(generated, layout, out, scalar, rev_leaves)
         return self._assemble(blocks, layout, np.shape(out))
+
+    def _tree_rows(self, generated, layout, out, rev_leaves):
+        """jacrev of a function returning a pytree: per output leaf, one vjp per element of it (a
+        basis cotangent there, zeros in the other leaves), as JAX nests it: the output's structure
+        outside, the arguments' inside."""
+        out_leaves, treedef = tree.flatten(out)
+        zeros = [_zero(leaf) for leaf in out_leaves]
+        jacobians = []
+        for m, leaf in enumerate(out_leaves):
+            rows = []
+            for i in range(np.size(leaf)):
+                seed = zeros[:m] + [_basis(leaf, i)] + zeros[m + 1:]
+                rows.append(generated(*layout.leaves, tree.unflatten(treedef, seed)))
+            blocks = {(r,): np.stack([np.asarray(row[r], dtype=_precision(leaf, layout.leaves[r])) for row in rows])
+                      for r in rev_leaves}
+            jacobians.append(self._assemble(blocks, layout, np.shape(leaf)))
+        return tree.unflatten(treedef, jacobians)
 
     def _sweeps(self, layout, out) -> bool:
         """Whether one generated loop computes the blocks: a Hessian (scalar output) of array leaves."""
@@ -345,8 +374,8 @@ class Jacobian(_Derived):
             swept = self._swept(args, layout, out, q)
             n = np.size(layout.leaves[q])
             # basis vector k of a vmap sweep: [..., k]
-            basis = np.reshape(_identity(n), np.shape(layout.leaves[q]) + (n,)) if swept.steps[-1].name == "vmap" \
-                else None
+            basis = np.reshape(_identity(n, _precision(layout.leaves[q])), np.shape(layout.leaves[q]) + (n,)) \
+                if swept.steps[-1].name == "vmap" else None
             sweeps.append(_Sweep(q, n, basis, swept.compiled(*args), rev_leaves))
         return tuple(sweeps)
 
@@ -360,12 +389,14 @@ class Jacobian(_Derived):
                 tangents = [sweep.basis if p == q else _zero(leaf) for p, leaf in enumerate(flat)]
                 dots = sweep.generated(*flat, *tangents)                    # column k of each: [..., k]
                 for j, r in enumerate(sweep.rev_leaves):
-                    blocks[(r, q)] = np.reshape(np.asarray(dots[j], dtype=float), (-1, n))
+                    dtype = _precision(flat[r], flat[q])
+                    blocks[(r, q)] = np.reshape(np.asarray(dots[j], dtype=dtype), (-1, n))
                 continue
             zeros = [_zero(leaf) for p, leaf in enumerate(flat) if p != q]
             columns = sweep.generated(*flat, *zeros)
             for j, r in enumerate(sweep.rev_leaves):
-                blocks[(r, q)] = np.asarray(columns[j], dtype=float).T   # (leaf_r.size, leaf_q.size)
+                dtype = _precision(flat[r], flat[q])
+                blocks[(r, q)] = np.asarray(columns[j], dtype=dtype).T   # (leaf_r.size, leaf_q.size)
         return blocks
 
     def _forward_blocks(self, generated, layout, out, scalar, rev_leaves) -> dict:
@@ -383,7 +414,7 @@ class Jacobian(_Derived):
                     tangents[q] = _basis(flat[q], k)
                     _, dots = generated(*flat, *seed, *tangents, *seed_dot)
                     dots = dots if isinstance(dots, tuple) else (dots,)
-                    columns.append([np.asarray(d, dtype=float) for d in
+                    columns.append([np.asarray(d, dtype=_precision(out, flat[q])) for d in
                                     (dots if scalar else [dots[r] for r in rev_leaves])])
                 per_output.append(columns)
             for j, r in enumerate(rev_leaves):
@@ -420,6 +451,8 @@ def jacrev(fn, argnums=0):
 
     For an output of shape ``S`` and an argument of shape ``A`` it has shape
     ``S + A``; a tuple ``argnums`` gives a tuple, a pytree argument a pytree.
+    A pytree output nests outside them, as in JAX: ``jac[i][j]`` is
+    d out_i / d arg_j.
     """
     if isinstance(fn, _Derived):
         raise TransformError(f"jacrev of {fn.what} is not supported; differentiate the function inside it")
@@ -486,7 +519,9 @@ class HessianVectorProduct(_Derived):
             raise ValueError(f"hvp: v must have the structure and shapes of argument {self.argnum}")
         tangents = [None if p in swept else _zero(leaf) for p, leaf in enumerate(layout.leaves)]
         for p, leaf in zip(swept, v_leaves):
-            tangents[p] = np.asarray(leaf, dtype=float) if np.ndim(leaf) else float(leaf)
+            dtype = _precision(layout.leaves[p])          # v in its argument's precision, as jvp casts it
+            tangents[p] = np.asarray(leaf, dtype=dtype) if np.ndim(leaf) else \
+                dtype.type(leaf) if isinstance(layout.leaves[p], np.generic) else float(leaf)
         generated = self._generated(args, layout)
         dots = generated(*layout.leaves, *tangents)
         dots = list(dots) if isinstance(dots, tuple) else [dots]

@@ -114,7 +114,8 @@ def vjp(fn, *primals, has_aux=False):
     def vjp_fn(out_bar):
         given = _shape_of(out_bar)
         if given != out_structure:
-            raise ValueError(f"vjp_fn expects a cotangent shaped like the output {out_structure}, got {given}")
+            raise ValueError(f"vjp_fn expects a cotangent shaped like the output: {_describe(out_structure)}, "
+                             f"got {_describe(given)}")
         # The generated function takes the primals' leaves, then the cotangent as it is.
         generated = backward.compiled(*primals)
         flat = generated(*[leaf for p in primals for leaf in tree.leaves(p)], out_bar)
@@ -128,7 +129,12 @@ def vjp(fn, *primals, has_aux=False):
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
+def _describe(structure) -> str:
+    treedef, shapes = structure
+    return f"structure {treedef} with leaf shapes {list(shapes)}"
+
+
 def _shape_of(value):
-    if isinstance(value, tuple):
-        return tuple(_shape_of(v) for v in value)
-    return np.shape(value)
+    """A pytree's structure with each leaf's shape: what a cotangent must share with the output."""
+    leaves, treedef = tree.flatten(value)
+    return treedef, tuple(np.shape(leaf) for leaf in leaves)

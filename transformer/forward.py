@@ -12,6 +12,7 @@ import functools
 
 import numpy as np
 
+from . import tree
 from .staging import Step
 from .transformed import Boundary, Transformed
 from .transforms import jvp as _jvp_transform  # noqa: F401  (registers the transform)
@@ -29,8 +30,10 @@ def jacfwd(fn, argnums=0):
     """A function computing the Jacobian of ``fn`` by forward mode.
 
     The Jacobian of an output of shape ``S`` with respect to an argument of
-    shape ``A`` has shape ``S + A``; for a tuple ``argnums`` the result is a
-    tuple of those.  Columns come one jvp call each, a basis tangent at a time.
+    shape ``A`` has shape ``S + A``.  As in JAX, a pytree output gives its
+    structure with a Jacobian per leaf, and a tuple ``argnums`` a tuple of
+    those inside it: ``jac[i][j]`` is d out_i / d arg_j.  Columns come one jvp
+    call each, a basis tangent at a time.
     """
     from .derived import Jacobian, _Derived
     if isinstance(fn, Jacobian):
@@ -53,8 +56,12 @@ def jacfwd(fn, argnums=0):
             positions.append(i % n)
         args, _ = _check_pairs(fn, tuple(args), tuple(_zeros(a) for a in args))
         forward = _forward(fn, tuple(sorted(set(positions))), tuple(np.ndim(a) for a in args))
-        jacobians = tuple(_jacobian(forward, args, i) for i in positions)
-        return jacobians if several else jacobians[0]
+        per_argument = [_jacobian(forward, args, i) for i in positions]     # each: (treedef, leaf blocks)
+        treedef = per_argument[0][0]
+        # JAX's nesting: the output's structure outside, the arguments' tuple inside (jac[i][j])
+        leaves = [tuple(blocks[k] for _, blocks in per_argument) if several else per_argument[0][1][k]
+                  for k in range(treedef.num_leaves)]
+        return tree.unflatten(treedef, leaves)
 
     return jacobian
 
@@ -93,24 +100,25 @@ class OnPrimals(Boundary):
 
 
 def _jacobian(forward, args, i):
+    """The output's structure and, per output leaf, d leaf / d args[i] (shape leaf.shape + x.shape)."""
     x = args[i]
     tangents = [_zeros(a) for a in args]
     columns = []
     out = None
     for k in range(int(np.size(x))):
-        basis = np.zeros(np.size(x))
+        basis = np.zeros(np.size(x), dtype=np.result_type(x))    # x's precision: float32 stays float32
         basis[k] = 1.0
-        tangents[i] = basis.reshape(np.shape(x)) if np.ndim(x) else 1.0
+        tangents[i] = basis.reshape(np.shape(x)) if np.ndim(x) else basis[0] if isinstance(x, np.generic) else 1.0
         out, column = forward(*args, *tangents)
-        columns.append(column)
-    if isinstance(out, tuple):
-        return tuple(_assemble([c[j] for c in columns], o, x) for j, o in enumerate(out))
-    return _assemble(columns, out, x)
+        columns.append(tree.leaves(column))
+    out_leaves, treedef = tree.flatten(out)
+    return treedef, [_assemble([c[j] for c in columns], o, x) for j, o in enumerate(out_leaves)]
 
 
 def _assemble(columns, out, x):
-    """Columns d out / d x[k] (one per element k of x) -> an array of shape out.shape + x.shape."""
-    stacked = np.stack([np.asarray(c, dtype=np.float64) for c in columns], axis=-1)
+    """Columns d out / d x[k] (one per element k of x) -> an array of shape out.shape + x.shape, in
+    the precision of out and x (as JAX's: float32 stays float32)."""
+    stacked = np.stack([np.asarray(c, dtype=np.result_type(out, x)) for c in columns], axis=-1)
     return stacked.reshape(np.shape(out) + np.shape(x))
 
 
@@ -156,4 +164,7 @@ def _is_numeric(value) -> bool:
 
 
 def _zeros(value):
-    return np.zeros(np.shape(value)) if np.ndim(value) else 0.0
+    """A zero tangent for ``value``, in its floating-point precision (float64 for any other)."""
+    dtype = np.result_type(value) if _is_float(value) else np.float64
+    return np.zeros(np.shape(value), dtype) if np.ndim(value) else dtype.type(0) if isinstance(value, np.generic) \
+        else 0.0

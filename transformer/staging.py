@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from . import backends, cache, dataflow, emit, structure
+from .errors import Location, TransformError
 from . import core_form as cf
 from .normalize import normalize
 from .transforms import TRANSFORMS
@@ -50,6 +51,9 @@ def make_core(fn, steps, static: dict | None = None, structures: dict | None = N
         user_params = core.params
         core = structure.flatten_parameters(core, structures)
         steps = structure.adapt_steps(steps, user_params, structures)
+    if any(step.name in DIFFERENTIATING_STEPS for step in steps):
+        refuse_writes_through_views(core)
+    core = copy_written_arguments(core)
     for i, step in enumerate(steps):
         taken = None
         if i == len(steps) - 1 and hasattr(backend, "take_last_step"):
@@ -62,7 +66,34 @@ def make_core(fn, steps, static: dict | None = None, structures: dict | None = N
     return core
 
 
+def copy_written_arguments(core: cf.CoreFunction) -> cf.CoreFunction:
+    """An argument the function writes into is copied on entry: no transform changes the caller's
+    array (JAX's arrays are values), and a derivative is that of the function of the value passed.
+    Arguments only read are not copied."""
+    written = dataflow.parameters_written_in_place(core.node)
+    if not written:
+        return core
+    copies = [cf.assign(p, cf.call("np.copy", [cst.Name(p)])) for p in written]
+    copies[0] = cf.with_comment(copies[0], "# written in place below: a copy, so the caller's array stays as it was")
+    core.node = core.node.with_changes(body=cf.block(copies + list(core.node.body.body)))
+    return core
+
+
 REVERSE_STEPS = {"grad", "value_and_grad", "vjp"}
+DIFFERENTIATING_STEPS = REVERSE_STEPS | {"jvp"}
+
+
+def refuse_writes_through_views(core: cf.CoreFunction):
+    """Derivatives follow each variable's own writes; a write through a view (``head = x[:2]``,
+    ``head[1] = ...``) changes another variable unseen, which would give a wrong derivative."""
+    found = dataflow.writes_through_views(core.node)
+    if found:
+        origin = cf.origins(core.node.body.body).get(id(found[0]))
+        where = Location(core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
+        raise TransformError("a write into a view of another array (a slice, reshape or alias of it) "
+                             "cannot be differentiated", where,
+                             "write into the array itself (x[1] = ...), or copy the view first "
+                             "(head = x[:2].copy())")
 
 
 def apply_step(core: cf.CoreFunction, step: Step) -> cf.CoreFunction:

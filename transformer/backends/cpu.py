@@ -81,7 +81,8 @@ def finish(function, path):
     @functools.wraps(function)
     def compiled(*args):
         try:
-            return dispatcher(*args)
+            result = dispatcher(*args)
+            return _numpy_scalars(dispatcher, args, result) if isinstance(result, (float, complex, tuple)) else result
         except (numba_errors.TypingError, numba_errors.LoweringError, numba_errors.UnsupportedError) as err:
             raise _user_error(err, str(path)) from None
         except SystemError as err:
@@ -92,6 +93,25 @@ def finish(function, path):
 
     compiled.dispatcher = dispatcher
     return compiled
+
+
+def _numpy_scalars(dispatcher, args, result):
+    """numba returns a float32 or float64 scalar as a Python float, where NumPy (and the python
+    target) give np.float32 / np.float64: the result's scalars get the type numba typed them as."""
+    overloads = dispatcher.overloads
+    if len(overloads) == 1:
+        compiled = next(iter(overloads.values()))
+    else:
+        compiled = overloads.get(tuple(dispatcher.typeof_pyval(a) for a in args))
+    return result if compiled is None else _as_numpy(result, compiled.signature.return_type)
+
+
+def _as_numpy(value, numba_type):
+    if isinstance(value, (float, complex)) and isinstance(numba_type, (numba.types.Float, numba.types.Complex)):
+        return numba.np.numpy_support.as_dtype(numba_type).type(value)
+    if isinstance(value, tuple) and isinstance(numba_type, numba.types.BaseTuple):
+        return tuple(_as_numpy(v, t) for v, t in zip(value, numba_type.types))
+    return value
 
 
 def _user_error(err, generated_file: str) -> CompileError:

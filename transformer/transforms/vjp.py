@@ -581,10 +581,10 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
         if not (isinstance(returned, cst.Tuple) and len(returned.elements) == 2):
             raise TransformError(f"has_aux=True needs {func.name.value}() to return a pair (output, aux)")
         returned, aux = returned.elements[0].value, returned.elements[1].value
-    outputs = [el.value for el in returned.elements] if isinstance(returned, cst.Tuple) else [returned]
-    if returns != "vjp" and len(outputs) != 1:
+    if returns != "vjp" and isinstance(returned, cst.Tuple):
         raise TypeError(f"grad requires a scalar output, but {func.name.value}() returns a tuple")
-    output_names = [n for atom in outputs for n in atom_names(atom)]
+    outputs = _output_leaves(returned)          # (path into the output, atom), a pytree's leaves
+    output_names = [n for _, atom in outputs for n in atom_names(atom)]
     analysis = Analysis(func.with_changes(body=cf.block(forward_stmts)), wrt if returns != "vjp" else params,
                          output_names)
     reverse = _Reverse(core, analysis)
@@ -606,24 +606,27 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
     else:
         returned_value = returned
     seed_param = core.scope.claim("out_bar") if returns == "vjp" else None
-    seeds = []
-    for i, atom in enumerate(outputs):
+    backward = reverse.backward(forward_stmts)
+    # The seeds go right after the top-level zero initialisations.
+    seed_stmts = []
+    for path, atom in outputs:
         if not (isinstance(atom, cst.Name) and atom.value in analysis.active):
             continue
         if seed_param is None:
-            seed = cf.call("rt.scalar_seed", [atom])
-        elif len(outputs) == 1:
-            seed = cst.Name(seed_param)
-        else:
-            seed = cst.Subscript(cst.Name(seed_param), [cst.SubscriptElement(cst.Index(cf.literal(i)))])
-        seeds.append((atom.value, seed))
-    backward = reverse.backward(forward_stmts)
-    # The seeds go right after the top-level zero initialisations.
+            held = core.scope.temp()
+            seed_stmts.append(cf.assign(held, cf.call("rt.scalar_seed", [atom])))
+        elif not path:
+            held = core.scope.temp()
+            seed_stmts.append(cf.assign(held, cst.Name(seed_param)))
+        else:     # the output's cotangent has its structure: out_bar[1][0] for output[1][0]
+            held = seed_param
+            for i in path:
+                part = core.scope.temp()
+                seed_stmts.append(cf.assign(part, cst.Subscript(cst.Name(held), [
+                    cst.SubscriptElement(cst.Index(cf.literal(i)))])))
+                held = part
+        seed_stmts += reverse.accumulate(atom.value, cst.Name(held))
     n_init = reverse.top_level_inits
-    seed_stmts = []
-    for name, seed in seeds:
-        held = core.scope.temp()
-        seed_stmts += [cf.assign(held, seed), *reverse.accumulate(name, cst.Name(held))]
     backward = backward[:n_init] + seed_stmts + backward[n_init:]
     if backward:
         backward[0] = _prepend_comment(backward[0], "# backward sweep: cotangents flow from the output back to the inputs")
@@ -657,6 +660,14 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
     func = simplify.fold_constants(func)
     core.node = dataflow.remove_dead_code(fuse_backward_loops(dataflow.remove_dead_code(func)))
     return core
+
+
+def _output_leaves(returned, path=()) -> list:
+    """(path, atom) of each leaf of a returned value: ``return a, (b, c)`` has leaves at (0,),
+    (1, 0) and (1, 1)."""
+    if isinstance(returned, (cst.Tuple, cst.List)):
+        return [leaf for i, el in enumerate(returned.elements) for leaf in _output_leaves(el.value, path + (i,))]
+    return [(path, returned)]
 
 
 @register("grad")
