@@ -243,6 +243,23 @@ def _is_effectful(value, live_stacks=None) -> bool:
     return live_stacks is None or _stack_of(value) in live_stacks
 
 
+def shared_memory(a: Assignment) -> list[str]:
+    """The variables whose memory the value ``a`` assigns may share: ``v = s[0]`` (a view
+    of ``s``), ``v = s``, ``v = np.reshape(s, ...)``, a tape and the value pushed onto it;
+    empty for anything that builds a new array."""
+    if a.kind != "assign":
+        return []
+    if cf.is_atom(a.value):
+        return atom_names(a.value)
+    called = spelling(a.value)
+    if called == "rt.push":
+        return [n for op in operands(a.value) for n in atom_names(op)]
+    prim = cf.primitive_of(a.value)
+    if called == "rt.copy" or prim is not None and prim.name not in _MAY_ALIAS:
+        return []
+    return atom_names(operands(a.value)[0])
+
+
 def _fresh_arrays(func) -> set[str]:
     """Variables every assignment of which builds a new array (so none aliases another)."""
     fresh: dict[str, bool] = {p.name.value: False for p in func.params.params}
@@ -258,16 +275,47 @@ def _fresh_arrays(func) -> set[str]:
     return {name for name, ok in fresh.items() if ok}
 
 
+class _Memory:
+    """Which writes into arrays a liveness pass may drop: those into an array built fresh
+    by every assignment of it, none of whose memory sharers (views of it, views it is one
+    of, tapes holding them) is read later, since the write changes what all of them read."""
+
+    def __init__(self, func):
+        self.fresh = _fresh_arrays(func)
+        self.sharers = _memory_sharers(func)
+
+    def write_unread(self, name: str, live: set) -> bool:
+        return name in self.fresh and not self.sharers.get(name, {name}) & live
+
+
+def _memory_sharers(func) -> dict[str, set]:
+    """For each variable, every variable that may share its memory."""
+    parent: dict[str, str] = {}
+
+    def root(name):
+        while parent.setdefault(name, name) != name:
+            name = parent[name]
+        return name
+
+    for a in walk(func.body.body):
+        for name in shared_memory(a):
+            parent[root(name)] = root(a.target)
+    groups: dict[str, set] = {}
+    for name in list(parent):
+        groups.setdefault(root(name), set()).add(name)
+    return {name: groups[root(name)] for name in parent}
+
+
 def remove_dead_code(func: cst.FunctionDef) -> cst.FunctionDef:
     """Drop statements whose results nothing later reads (a backward liveness pass).
 
     A tape none of whose popped values is read is dropped whole: its pushes,
     its pops and its creation.
     """
-    fresh = _fresh_arrays(func)
+    memory = _Memory(func)
     live_stacks: set = set()
     while True:   # a tape is live once any of its reads survives; grow that set to a fixed point
-        body, _ = _sweep(list(func.body.body), set(), fresh, live_stacks)
+        body, _ = _sweep(list(func.body.body), set(), memory, live_stacks)
         read = {_stack_of(a.value) for a in walk(body)
                 if a.kind == "assign" and spelling(a.value) in ("rt.pop", "rt.top")}
         if read <= live_stacks:
@@ -275,7 +323,7 @@ def remove_dead_code(func: cst.FunctionDef) -> cst.FunctionDef:
         live_stacks |= read
 
 
-def _sweep(stmts, live_out: set, fresh: set, live_stacks=None) -> tuple[list, set]:
+def _sweep(stmts, live_out: set, memory: _Memory, live_stacks=None) -> tuple[list, set]:
     """Statements that matter given what is live after them, and what is live before them."""
     live = set(live_out)
     kept: list = []
@@ -284,7 +332,7 @@ def _sweep(stmts, live_out: set, fresh: set, live_stacks=None) -> tuple[list, se
             a = classify(stmt)
             if a.kind == "assign" and a.target not in live and not _is_effectful(a.value, live_stacks):
                 continue
-            if a.kind == "setitem" and a.target not in live and a.target in fresh:
+            if a.kind == "setitem" and memory.write_unread(a.target, live):
                 continue
             if a.kind == "assign":
                 live.discard(a.target)
@@ -293,8 +341,8 @@ def _sweep(stmts, live_out: set, fresh: set, live_stacks=None) -> tuple[list, se
             live |= set(reads(a))
             kept.append(stmt)
         elif isinstance(stmt, cst.If):
-            body, live_body = _sweep(stmt.body.body, live, fresh, live_stacks)
-            orelse, live_else = _sweep(stmt.orelse.body.body, live, fresh, live_stacks) if stmt.orelse is not None \
+            body, live_body = _sweep(stmt.body.body, live, memory, live_stacks)
+            orelse, live_else = _sweep(stmt.orelse.body.body, live, memory, live_stacks) if stmt.orelse is not None \
                 else ([], set(live))
             if not _has_statements(body) and not _has_statements(orelse):
                 continue
@@ -302,7 +350,7 @@ def _sweep(stmts, live_out: set, fresh: set, live_stacks=None) -> tuple[list, se
             kept.append(stmt.with_changes(body=cf.block(body),
                                           orelse=cst.Else(cf.block(orelse)) if _has_statements(orelse) else None))
         elif isinstance(stmt, (cst.For, cst.While)):
-            new, live = _sweep_loop(stmt, live, fresh, live_stacks)
+            new, live = _sweep_loop(stmt, live, memory, live_stacks)
             if new is not None:
                 kept.append(new)
         else:
@@ -311,7 +359,7 @@ def _sweep(stmts, live_out: set, fresh: set, live_stacks=None) -> tuple[list, se
     return kept, live
 
 
-def _sweep_loop(loop, live_out: set, fresh: set, live_stacks=None):
+def _sweep_loop(loop, live_out: set, memory: _Memory, live_stacks=None):
     if isinstance(loop, cst.For):
         header_reads = {n for arg in loop.iter.args for n in atom_names(arg.value)}
         index = {loop.target.value}
@@ -320,7 +368,7 @@ def _sweep_loop(loop, live_out: set, fresh: set, live_stacks=None):
         index = set()
     live = set(live_out) | header_reads
     while True:   # iterate to a fixed point: what one pass needs, the pass before must keep
-        body, body_in = _sweep(loop.body.body, live, fresh, live_stacks)
+        body, body_in = _sweep(loop.body.body, live, memory, live_stacks)
         new_live = live_out | header_reads | (body_in - index)
         if new_live <= live:
             break

@@ -96,7 +96,7 @@ class _Reverse:
         homes = {}
         params = {p.name.value for p in self.a.func.params.params}
         for name, paths in sites.items():
-            if name in params:
+            if name in params or name in self.a.outputs:   # an output's seed is added at the top level
                 homes[name] = ()
                 continue
             homes[name] = self._hoist_carried(name, _common_prefix(paths))
@@ -146,7 +146,7 @@ class _Reverse:
         for stmt in stmts:
             if isinstance(stmt, cst.SimpleStatementLine):
                 a = dataflow.classify(stmt)
-                if a.kind == "setitem" and self.a.is_active(a) and a.target in self.a.needed:
+                if a.kind == "setitem" and a.target in self.a.needed:
                     target = a.small.targets[0].target
                     old = self.scope.temp()
                     out.append(cf.assign(old, cst.Subscript(target.value, target.slice)))
@@ -327,7 +327,7 @@ class _Reverse:
             return []
         active = self.a.is_active(a)
         if a.kind == "setitem":
-            return self.backward_setitem(a) if active else []
+            return self.restore(a) + (self.backward_setitem(a) if active else [])
         out = []
         result_atom = cst.Name(a.target)
         if self.a.taped(a.target):
@@ -439,16 +439,24 @@ class _Reverse:
         bar = self.bar(name)
         return [cf.assign(bar, cst.BinaryOperation(cst.Name(bar), cst.Add(), atom))]
 
+    def restore(self, a: Assignment) -> list:
+        """Put back what ``y[idx] = v`` overwrote, where the backward sweep reads ``y``
+        (or a view of it) as it was before: active or not, the write is undone."""
+        if a.target not in self.a.needed:
+            return []
+        target = a.small.targets[0].target
+        out = []
+        for name in dataflow.index_names(target):
+            out += self.read(name)
+        old = self.scope.temp()
+        return out + [cf.assign(old, cf.call("rt.pop", [cst.Name(self.stack(f"{a.target}_overwritten"))])),
+                      cf.assign(cst.Subscript(target.value, target.slice), cst.Name(old))]
+
     def backward_setitem(self, a: Assignment) -> list:
         target = a.small.targets[0].target
         out = []
         for name in dataflow.index_names(target):
             out += self.read(name)
-        if a.target in self.a.needed:
-            key = f"{a.target}_overwritten"
-            old = self.scope.temp()
-            out += [cf.assign(old, cf.call("rt.pop", [cst.Name(self.stack(key))])),
-                    cf.assign(cst.Subscript(target.value, target.slice), cst.Name(old))]
         y_bar = cst.Name(self.bar(a.target))
         view, part = self.scope.temp(), self.scope.temp()
         # copy: the slice of y_bar is zeroed below, and a view would see that
