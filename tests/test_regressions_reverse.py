@@ -127,6 +127,34 @@ def test_jit_grad_of_rows_carried_and_lstm():
     assert_grad(lstm_rows_in_place, tr.jit(tr.grad(lstm_rows_in_place))(w, xs), w, xs)
 
 
+# ------------------------------------------------------ values set in a branch
+# An assignment that does not depend on the inputs, to a variable that does
+# elsewhere, left the old value's cotangent standing: the old value got the
+# new one's gradient too (fuzz finding, test_grad_matches_central_differences).
+
+def constant_set_in_a_branch(x0, x1):
+    v4 = np.sin(x0)
+    if np.sum(x1) > 0.0:
+        v4 = np.sin(x1)
+    return np.sum(x0 + v4)
+
+
+def constant_set_in_a_loop(x):
+    y = 0.0
+    v = x * 2.0
+    for i in range(3):
+        y = y + np.sum(v * x)
+        v = np.ones(2) * i
+    return y
+
+
+def test_grad_of_a_constant_set_in_a_branch():
+    x0, x1 = np.array([0.3, 0.7, -0.2]), np.array([0.5, 0.1, 0.9])
+    assert_grad(constant_set_in_a_branch, tr.grad(constant_set_in_a_branch)(x0, x1), x0, x1)
+    assert_grad(constant_set_in_a_branch, tr.grad(constant_set_in_a_branch)(x0, -x1), x0, -x1)
+    assert_grad(constant_set_in_a_loop, tr.grad(constant_set_in_a_loop)(X), X)
+
+
 # ------------------------------------------------------------ early returns
 # A function's output set only inside a loop (a return from ``while True``,
 # left as ``_result = ...`` by transformer/exits.py) had its cotangent start at

@@ -335,6 +335,8 @@ class _Reverse:
             out.append(cf.assign(popped, cf.call("rt.pop", [cst.Name(self.stack(a.target))])))
             result_atom = cst.Name(popped)
         if not active:
+            if a.target in self.a.active and self.a.counts.unstable(a.target):
+                out += self.restart_cotangent(a)      # v = np.sin(c) in a branch: the old v gets none
             return out
         z_bar = self.bar(a.target)
         for name in set(dataflow.value_reads(a.value)):
@@ -350,16 +352,18 @@ class _Reverse:
                     atom = cst.Name(held)
                 safe.append((name, atom))
             contributions = safe
-            # the cotangent of the value before this assignment: zeros of that value's shape,
-            # which a loop may have changed (out = out[1:] - out[:-1]) where it is on the tape
-            before = cst.Name(z_bar)
-            if self.a.taped(a.target) and self._set_before_its_loop(a):
-                out += self.read(a.target)
-                before = cst.Name(a.target)
-            out.append(cf.assign(z_bar, cf.call("rt.zeros_like", [before])))
+            out += self.restart_cotangent(a)
         for name, atom in contributions:
             out += self.accumulate(name, atom)
         return out
+
+    def restart_cotangent(self, a: Assignment) -> list:
+        """The cotangent of the value ``a`` rebinds: zeros of that value's shape, which a loop
+        may have changed (out = out[1:] - out[:-1]) where it is on the tape."""
+        z_bar = self.bar(a.target)
+        if self.a.taped(a.target) and self._set_before_its_loop(a):
+            return self.read(a.target) + [cf.assign(z_bar, cf.call("rt.zeros_like", [cst.Name(a.target)]))]
+        return [cf.assign(z_bar, cf.call("rt.zeros_like", [cst.Name(z_bar)]))]
 
     def contributions(self, a: Assignment, result_atom, out: list) -> list:
         """(variable, contribution atom) pairs for the active operands of ``a``."""
