@@ -6,7 +6,12 @@ its array arguments and whether it takes a trailing integer ``n`` (a loop
 trip count).  The text is what a user could have written: NumPy expressions
 over broadcastable shapes, reductions with axes and keepdims, ``dot`` and
 ``@`` on compatible shapes, ``if``/``for``/``while`` with bounded trips,
-helper calls, and in-place index writes.
+helper calls, and in-place index writes; and what reverse mode must replay
+backwards: arrays carried through loops whose rows, columns and slices are
+read, written in place and read again in one pass, ``while True`` left by
+``break`` or ``return``, returns from nested loops and branches, and
+``tr.grad`` of a helper taken inside a loop (``kinds=LOOPS_AND_EXITS`` draws
+mostly those).
 
 Every expression is smooth (or non-smooth only on a set of measure zero) and
 bounded for inputs of order one, so central differences in float64 are a fair
@@ -47,6 +52,13 @@ HELPERS = {
 }
 
 
+# helpers whose gradient a program takes inside a loop (g = tr.grad(potential)(y))
+TRANSFORMED_HELPERS = {
+    "potential": "def potential(a):\n    return 0.5 * np.sum(a * a) + np.sum(np.cos(a))\n",
+    "coupling": "def coupling(a, b):\n    return np.sum(np.sin(a) * b) + 0.25 * np.sum(a * a)\n",
+}
+
+
 @dataclass(frozen=True)
 class Program:
     source: str
@@ -66,12 +78,15 @@ class Program:
 class _Writer:
     """Writes the body of ``f`` statement by statement, tracking each variable's shape."""
 
-    def __init__(self, draw, shapes, takes_n):
+    def __init__(self, draw, shapes, takes_n, scalar_out):
         self.draw = draw
         self.lines: list[str] = []
         self.shapes = {f"x{i}": s for i, s in enumerate(shapes)}
         self.takes_n = takes_n
+        self.scalar_out = scalar_out   # every return, early or last, gives a scalar
         self.helpers: set[str] = set()
+        self.transformed: set[str] = set()
+        self.returned = False          # the last statement written returns on every path
         self.count = itertools.count()
 
     # ------------------------------------------------------------- choices
@@ -114,9 +129,8 @@ class _Writer:
         return self.pick(BINARY).format(a=a, b=b), shape
 
     # ---------------------------------------------------------- statements
-    def statement(self):
-        kind = self.pick(["unary_binary"] * 4 + ["reduce", "reduce", "dot", "helper", "for", "while",
-                                                 "if", "inplace", "inplace_loop", "index_loop"])
+    def statement(self, kinds=None):
+        kind = self.pick(kinds or STATEMENTS)
         getattr(self, f"write_{kind}")()
 
     def write_unary_binary(self):
@@ -250,6 +264,126 @@ class _Writer:
         self.emit(f"{acc} = {acc} + np.sin({a}[{i}]) * ({i} + 1)", 2)
 
 
+    # ------------------- arrays carried through loops, early exits, transforms in loops
+    def final_value(self, name) -> str:
+        """What ``return`` gives for the value ``name``: the last return's scalar form."""
+        return f"np.sum({name}) + 0.5 * np.sum(np.sin(x0))"
+
+    def write_carried_rows(self):
+        """An array carried through a loop whose rows, columns or slices are read, written in
+        place (``=``, ``+=``, ``*=``) and read again in the same pass, as an LSTM written with
+        ``H[t] = ...`` does."""
+        a = self.var()
+        piece = self.shapes[a]
+        rows = 3
+        s = self.fresh()
+        self.bind(s, f"np.ones({(rows,) + piece}) * {a}", (rows,) + piece)
+        i = self.loop_index()
+        family = self.pick(["row", "slice"] + (["column"] if piece else []))
+        if family == "row":
+            parts, shape = ["{s}[0]", "{s}[1]", "{s}[-1]", "{s}[{i}]", "{s}[{i} - 1]"], piece
+        elif family == "slice":
+            parts, shape = ["{s}[1:]", "{s}[:-1]", "{s}[:2]"], (rows - 1,) + piece
+        else:
+            parts, shape = ["{s}[:, 0]", "{s}[:, -1]"], (rows,) + piece[1:]
+        before, written, after = (self.pick(parts).format(s=s, i=i) for _ in range(3))
+        b = self.var(lambda sh: _broadcast(sh, shape) == shape) or "0.5"
+        h = self.fresh()
+        trips = "n" if self.takes_n and self.draw(st.booleans()) else str(self.draw(st.integers(1, rows)))
+        self.emit(f"for {i} in range({trips}):")
+        self.emit(f"{h} = " + self.pick(["{r} * {b}", "np.sin({r}) + {b}", "np.tanh({r} * {b})"])
+                  .format(r=before, b=b), 2)
+        self.emit(self.pick(["{w} = np.tanh({h})", "{w} += np.sin({h}) * 0.5", "{w} *= 0.5 + 0.25 * np.cos({h})",
+                             "{w} = {w} * 0.5 + np.cos({h})"]).format(w=written, h=h), 2)
+        self.emit(self.pick(["{a} = {a} * {w} * 0.9", "{a} = np.sin({w}) + {a} * 0.5",
+                             "{a} -= 0.25 * {w} * {h}"]).format(a=after, w=written, h=h), 2)
+        self.shapes[h] = shape
+        self.bind(self.fresh(), f"np.sum({s} * {s}, axis=0)", piece)
+
+    def _exit(self, acc, indent, ending):
+        """``return`` (scalar programs) or ``break`` out of the innermost loop."""
+        if self.scalar_out and ending == "return":
+            self.emit(f"return {self.final_value(acc)}", indent)
+        else:
+            self.emit("break", indent)
+
+    def write_while_true(self):
+        """``while True`` left by a counted ``break`` or ``return`` (the return, when it is on
+        every path, ends the program), or by one under a condition on the data."""
+        acc, update = self._loop_carried()
+        counter = self.fresh()
+        self.emit(f"{counter} = 0")
+        self.emit("while True:")
+        self.emit(f"{acc} = {update}", 2)
+        self.emit(f"{counter} += 1", 2)
+        self.emit(f"if {counter} >= {self.draw(st.integers(1, 4))}:", 2)
+        how = self.pick(["break", "return", "return_if"])
+        if how == "return_if":
+            self.emit(f"if np.sum({acc}) > 0.0:", 3)
+            self._exit(acc, 4, "return")
+            self.emit("break", 3)
+        else:
+            self._exit(acc, 3, how)
+            self.returned = how == "return" and self.scalar_out
+
+    def write_nested_exit(self):
+        """A return (or break) from inside a loop inside a loop, under branches."""
+        acc, update = self._loop_carried()
+        i, j = self.loop_index(), "j"
+        self.emit(f"for {i} in range({self.draw(st.integers(1, 3))}):")
+        self.emit(f"for {j} in range({self.draw(st.integers(1, 3))}):", 2)
+        self.emit(f"{acc} = {update}", 3)
+        condition = self.pick(["np.sum({a}) > 1.0", "np.max({a}) > 0.5"]).format(a=acc)
+        if self.draw(st.booleans()):
+            self.emit(f"if {j} == 1:", 3)
+            self.emit(f"if {condition}:", 4)
+            self._exit(acc, 5, self.pick(["return", "break"]))
+        else:
+            self.emit(f"if {condition}:", 3)
+            self._exit(acc, 4, self.pick(["return", "break"]))
+
+    def write_transform_in_loop(self):
+        """A gradient taken inside a loop body, as Euler steps of particles in a potential
+        take the force: ``g = tr.grad(potential)(y)``, in a ``for`` or a ``while True``."""
+        acc = self.fresh()
+        a = self.var()
+        self.bind(acc, f"{a} * 1.0", self.shapes[a])
+        helper = self.pick(sorted(TRANSFORMED_HELPERS))
+        self.transformed.add(helper)
+        g, e = self.fresh(), self.fresh()
+        if helper == "coupling":
+            b = self.var(lambda sh: _broadcast(sh, self.shapes[acc]) == self.shapes[acc])
+            call, step = f"{g} = tr.grad(coupling)({acc}, {b})", f"{acc} = {acc} - 0.1 * {g}"
+        elif self.draw(st.booleans()):
+            call, step = f"{e}, {g} = tr.value_and_grad(potential)({acc})", f"{acc} = {acc} - 0.1 * {g} + 0.01 * {e}"
+        else:
+            call, step = f"{g} = tr.grad(potential)({acc})", f"{acc} = {acc} - 0.1 * {g}"
+        steps = self.draw(st.integers(1, 3))
+        if self.draw(st.booleans()):
+            self.emit(f"for {self.loop_index()} in range({steps}):")
+            self.emit(call, 2)
+            self.emit(step, 2)
+        else:
+            counter = self.fresh()
+            self.emit(f"{counter} = 0")
+            self.emit("while True:")
+            self.emit(call, 2)
+            self.emit(step, 2)
+            self.emit(f"{counter} += 1", 2)
+            self.emit(f"if {counter} >= {steps}:", 2)
+            self._exit(acc, 3, self.pick(["return", "break"]))
+            self.returned = self.scalar_out and self.lines[-1].strip().startswith("return")
+
+
+STATEMENTS = (["unary_binary"] * 4 + ["reduce", "reduce", "dot", "helper", "for", "while", "if", "inplace",
+                                      "inplace_loop", "index_loop", "carried_rows", "while_true", "nested_exit",
+                                      "transform_in_loop"])
+# what reverse mode replays backwards: loops carrying arrays written in place, early exits,
+# transforms called in loops (with a few plain statements to feed them)
+LOOPS_AND_EXITS = ["unary_binary", "carried_rows", "carried_rows", "while_true", "nested_exit",
+                   "transform_in_loop", "inplace_loop", "inplace"]
+
+
 def _broadcast(*shapes):
     try:
         return tuple(np.broadcast_shapes(*shapes))
@@ -287,27 +421,32 @@ def _sub_shapes(base):
 
 
 @st.composite
-def programs(draw, scalar_out=None, max_statements=7) -> Program:
+def programs(draw, scalar_out=None, max_statements=7, kinds=None) -> Program:
+    """A program of up to ``max_statements`` statements drawn from ``kinds`` (default all)."""
     base = draw(st.sampled_from(_BASES))
     n_args = draw(st.integers(1, 3))
     first = draw(st.sampled_from([base, base, ()] + _sub_shapes(base)))
     shapes = (first,) + tuple(draw(st.sampled_from(_sub_shapes(base))) for _ in range(n_args - 1))
     takes_n = draw(st.integers(0, 3)) == 0
-    writer = _Writer(draw, shapes, takes_n)
-    for _ in range(draw(st.integers(1, max_statements))):
-        writer.statement()
-    last = list(writer.shapes)[-1]
     if scalar_out is None:
         scalar_out = draw(st.booleans())
-    if scalar_out:
+    writer = _Writer(draw, shapes, takes_n, scalar_out)
+    for _ in range(draw(st.integers(1, max_statements))):
+        writer.statement(kinds)
+        if writer.returned:
+            break
+    last = list(writer.shapes)[-1]
+    if scalar_out and not writer.returned:
         # mix the last value with the first argument so every program depends on x0
-        writer.emit(f"return np.sum({last}) + 0.5 * np.sum(np.sin(x0))")
-    else:
+        writer.emit(f"return {writer.final_value(last)}")
+    elif not scalar_out:
         mixes = _broadcast(writer.shapes[last], shapes[0]) is not None
         writer.emit(f"return {last} + 0.5 * np.sin(x0)" if mixes else f"return {last}")
     params = [f"x{i}" for i in range(n_args)] + (["n"] if takes_n else [])
-    helpers = "\n\n".join(HELPERS[h] for h in sorted(writer.helpers))
-    source = ("import math\n\nimport numpy as np\n\n\n" + (helpers + "\n\n" if helpers else "")
+    helpers = "\n\n".join([HELPERS[h] for h in sorted(writer.helpers)]
+                          + [TRANSFORMED_HELPERS[h] for h in sorted(writer.transformed)])
+    imports = "import math\n\nimport numpy as np\n" + ("\nimport transformer as tr\n" if writer.transformed else "")
+    source = (imports + "\n\n" + (helpers + "\n\n" if helpers else "")
               + f"def f({', '.join(params)}):\n" + "\n".join(writer.lines) + "\n")
     return Program(source, shapes, takes_n, scalar_out)
 

@@ -6,10 +6,17 @@ transform checked against a reference that needs nothing of ours.
     jvp(grad)                     central differences of central differences
     vmap, jit(vmap)               a Python loop over the batch, stacked
     jit (python and numba)        the plain Python function
+    grad of loops and exits       central differences, and jvp along a tangent
 
 The programs come from ``fuzz_programs.programs()`` and are written to real
-files (transforms read source).  The CI run is bounded and deterministic
-(about 230 programs); set ``TRANSFORMER_FUZZ_EXAMPLES`` (e.g. 5000) for a
+files (transforms read source).  The last property draws programs made mostly
+of what reverse mode replays backwards (arrays carried through loops and
+written in place, ``while True`` with ``return``, returns from nested loops,
+grad inside a loop): the general ones draw those too seldom for CI, and before
+they were written at all, in-place writes happened once outside loops and
+exits were a ``break`` at the end of a ``for``, so the two wrong gradients in
+tests/test_regressions_reverse.py went unseen.  The CI run is bounded and
+deterministic (about 250 programs); set ``TRANSFORMER_FUZZ_EXAMPLES`` (e.g. 5000) for a
 longer, randomized run, or run ``benchmarks/fuzz_long.py``.  numba compiles
 take seconds each, so the numba properties get a small share of the budget.
 A failure prints the program; each one found becomes a named test in
@@ -31,7 +38,8 @@ import transformer as tr
 # programs per property in the CI run: transforming one program takes about a
 # second of libcst work, and each numba property adds a compile of seconds
 CI_EXAMPLES = {"jit_python": 100, "grad": 40, "jvp": 30, "vmap": 30, "vmap_grad": 12, "jvp_grad": 8,
-               "jit_cpu": 4, "jit_grad_cpu": 3, "jit_vmap_cpu": 3}
+               "grad_loops": 15, "vmap_grad_loops": 3,
+               "jit_cpu": 4, "jit_grad_cpu": 3, "jit_vmap_cpu": 3, "jit_grad_loops_cpu": 1}
 # Refusals the library documents (a clear TransformError at the user's line, never a
 # number): a program that meets one is rejected, not passed.  Anything else fails.
 KNOWN_REFUSALS = [
@@ -118,6 +126,44 @@ def test_grad_matches_central_differences(program, seed, argnum):
     assert_close(got, expected, 1e-5, 1e-6, f"grad argnums={argnum}")
 
 
+# ------------------------------------------------ grad of loops, exits, transforms
+# Programs made mostly of what the backward sweep must replay: arrays carried through
+# loops with rows read before and after they are written in place, while True left by
+# return or break, returns from nested loops and branches, grad taken inside a loop.
+# The general properties draw these shapes too, but too seldom for the CI budget.
+loop_programs = fp.programs(scalar_out=True, max_statements=4, kinds=fp.LOOPS_AND_EXITS)
+
+
+def check_grad_of_loops(program, seed, grad):
+    """grad against central differences and against jvp along a random tangent."""
+    f = loaded(program)
+    args = arguments_for(program, seed)
+    tame(f(*args))
+    expected = oracles.central_difference_grad(f, args, 0)
+    tame(expected)
+    with known_refusals_rejected():
+        got = grad(f)(*args)
+    assert_close(got, expected, 1e-5, 1e-6, "grad")
+    v = np.random.default_rng(seed + 4).normal(size=np.shape(args[0]))
+    v = v if isinstance(args[0], np.ndarray) else float(v)
+    tangents = (v,) + tuple(np.zeros_like(a) if isinstance(a, np.ndarray) else 0.0 if isinstance(a, float)
+                            else 0 for a in args[1:])
+    _, slope = tr.jvp(f, args, tangents)
+    assert_close(np.sum(np.asarray(got) * v), slope, 1e-8, 1e-9, "<grad, v> against jvp along v")
+
+
+@fuzz_settings("grad_loops")
+@given(loop_programs, seeds)
+def test_grad_of_loops_and_exits_matches_jvp_and_differences(program, seed):
+    check_grad_of_loops(program, seed, tr.grad)
+
+
+@fuzz_settings("vmap_grad_loops")
+@given(loop_programs, seeds)
+def test_vmap_grad_of_loops_and_exits_gives_per_example_gradients(program, seed):
+    check_vmap_of_grad(program, seed)
+
+
 # ------------------------------------------------------------------------- jvp
 @fuzz_settings("jvp")
 @given(fp.programs(), seeds)
@@ -173,6 +219,10 @@ def test_vmap_matches_a_python_loop(program, seed):
 @fuzz_settings("vmap_grad")
 @given(fp.programs(scalar_out=True), seeds)
 def test_vmap_of_grad_gives_per_example_gradients(program, seed):
+    check_vmap_of_grad(program, seed)
+
+
+def check_vmap_of_grad(program, seed):
     f = loaded(program)
     args = arguments_for(program, seed)
     batched, in_axes = _batch(program, args, seed)
@@ -236,3 +286,9 @@ def test_jit_vmap_cpu_matches_a_python_loop(program, seed):
     expected = _loop_reference(f, batched, args, in_axes)
     tame(expected)
     assert_close(tr.jit(tr.vmap(f, in_axes=in_axes))(*batched), expected, 1e-10, 1e-12, "jit(vmap)")
+
+
+@fuzz_settings("jit_grad_loops_cpu")
+@given(loop_programs, seeds)
+def test_jit_grad_cpu_of_loops_and_exits(program, seed):
+    check_grad_of_loops(program, seed, lambda f: tr.jit(tr.grad(f)))

@@ -222,12 +222,20 @@ _MAY_ALIAS = {"getitem", "reshape", "transpose", "ravel", "squeeze", "expand_dim
               "rt.copy"}
 
 
-def _may_alias(value) -> bool:
-    """Whether a right-hand side's array may share memory with one it reads."""
-    if cf.is_atom(value):
-        return True
-    prim = cf.primitive_of(value)
-    return prim is None or prim.name in _MAY_ALIAS
+def shared_memory(a: Assignment) -> list[str]:
+    """The variables whose memory the value ``a`` assigns may share: ``v = s[0]`` (a view of
+    ``s``), ``v = s``, ``v = np.reshape(s, ...)``, a tape and the value pushed onto it; empty for
+    anything that builds a new array."""
+    if a.kind != "assign":
+        return []
+    if cf.is_atom(a.value):
+        return atom_names(a.value)
+    if spelling(a.value) == "rt.push":
+        return [n for op in operands(a.value) for n in atom_names(op)]
+    prim = cf.primitive_of(a.value)
+    if prim is not None and prim.name not in _MAY_ALIAS:
+        return []
+    return atom_names(operands(a.value)[0]) if operands(a.value) else []
 
 
 def _aliases(func: cst.FunctionDef, roots: list[str]) -> list[set]:
@@ -235,15 +243,15 @@ def _aliases(func: cst.FunctionDef, roots: list[str]) -> list[set]:
     fixpoint over every assignment whose value may alias what it reads (a loop may alias before
     it writes)."""
     aliases = [{root} for root in roots]
-    assignments = [a for a in walk(func.body.body) if a.kind == "assign" and _may_alias(a.value)]
+    sharing = [(a.target, set(shared_memory(a))) for a in walk(func.body.body)]
+    sharing = [(target, shared) for target, shared in sharing if shared]
     changed = True
     while changed:
         changed = False
-        for a in assignments:
-            read = set(value_reads(a.value))
+        for target, shared in sharing:
             for names in aliases:
-                if names & read and a.target not in names:
-                    names.add(a.target)
+                if names & shared and target not in names:
+                    names.add(target)
                     changed = True
     return aliases
 
@@ -298,7 +306,7 @@ def _fresh_arrays(func) -> dict[str, set]:
     fresh: dict[str, bool] = {p.name.value: False for p in func.params.params}
     for a in walk(func.body.body):
         if a.kind == "assign":
-            fresh[a.target] = fresh.get(a.target, True) and not _may_alias(a.value)
+            fresh[a.target] = fresh.get(a.target, True) and not shared_memory(a)
     names = [name for name, ok in fresh.items() if ok]
     return dict(zip(names, _aliases(func, names)))
 

@@ -100,13 +100,14 @@ class Analysis:
 
     def __init__(self, func: cst.FunctionDef, wrt: list[str], outputs: list[str]):
         self.func = func
+        self.outputs = set(outputs)
         self.statements = list(dataflow.walk(func.body.body))
         self.counts = dataflow.write_counts(func)
         self.rebinds = dataflow.write_counts(func, include_setitem=False)
         self.loop_indices = _loop_indices(func.body.body)
         self.active = self._activity(set(wrt), set(outputs))
         self.check_refusals()
-        self.needed = self._needed() | self._shapes_that_may_change()
+        self.needed = self._with_viewed_arrays(self._needed() | self._shapes_that_may_change())
         self.recompute = self._recomputable()
         self.recomputed = {dataflow.classify(stmt).target for plan in self.recompute.values() for stmt in plan}
 
@@ -201,6 +202,22 @@ class Analysis:
                 if pname in reads and pname != "index":
                     needed.update(atom_names(atom))
         return needed
+
+    def _with_viewed_arrays(self, needed: set) -> set:
+        """``needed`` and the arrays written in place that a needed value may be a view of
+        (``_t0 = s[0]`` before ``s[0] = ...``): the backward sweep reads such a view after it
+        has put back what later writes overwrote, so those writes must be undone too."""
+        viewed, changed = set(needed), True
+        while changed:
+            changed = False
+            for a in self.statements:
+                if a.target in viewed:
+                    for name in dataflow.shared_memory(a):
+                        if name not in viewed:
+                            viewed.add(name)
+                            changed = True
+        written = {a.target for a in self.statements if a.kind == "setitem"}
+        return needed | (viewed & written)
 
     def _shapes_that_may_change(self) -> set:
         """Values made in a loop by slicing, reshaping, joining or reducing a variable the

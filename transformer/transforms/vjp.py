@@ -98,7 +98,7 @@ class _Reverse:
         homes = {}
         params = {p.name.value for p in self.a.func.params.params}
         for name, paths in sites.items():
-            if name in params:
+            if name in params or name in self.a.outputs:   # an output's seed is added at the top level
                 homes[name] = ()
                 continue
             homes[name] = self._hoist_carried(name, _common_prefix(paths))
@@ -148,7 +148,7 @@ class _Reverse:
         for stmt in stmts:
             if isinstance(stmt, cst.SimpleStatementLine):
                 a = dataflow.classify(stmt)
-                if a.kind == "setitem" and self.a.is_active(a) and a.target in self.a.needed:
+                if a.kind == "setitem" and a.target in self.a.needed:
                     target = a.small.targets[0].target
                     old = self.scope.temp()
                     out.append(cf.assign(old, cst.Subscript(target.value, target.slice)))
@@ -329,7 +329,7 @@ class _Reverse:
             return []
         active = self.a.is_active(a)
         if a.kind == "setitem":
-            return self.backward_setitem(a) if active else []
+            return self.restore(a) + (self.backward_setitem(a) if active else [])
         out = []
         result_atom = cst.Name(a.target)
         if self.a.taped(a.target):
@@ -337,6 +337,8 @@ class _Reverse:
             out.append(cf.assign(popped, cf.call("rt.pop", [cst.Name(self.stack(a.target))])))
             result_atom = cst.Name(popped)
         if not active:
+            if a.target in self.a.active and self.a.counts.unstable(a.target):
+                out += self.restart_cotangent(a)      # v = np.sin(c) in a branch: the old v gets none
             return out
         z_bar = self.bar(a.target)
         for name in set(dataflow.value_reads(a.value)):
@@ -352,16 +354,18 @@ class _Reverse:
                     atom = cst.Name(held)
                 safe.append((name, atom))
             contributions = safe
-            # the cotangent of the value before this assignment: zeros of that value's shape,
-            # which a loop may have changed (out = out[1:] - out[:-1]) where it is on the tape
-            before = cst.Name(z_bar)
-            if self.a.taped(a.target) and self._set_before_its_loop(a):
-                out += self.read(a.target)
-                before = cst.Name(a.target)
-            out.append(cf.assign(z_bar, cf.call("rt.zeros_like", [before])))
+            out += self.restart_cotangent(a)
         for name, atom in contributions:
             out += self.accumulate(name, atom)
         return out
+
+    def restart_cotangent(self, a: Assignment) -> list:
+        """The cotangent of the value ``a`` rebinds: zeros of that value's shape, which a loop
+        may have changed (out = out[1:] - out[:-1]) where it is on the tape."""
+        z_bar = self.bar(a.target)
+        if self.a.taped(a.target) and self._set_before_its_loop(a):
+            return self.read(a.target) + [cf.assign(z_bar, cf.call("rt.zeros_like", [cst.Name(a.target)]))]
+        return [cf.assign(z_bar, cf.call("rt.zeros_like", [cst.Name(z_bar)]))]
 
     def contributions(self, a: Assignment, result_atom, out: list) -> list:
         """(variable, contribution atom) pairs for the active operands of ``a``."""
@@ -464,16 +468,24 @@ class _Reverse:
         bar = self.bar(name)
         return [cf.assign(bar, cst.BinaryOperation(cst.Name(bar), cst.Add(), atom))]
 
+    def restore(self, a: Assignment) -> list:
+        """Put back what ``y[idx] = v`` overwrote, where the backward sweep reads ``y``
+        (or a view of it) as it was before: active or not, the write is undone."""
+        if a.target not in self.a.needed:
+            return []
+        target = a.small.targets[0].target
+        out = []
+        for name in dataflow.index_names(target):
+            out += self.read(name)
+        old = self.scope.temp()
+        return out + [cf.assign(old, cf.call("rt.pop", [cst.Name(self.stack(f"{a.target}_overwritten"))])),
+                      cf.assign(cst.Subscript(target.value, target.slice), cst.Name(old))]
+
     def backward_setitem(self, a: Assignment) -> list:
         target = a.small.targets[0].target
         out = []
         for name in dataflow.index_names(target):
             out += self.read(name)
-        if a.target in self.a.needed:
-            key = f"{a.target}_overwritten"
-            old = self.scope.temp()
-            out += [cf.assign(old, cf.call("rt.pop", [cst.Name(self.stack(key))])),
-                    cf.assign(cst.Subscript(target.value, target.slice), cst.Name(old))]
         y_bar = cst.Name(self.bar(a.target))
         parts = self.array_index_parts(target, out)
         if parts is not None:   # a position an array index names twice keeps only its last write
