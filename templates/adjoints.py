@@ -295,9 +295,16 @@ def cumprod(z_bar, z, x, axis=None):
     return rt.cumprod_vjp(z_bar, x, z, axis)
 
 
-@rule("adjoint", "norm", wrt=("x",))
+@rule("adjoint", "norm", wrt=("x",), when_given={"ord": "norm_with_ord"})
 def norm(z_bar, z, x, ord=None, axis=None, keepdims=False):
+    # the 2-norm (Frobenius over two axes or all of them); at x == 0 it is 0 / 0 = nan, as in JAX
     return rt.norm_vjp(z_bar, x, z, axis, keepdims)
+
+
+def norm_with_ord(z_bar, z, x, ord=None, axis=None, keepdims=False):
+    """Any other ``ord``: the cotangent times d norm / d x (JAX's conventions at zeros and ties:
+    see ``rt.norm_ord_weights``)."""
+    return rt.expand_to(z_bar, x, axis, keepdims) * rt.norm_ord_weights(x, z, ord, axis, keepdims)
 
 
 # ------------------------------------------------------------------ linalg
@@ -595,6 +602,8 @@ unsupported("adjoint", ["rt.cumprod_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b"],
             "second derivatives of np.cumprod and np.linalg.solve are not implemented")
 unsupported("adjoint", ["rt.split_like", "rt.vsplit_like", "rt.unstack_like"],
             "second derivatives through np.concatenate/np.stack are not implemented")
+unsupported("adjoint", ["rt.norm_ord_weights"],
+            "second derivatives of np.linalg.norm with ord= are not implemented (the default 2-norm has them)")
 unsupported("adjoint", ["rt.custom_vjp_call"], "a custom_vjp rule is not itself differentiable")
 
 

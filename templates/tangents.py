@@ -326,10 +326,16 @@ def std_all_tangent(x, z, x_dot, ddof=0):
     return np.sum(centered * x_dot) / ((np.size(x) - ddof) * z)
 
 
-@rule("tangent", "norm")
+@rule("tangent", "norm", when_given={"ord": "norm_with_ord_tangent"})
 def norm_tangent(x, z, x_dot, axis=None, keepdims=False):
-    # the 2-norm (ord=None); the transform refuses other orders
+    # the 2-norm (ord=None)
     return np.sum(x * x_dot, axis=axis, keepdims=keepdims) / z
+
+
+def norm_with_ord_tangent(x, z, x_dot, ord=None, axis=None, keepdims=False):
+    """Any other ``ord``: d norm / d x (JAX's conventions at zeros and ties) against the tangent,
+    summed over the reduced axes (all of them when ``axis`` is None)."""
+    return np.sum(rt.norm_ord_weights(x, z, ord, axis, keepdims) * x_dot, axis=axis, keepdims=keepdims)
 
 
 unsupported("tangent", ["prod", "cumprod"],
@@ -694,6 +700,8 @@ def solve_vjp_a_tangent(g, a, solution, g_dot, a_dot, solution_dot):
     return -(rt.dot_vjp_x(b_bar_dot, a, solution) + rt.dot_vjp_x(b_bar, a, solution_dot))
 
 
+unsupported("tangent", ["rt.norm_ord_weights"],
+            "second derivatives of np.linalg.norm with ord= are not written; the default 2-norm has them")
 unsupported("tangent", ["rt.prod_vjp", "rt.cumprod_vjp"],
             "second derivatives of np.prod and np.cumprod are not written (exact where entries are zero "
             "needs products of all but two entries); write the product as a loop of multiplications")

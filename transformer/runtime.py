@@ -236,6 +236,68 @@ def norm_vjp(g, x, norm, axis=None, keepdims=False):
     return expand_to(g / norm, x, axis, keepdims) * x
 
 
+def norm_ord_weights(x, norm, ord, axis=None, keepdims=False):
+    """d norm / d x, shaped as ``x``, of ``norm = np.linalg.norm(x, ord, axis, keepdims)`` for an
+    ``ord`` the call gives (the 2-norm of ``ord=None`` has ``norm_vjp``, whose derivative is written).
+
+    JAX's conventions where the derivative does not exist: ``|x|`` has slope +1 at 0 (so ``ord=1`` at
+    a zero entry gives +1); the entries that tie for a max or min (``ord=inf``, a matrix's largest
+    column or row sum, equal singular values) share its derivative equally; ``ord=0`` counts
+    entries, derivative 0.  Matrix norms 2, -2 and 'nuc' differentiate the singular values.
+    """
+    x = np.asarray(x)
+    axes = _norm_axes(x, ord, axis)
+    keep = norm if keepdims else np.expand_dims(norm, axes)
+    slope = np.where(x >= 0, 1, -1).astype(_float_dtype(x))     # d|x|/dx, +1 at 0 as in JAX
+    if len(axes) == 1:
+        return slope * _vector_norm_weights(np.abs(x).astype(slope.dtype), keep, ord, axes[0])
+    if ord in ("fro", "f"):
+        return x / keep
+    if ord in (2, -2, "nuc"):
+        return _singular_value_weights(x, ord, axes)
+    along, across = axes if ord in (1, -1) else axes[::-1]     # 1: column sums; inf: row sums
+    sums = np.sum(np.abs(x), axis=along, keepdims=True)
+    return slope * _tie_shares(sums == keep, across, slope.dtype)
+
+
+def _norm_axes(x, ord, axis):
+    """The axes ``np.linalg.norm`` reduces, made non-negative: one for a vector norm, two for a matrix norm."""
+    if axis is None:
+        return tuple(range(x.ndim)) if ord is None else tuple(range(min(x.ndim, 2)))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    return tuple(a % x.ndim for a in axes)
+
+
+def _tie_shares(hits, axis, dtype):
+    """1 / (number of hits) at each hit along ``axis``, 0 elsewhere: ties share a max or min equally."""
+    hits = hits.astype(dtype)
+    return hits / np.sum(hits, axis=axis, keepdims=True)
+
+
+def _vector_norm_weights(magnitude, norm, ord, axis):
+    """d norm / d |x| for a vector norm."""
+    if ord in (np.inf, -np.inf):
+        return _tie_shares(magnitude == norm, axis, magnitude.dtype)
+    if ord == 0:
+        return np.zeros_like(magnitude)
+    if ord == 1:
+        return np.ones_like(magnitude)
+    return (magnitude / norm) ** (ord - 1)       # (sum |x|^p)^(1/p): (|x| / norm)^(p - 1)
+
+
+def _singular_value_weights(x, ord, axes):
+    """d norm / d x for the norms of singular values: sum_i w_i u_i v_i^T over the weights w_i
+    of the singular values (all 1 for 'nuc', the largest (2) or smallest (-2) sharing 1)."""
+    moved = np.moveaxis(x, axes, (-2, -1))
+    u, s, vh = np.linalg.svd(moved, full_matrices=False)
+    if ord == "nuc":
+        weights = np.ones_like(s)
+    else:
+        extreme = np.max(s, axis=-1, keepdims=True) if ord == 2 else np.min(s, axis=-1, keepdims=True)
+        weights = _tie_shares(s == extreme, -1, s.dtype)
+    return np.moveaxis(np.matmul(u * np.expand_dims(weights, -2), vh), (-2, -1), axes)
+
+
 def transpose_vjp(g, axes=None):
     if axes is None:
         return np.transpose(g)

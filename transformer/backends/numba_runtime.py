@@ -659,6 +659,40 @@ def norm_vjp(g, x, norm, axis=None, keepdims=False):
     return lambda g, x, norm, axis=None, keepdims=False: rt.expand_to(g / norm, x, axis, keepdims) * x
 
 
+@overload(rt.norm_ord_weights)
+def norm_ord_weights(x, norm, ord, axis=None, keepdims=False):
+    # vector norms only, as the CPU target's np.linalg.norm with ord= (numba_reductions.norm_axis)
+    if not _is_array(x) or isinstance(axis, types.BaseTuple) or (_is_none(axis) and x.ndim != 1):
+        raise TypingError("the derivative of np.linalg.norm with ord= under jit needs a vector norm "
+                          "(one axis); matrix norms are not supported")
+    cls = _float_class(x)
+
+    def vector_weights(x, norm, ord, axis=None, keepdims=False):
+        # per line of x along the axis: d norm / d x (JAX's conventions: slope +1 of |x| at 0,
+        # ties of a max/min share equally)
+        outer, n, inner = (1, x.size, 1) if axis is None else _along(x.shape, axis)
+        xs = np.ascontiguousarray(x).reshape((outer, n, inner))
+        norms = _flat(norm)
+        out = np.zeros((outer, n, inner), cls)
+        for a in range(outer):
+            for c in range(inner):
+                peak = cls(norms[a * inner + c])
+                ties = 0
+                for i in range(n):
+                    ties += abs(xs[a, i, c]) == peak
+                for i in range(n):
+                    v = cls(xs[a, i, c])
+                    slope = cls(1) if v >= 0 else cls(-1)
+                    if ord == np.inf or ord == -np.inf:
+                        out[a, i, c] = slope / ties if abs(v) == peak else cls(0)
+                    elif ord == 1:
+                        out[a, i, c] = slope
+                    elif ord != 0:
+                        out[a, i, c] = slope * (abs(v) / peak) ** cls(ord - 1)
+        return out.reshape(x.shape)
+    return vector_weights
+
+
 @overload(rt.transpose_vjp)
 def transpose_vjp(g, axes=None):
     if _is_none(axes):

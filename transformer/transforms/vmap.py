@@ -628,9 +628,10 @@ class _Batcher:
         x = args[0]
         axis = keywords.get("axis", cst.Name("None"))
         keepdims = keywords.get("keepdims", cst.Name("False"))
-        if prim.name == "norm" and not (isinstance(keywords.get("ord", cst.Name("None")), cst.Name)
-                                        and keywords.get("ord", cst.Name("None")).value == "None"):
-            return self.rule_loop(prim, rule, args, keywords, states)
+        if prim.name == "norm" and (isinstance(axis, cst.Tuple) or not (
+                isinstance(keywords.get("ord", cst.Name("None")), cst.Name)
+                and keywords.get("ord", cst.Name("None")).value == "None")):
+            return self.rule_loop(prim, rule, args, keywords, states)    # another ord, or a matrix norm
         extra = {"ddof": keywords["ddof"]} if "ddof" in keywords else {}
         if isinstance(axis, cst.Name) and axis.value == "None":
             if isinstance(keepdims, cst.Name) and keepdims.value == "True":

@@ -1,0 +1,166 @@
+"""Regressions of linear-algebra and dtype rules (issue "No wrong numbers"): norms of every ord,
+np.inner, batched matmul, float32 kept float32, and a power's exponent cotangent without a log.
+Oracles need nothing of ours: central differences in float64, NumPy itself, Python loops."""
+import warnings
+
+import numpy as np
+import pytest
+
+import transformer as tr
+from oracles import central_difference_grad, central_difference_jvp
+from transformer.errors import TransformError
+
+RNG = np.random.default_rng(7)
+
+
+def _vjp_reference(f, x, u):
+    """The vjp of f at x applied to u, by central differences of <f(x), u>."""
+    return central_difference_grad(lambda x: float(np.sum(np.asarray(f(x)) * u)), [x])
+
+
+def _check_rules(f, x, target="python"):
+    """vjp and jvp of f at x against central differences; vmap of f and of its vjp against loops."""
+    out = f(x)
+    u = RNG.standard_normal(np.shape(out))
+    t = RNG.standard_normal(np.shape(x))
+    _, vjp_fn = tr.vjp(f, x)
+    np.testing.assert_allclose(vjp_fn(u)[0], _vjp_reference(f, x, u), rtol=1e-6, atol=1e-7)
+    value, tangent = tr.jvp(f, (x,), (t,))
+    np.testing.assert_allclose(value, out, rtol=1e-12)
+    np.testing.assert_allclose(tangent, central_difference_jvp(f, [x], [t]), rtol=1e-6, atol=1e-7)
+    batch = np.stack([x, 2.0 * x + 0.25, -x])
+    np.testing.assert_allclose(tr.vmap(f)(batch), np.stack([f(b) for b in batch]), rtol=1e-12)
+    if np.ndim(out) == 0:
+        grads = tr.vmap(tr.grad(f))(batch)
+        np.testing.assert_allclose(grads, np.stack([central_difference_grad(f, [b]) for b in batch]),
+                                   rtol=1e-6, atol=1e-7)
+
+
+# ------------------------------------------------------------------ 1. norms
+def vector_None(x): return np.linalg.norm(x)
+def vector_2(x): return np.linalg.norm(x, 2)
+def vector_1(x): return np.linalg.norm(x, 1)
+def vector_inf(x): return np.linalg.norm(x, np.inf)
+def vector_minus_inf(x): return np.linalg.norm(x, -np.inf)
+def vector_0(x): return np.linalg.norm(x, 0)
+def vector_3(x): return np.linalg.norm(x, 3)
+def vector_0_5(x): return np.linalg.norm(x, ord=0.5)
+def vector_minus_1_5(x): return np.linalg.norm(x, ord=-1.5)
+VECTOR_NORMS = {  # every vector ord NumPy accepts, on a 1-D x or along one axis
+    "None": vector_None,
+    "2": vector_2,
+    "1": vector_1,
+    "inf": vector_inf,
+    "-inf": vector_minus_inf,
+    "0": vector_0,
+    "3": vector_3,
+    "0.5": vector_0_5,
+    "-1.5": vector_minus_1_5,
+}
+def along_1_axis0(x): return np.linalg.norm(x, 1, axis=0)
+def along_inf_axis1(x): return np.linalg.norm(x, np.inf, axis=1)
+def along_minus_inf_axis_1_keepdims(x): return np.linalg.norm(x, -np.inf, axis=-1, keepdims=True)
+def along_3_axis0_keepdims(x): return np.linalg.norm(x, 3, axis=0, keepdims=True)
+def along_None_axis1(x): return np.linalg.norm(x, axis=1)
+AXIS_NORMS = {  # vector norms along one axis
+    "1-axis0": along_1_axis0,
+    "inf-axis1": along_inf_axis1,
+    "-inf-axis-1-keepdims": along_minus_inf_axis_1_keepdims,
+    "3-axis0-keepdims": along_3_axis0_keepdims,
+    "None-axis1": along_None_axis1,
+}
+def matrix_fro(x): return np.linalg.norm(x, "fro")
+def matrix_nuc(x): return np.linalg.norm(x, "nuc")
+def matrix_1(x): return np.linalg.norm(x, 1)
+def matrix_minus_1(x): return np.linalg.norm(x, -1)
+def matrix_inf(x): return np.linalg.norm(x, np.inf)
+def matrix_minus_inf(x): return np.linalg.norm(x, -np.inf)
+def matrix_2(x): return np.linalg.norm(x, 2)
+def matrix_minus_2(x): return np.linalg.norm(x, -2)
+def matrix_1_axes10(x): return np.linalg.norm(x, 1, axis=(1, 0))
+def matrix_inf_axes10_keepdims(x): return np.linalg.norm(x, np.inf, axis=(1, 0), keepdims=True)
+def matrix_None_axes01(x): return np.linalg.norm(x, axis=(0, 1))
+MATRIX_NORMS = {  # on a 2-D x (axis None) or over two axes
+    "fro": matrix_fro,
+    "nuc": matrix_nuc,
+    "1": matrix_1,
+    "-1": matrix_minus_1,
+    "inf": matrix_inf,
+    "-inf": matrix_minus_inf,
+    "2": matrix_2,
+    "-2": matrix_minus_2,
+    "1-axes10": matrix_1_axes10,
+    "inf-axes10-keepdims": matrix_inf_axes10_keepdims,
+    "None-axes01": matrix_None_axes01,
+}
+def stacked_1_axes02(x): return np.linalg.norm(x, 1, axis=(0, 2))
+def stacked_minus_inf_axes20_keepdims(x): return np.linalg.norm(x, -np.inf, axis=(2, 0), keepdims=True)
+def stacked_nuc_axes12(x): return np.linalg.norm(x, "nuc", axis=(1, 2))
+def stacked_2_axes_1_2(x): return np.linalg.norm(x, 2, axis=(-1, -2))
+BATCHED_MATRIX_NORMS = {  # matrix norms over two axes of a 3-D x
+    "1-axes02": stacked_1_axes02,
+    "-inf-axes20-keepdims": stacked_minus_inf_axes20_keepdims,
+    "nuc-axes12": stacked_nuc_axes12,
+    "2-axes-1-2": stacked_2_axes_1_2,
+}
+
+
+def test_norm_inf_and_1_gradients_are_not_the_2_norms():
+    x = np.array([.5, -3.0, 1.0, 2.0])
+    np.testing.assert_array_equal(tr.grad(VECTOR_NORMS["inf"])(x), [0.0, -1.0, 0.0, 0.0])
+    np.testing.assert_array_equal(tr.grad(VECTOR_NORMS["1"])(x), np.sign(x))
+
+
+@pytest.mark.parametrize("name", VECTOR_NORMS)
+def test_vector_norm_rules(name):
+    _check_rules(VECTOR_NORMS[name], RNG.standard_normal(5))
+
+
+@pytest.mark.parametrize("name", AXIS_NORMS)
+def test_vector_norm_along_an_axis_rules(name):
+    _check_rules(AXIS_NORMS[name], RNG.standard_normal((3, 4)))
+
+
+@pytest.mark.parametrize("name", MATRIX_NORMS)
+def test_matrix_norm_rules(name):
+    _check_rules(MATRIX_NORMS[name], RNG.standard_normal((3, 4)))
+
+
+@pytest.mark.parametrize("name", BATCHED_MATRIX_NORMS)
+def test_matrix_norm_over_two_of_three_axes_rules(name):
+    _check_rules(BATCHED_MATRIX_NORMS[name], RNG.standard_normal((3, 4, 2)))
+
+
+def test_norm_ties_and_zeros_follow_jax():
+    """JAX: |x| has slope +1 at 0; entries tied for a max or min share its derivative equally."""
+    np.testing.assert_array_equal(tr.grad(VECTOR_NORMS["inf"])(np.array([3.0, -3.0, 1.0])), [0.5, -0.5, 0.0])
+    np.testing.assert_array_equal(tr.grad(VECTOR_NORMS["-inf"])(np.array([3.0, -1.0, 1.0])), [0.0, -0.5, 0.5])
+    np.testing.assert_array_equal(tr.grad(VECTOR_NORMS["1"])(np.array([0.0, -2.0])), [1.0, -1.0])
+    np.testing.assert_array_equal(tr.grad(VECTOR_NORMS["0"])(np.array([0.0, -2.0])), [0.0, 0.0])
+    # columns 0 and 1 tie for the largest absolute column sum
+    np.testing.assert_array_equal(tr.grad(MATRIX_NORMS["1"])(np.array([[1.0, -2.0, 0.5], [-2.0, 1.0, 0.5]])),
+                                  [[0.5, -0.5, 0.0], [-0.5, 0.5, 0.0]])
+
+
+def test_norm_with_ord_under_jit_of_grad_and_jvp():
+    x = RNG.standard_normal(5)
+    for name in ("1", "inf", "-inf", "0", "3", "2"):
+        f = VECTOR_NORMS[name]
+        np.testing.assert_allclose(tr.jit(tr.grad(f))(x), central_difference_grad(f, [x]), rtol=1e-6, atol=1e-7)
+    m = RNG.standard_normal((3, 4))
+    f = AXIS_NORMS["inf-axis1"]
+    t = RNG.standard_normal(m.shape)
+    np.testing.assert_allclose(tr.jvp(tr.jit(f), (m,), (t,))[1],      # the jvp compiled for the CPU
+                               central_difference_jvp(f, [m], [t]), rtol=1e-6, atol=1e-7)
+
+
+def test_second_derivative_of_norm_with_ord_is_refused_at_the_users_line():
+    f = VECTOR_NORMS["3"]
+    with pytest.raises(TransformError, match=r"test_regressions_linalg.py:\d+"):
+        tr.hessian(f)(RNG.standard_normal(3))
+    with pytest.raises(TransformError, match=r"test_regressions_linalg.py:\d+.*ord="):
+        tr.grad(_gradient_of_the_1_norm_against_x)(RNG.standard_normal(3))
+
+
+def _gradient_of_the_1_norm_against_x(x):
+    return np.sum(tr.grad(vector_1)(x) * x)
