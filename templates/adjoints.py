@@ -308,9 +308,15 @@ def norm_with_ord(z_bar, z, x, ord=None, axis=None, keepdims=False):
 
 
 # ------------------------------------------------------------------ linalg
-@rule("adjoint", "dot", "matmul", "inner", wrt=("x", "y"))
+@rule("adjoint", "dot", "matmul", wrt=("x", "y"))
 def dot(z_bar, z, x, y):
     return rt.dot_vjp_x(z_bar, x, y), rt.dot_vjp_y(z_bar, x, y)
+
+
+@rule("adjoint", "inner", wrt=("x", "y"))
+def inner(z_bar, z, x, y):
+    # np.inner contracts the LAST axes of both: not np.dot's (last of x with first of y)
+    return rt.inner_vjp_x(z_bar, x, y), rt.inner_vjp_y(z_bar, x, y)
 
 
 @rule("adjoint", "outer", wrt=("x", "y"))
@@ -479,6 +485,17 @@ def dot_vjp_x(z_bar, z, g, x, y):
 @rule("adjoint", "rt.dot_vjp_y", wrt=("g", "x"))
 def dot_vjp_y(z_bar, z, g, x, y):
     return np.dot(x, z_bar), rt.dot_vjp_x(g, x, z_bar)
+
+
+@rule("adjoint", "rt.inner_vjp_x", wrt=("g", "y"))
+def inner_vjp_x(z_bar, z, g, x, y):
+    # inner_vjp_x(g, x, y) is linear in g and in y
+    return np.inner(z_bar, y), rt.inner_vjp_y(g, z_bar, y)
+
+
+@rule("adjoint", "rt.inner_vjp_y", wrt=("g", "x"))
+def inner_vjp_y(z_bar, z, g, x, y):
+    return np.inner(x, z_bar), rt.inner_vjp_x(g, x, z_bar)
 
 
 # vmap's products with one batched operand: per example they are np.dot and the two

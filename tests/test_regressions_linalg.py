@@ -164,3 +164,69 @@ def test_second_derivative_of_norm_with_ord_is_refused_at_the_users_line():
 
 def _gradient_of_the_1_norm_against_x(x):
     return np.sum(tr.grad(vector_1)(x) * x)
+
+
+# ------------------------------------------------------------------ 2. np.inner
+def _check_two(f, x, y, jit=False):
+    """vjp and jvp of f(x, y) against central differences; vmap over both against a loop."""
+    out = f(x, y)
+    u = RNG.standard_normal(np.shape(out))
+    _, vjp_fn = tr.vjp(f, x, y)
+    x_bar, y_bar = vjp_fn(u)
+    np.testing.assert_allclose(x_bar, _vjp_reference(lambda x: f(x, y), x, u), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(y_bar, _vjp_reference(lambda y: f(x, y), y, u), rtol=1e-6, atol=1e-7)
+    tx, ty = RNG.standard_normal(np.shape(x)), RNG.standard_normal(np.shape(y))
+    value, tangent = tr.jvp(f, (x, y), (tx, ty))
+    np.testing.assert_allclose(value, out, rtol=1e-12)
+    np.testing.assert_allclose(tangent, central_difference_jvp(f, [x, y], [tx, ty]), rtol=1e-6, atol=1e-7)
+    xs, ys = np.stack([x, 2.0 * x]), np.stack([y, y - 1.0])
+    np.testing.assert_allclose(tr.vmap(f)(xs, ys), np.stack([f(a, b) for a, b in zip(xs, ys)]), rtol=1e-12)
+    loss = _weighted_loss(f, u)
+    grads = tr.vmap(tr.grad(loss, argnums=(0, 1)))(xs, ys)
+    for k, (a, b) in enumerate(zip(xs, ys)):
+        np.testing.assert_allclose(grads[0][k], central_difference_grad(loss, [a, b], 0), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(grads[1][k], central_difference_grad(loss, [a, b], 1), rtol=1e-6, atol=1e-7)
+    if jit:
+        compiled = tr.jit(tr.grad(loss, argnums=(0, 1)))(x, y)
+        np.testing.assert_allclose(compiled[0], central_difference_grad(loss, [x, y], 0), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(compiled[1], central_difference_grad(loss, [x, y], 1), rtol=1e-6, atol=1e-7)
+
+
+def _weighted_loss(f, weights):
+    """sum(f(x, y) * weights), the weights a constant of the transformed function."""
+    def loss(x, y):
+        return np.sum(f(x, y) * weights)
+    return loss
+
+
+def inner(x, y): return np.inner(x, y)
+
+
+INNER_SHAPES = {"vectors": ((4,), (4,)), "square matrices": ((3, 3), (3, 3)),
+                "matrices": ((2, 4), (3, 4)), "3-D and 2-D": ((2, 3, 4), (5, 4)),
+                "vector and 3-D": ((4,), (2, 3, 4)), "scalar and matrix": ((), (2, 3))}
+
+
+@pytest.mark.parametrize("name", INNER_SHAPES)
+def test_inner_rules(name):
+    xs, ys = INNER_SHAPES[name]
+    x, y = RNG.standard_normal(xs), RNG.standard_normal(ys)
+    _check_two(inner, x if xs else float(x), y, jit=name in ("square matrices", "matrices"))
+
+
+def test_inner_of_square_matrices_gradient_of_b_is_not_transposed():
+    a, b = RNG.standard_normal((3, 3)), RNG.standard_normal((3, 3))
+    w = RNG.standard_normal((3, 3))
+    loss = _weighted_loss(inner, w)
+    np.testing.assert_allclose(tr.grad(loss, argnums=1)(a, b), w.T @ a, rtol=1e-12)
+
+
+def _inner_square(a):
+    return np.sum(np.inner(a, a) ** 2)
+
+
+def test_inner_second_derivative():
+    from oracles import central_difference_hessian
+    a = RNG.standard_normal((2, 3))
+    np.testing.assert_allclose(tr.hessian(_inner_square)(a), central_difference_hessian(_inner_square, [a]),
+                               rtol=1e-5, atol=1e-6)

@@ -110,6 +110,28 @@ def dot_vjp_y(g, x, y):
     return np.dot(np.transpose(x), g)
 
 
+def _inner_rows(g, x, y):
+    """``g`` of ``z = np.inner(x, y)`` as a matrix: a row per entry of ``x`` but its last axis,
+    a column per entry of ``y`` but its last axis (``z[i.., j..] = sum_k x[i.., k] y[j.., k]``)."""
+    k = np.shape(x)[-1]
+    return np.reshape(g, (np.size(x) // k, np.size(y) // k))
+
+
+def inner_vjp_x(g, x, y):
+    """The cotangent of x in ``z = np.inner(x, y)``: ``x_bar[i.., k] = sum_j g[i.., j..] y[j.., k]``."""
+    if np.ndim(x) == 0 or np.ndim(y) == 0:        # a scalar operand: np.inner multiplies
+        return unbroadcast(g * y, x)
+    return np.reshape(np.dot(_inner_rows(g, x, y), np.reshape(y, (-1, np.shape(y)[-1]))), np.shape(x))
+
+
+def inner_vjp_y(g, x, y):
+    """The cotangent of y in ``z = np.inner(x, y)``: ``y_bar[j.., k] = sum_i g[i.., j..] x[i.., k]``."""
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(g * x, y)
+    rows = _inner_rows(g, x, y)
+    return np.reshape(np.dot(np.transpose(rows), np.reshape(x, (-1, np.shape(x)[-1]))), np.shape(y))
+
+
 # ------------------------------------ products with one batched operand (vmap)
 # vmap writes these for np.dot and the dot adjoints when one operand carries the
 # batch axis (LAST, as everywhere in generated code) and the other does not: one

@@ -34,6 +34,7 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from .. import core_form as cf
 from .. import runtime as rt
+from .numba_arrays import dot as _dot     # np.dot with NumPy's dtype promotion (integers too)
 
 
 # ------------------------------------------------------------- lowering pass
@@ -380,6 +381,38 @@ def dot_vjp_y(g, x, y):
     if y.ndim == 1:       # x^T g as g x: BLAS reads x as stored, no transposed view
         return lambda g, x, y: np.dot(g, x)
     return lambda g, x, y: np.dot(np.transpose(x), g)
+
+
+@njit(cache=True)
+def _rows_of(a):
+    """``a`` as a C-order matrix: a row per entry but its last axis (np.inner's contracted one)."""
+    return np.ascontiguousarray(a).reshape((-1, a.shape[-1]))
+
+
+@overload(rt.inner_vjp_x)
+def inner_vjp_x(g, x, y):
+    if not _is_array(x):
+        return (lambda g, x, y: np.sum(g * y)) if _is_array(y) else (lambda g, x, y: g * y)
+    if not _is_array(y):
+        return lambda g, x, y: g * y
+
+    def contracted(g, x, y):
+        rows = np.ascontiguousarray(g).reshape((x.size // x.shape[-1], y.size // y.shape[-1]))
+        return _dot(rows, _rows_of(y)).reshape(x.shape)
+    return contracted
+
+
+@overload(rt.inner_vjp_y)
+def inner_vjp_y(g, x, y):
+    if not _is_array(y):
+        return (lambda g, x, y: np.sum(g * x)) if _is_array(x) else (lambda g, x, y: g * x)
+    if not _is_array(x):
+        return lambda g, x, y: g * x
+
+    def contracted(g, x, y):
+        rows = np.ascontiguousarray(g).reshape((x.size // x.shape[-1], y.size // y.shape[-1]))
+        return _dot(np.ascontiguousarray(rows.T), _rows_of(x)).reshape(y.shape)
+    return contracted
 
 
 # ------------------------------------ products with one batched operand (vmap)
