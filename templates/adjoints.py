@@ -308,9 +308,15 @@ def norm_with_ord(z_bar, z, x, ord=None, axis=None, keepdims=False):
 
 
 # ------------------------------------------------------------------ linalg
-@rule("adjoint", "dot", "matmul", wrt=("x", "y"))
+@rule("adjoint", "dot", wrt=("x", "y"))
 def dot(z_bar, z, x, y):
     return rt.dot_vjp_x(z_bar, x, y), rt.dot_vjp_y(z_bar, x, y)
+
+
+@rule("adjoint", "matmul", wrt=("x", "y"))
+def matmul(z_bar, z, x, y):
+    # np.dot's product up to 2-D; past it, stacks of matrices (np.dot contracts other axes there)
+    return rt.matmul_vjp_x(z_bar, x, y), rt.matmul_vjp_y(z_bar, x, y)
 
 
 @rule("adjoint", "inner", wrt=("x", "y"))
@@ -485,6 +491,16 @@ def dot_vjp_x(z_bar, z, g, x, y):
 @rule("adjoint", "rt.dot_vjp_y", wrt=("g", "x"))
 def dot_vjp_y(z_bar, z, g, x, y):
     return np.dot(x, z_bar), rt.dot_vjp_x(g, x, z_bar)
+
+
+@rule("adjoint", "rt.matmul_vjp_x", wrt=("g", "y"))
+def matmul_vjp_x(z_bar, z, g, x, y):
+    return z_bar @ y, rt.matmul_vjp_y(g, z_bar, y)
+
+
+@rule("adjoint", "rt.matmul_vjp_y", wrt=("g", "x"))
+def matmul_vjp_y(z_bar, z, g, x, y):
+    return x @ z_bar, rt.matmul_vjp_x(g, x, z_bar)
 
 
 @rule("adjoint", "rt.inner_vjp_x", wrt=("g", "y"))

@@ -207,7 +207,8 @@ def example(x, b):
 
 
 # ------------------------------------------------ products with one batched factor
-@rule("batching", "dot", "matmul", "rt.dot_vjp_x", "rt.dot_vjp_y", strategy="products")
+@rule("batching", "dot", "matmul", "rt.dot_vjp_x", "rt.dot_vjp_y", "rt.matmul_vjp_x", "rt.matmul_vjp_y",
+      strategy="products")
 def product_example(x, b):
     """Example ``b`` of a factor, when both factors are batched (a loop over the examples)."""
     return x[..., b]

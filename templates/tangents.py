@@ -599,6 +599,16 @@ def dot_vjp_y_tangent(g, x, y, g_dot, x_dot):
     return rt.dot_vjp_y(g_dot, x, y) + rt.dot_vjp_y(g, x_dot, y)
 
 
+@rule("tangent", "rt.matmul_vjp_x")
+def matmul_vjp_x_tangent(g, x, y, g_dot, y_dot):
+    return rt.matmul_vjp_x(g_dot, x, y) + rt.matmul_vjp_x(g, x, y_dot)
+
+
+@rule("tangent", "rt.matmul_vjp_y")
+def matmul_vjp_y_tangent(g, x, y, g_dot, x_dot):
+    return rt.matmul_vjp_y(g_dot, x, y) + rt.matmul_vjp_y(g, x_dot, y)
+
+
 @rule("tangent", "rt.inner_vjp_x")
 def inner_vjp_x_tangent(g, x, y, g_dot, y_dot):
     return rt.inner_vjp_x(g_dot, x, y) + rt.inner_vjp_x(g, x, y_dot)

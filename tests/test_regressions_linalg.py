@@ -230,3 +230,79 @@ def test_inner_second_derivative():
     a = RNG.standard_normal((2, 3))
     np.testing.assert_allclose(tr.hessian(_inner_square)(a), central_difference_hessian(_inner_square, [a]),
                                rtol=1e-5, atol=1e-6)
+
+
+# --------------------------------------------------- 3. matmul and np.dot past two dimensions
+def matmul(x, y): return x @ y
+def np_matmul(x, y): return np.matmul(x, y)
+def np_dot(x, y): return np.dot(x, y)
+
+
+def stacked_times(a):
+    return np.sum(np.stack([a, a]) @ a)
+
+
+MATMUL_SHAPES = {"stack @ matrix": ((2, 3, 4), (4, 5)), "matrix @ stack": ((3, 4), (2, 4, 5)),
+                 "stack @ stack": ((2, 3, 4), (2, 4, 5)), "broadcast stacks": ((2, 1, 3, 4), (5, 4, 2)),
+                 "vector @ stack": ((4,), (2, 4, 5)), "stack @ vector": ((2, 3, 4), (4,)),
+                 "matrix @ vector": ((3, 4), (4,))}
+
+
+@pytest.mark.parametrize("name", MATMUL_SHAPES)
+def test_matmul_of_stacks_rules(name):
+    xs, ys = MATMUL_SHAPES[name]
+    f = np_matmul if "broadcast" in name else matmul
+    _check_two(f, RNG.standard_normal(xs), RNG.standard_normal(ys))
+
+
+def _five_products(a3, m2, v, b3):
+    """Every rank of @ the CPU target compiles, in one function (one compile)."""
+    return a3 @ m2, m2 @ b3, v @ b3, a3 @ v, a3 @ b3
+
+
+def test_matmul_of_stacks_under_jit_of_grad_and_vmap():
+    a3, m2, v, b3 = (RNG.standard_normal(s) for s in ((2, 3, 4), (4, 4), (4,), (2, 4, 4)))
+    args = (a3, m2, v, b3)
+    weights = [RNG.standard_normal(np.shape(out)) for out in _five_products(*args)]
+    w0, w1, w2, w3, w4 = weights
+
+    def loss(a3, m2, v, b3):
+        p0, p1, p2, p3, p4 = _five_products(a3, m2, v, b3)
+        return np.sum(p0 * w0) + np.sum(p1 * w1) + np.sum(p2 * w2) + np.sum(p3 * w3) + np.sum(p4 * w4)
+    got = tr.jit(tr.grad(loss, argnums=(0, 1, 2, 3)))(*args)
+    for k in range(4):
+        np.testing.assert_allclose(got[k], central_difference_grad(loss, args, k), rtol=1e-6, atol=1e-7)
+    batches = [np.stack([a, 2.0 * a]) for a in args]
+    outs = tr.jit(tr.vmap(_five_products))(*batches)
+    for k, out in enumerate(outs):
+        np.testing.assert_allclose(out, np.stack([_five_products(*(b[i] for b in batches))[k] for i in range(2)]),
+                                   rtol=1e-12)
+
+
+def test_stack_of_a_matrix_times_it():
+    a = RNG.standard_normal((3, 3))
+    np.testing.assert_allclose(tr.grad(stacked_times)(a), central_difference_grad(stacked_times, [a]),
+                               rtol=1e-6, atol=1e-7)
+
+
+DOT_SHAPES = {"stack . matrix": ((2, 3, 4), (4, 5)), "matrix . stack": ((3, 4), (2, 4, 5)),
+              "stack . stack": ((2, 3, 4), (5, 4, 2)), "vector . stack": ((4,), (2, 4, 3)),
+              "stack . vector": ((2, 3, 4), (4,))}
+
+
+@pytest.mark.parametrize("name", DOT_SHAPES)
+def test_dot_of_stacks_rules(name):
+    """np.dot contracts x's last axis with y's second-to-last: not @'s stacks of matrices."""
+    xs, ys = DOT_SHAPES[name]
+    _check_two(np_dot, RNG.standard_normal(xs), RNG.standard_normal(ys))
+
+
+def matmul_square_sum(a, b):
+    return np.sum((a @ b) ** 2)
+
+
+def test_matmul_of_stacks_second_derivative():
+    from oracles import central_difference_hessian
+    a, b = RNG.standard_normal((2, 2, 3)), RNG.standard_normal((3, 2))
+    np.testing.assert_allclose(tr.hessian(matmul_square_sum)(a, b),
+                               central_difference_hessian(matmul_square_sum, [a, b]), rtol=1e-5, atol=1e-5)

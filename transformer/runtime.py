@@ -93,12 +93,17 @@ def top(tape):
 
 # ------------------------------------------------------ adjoints of products
 def dot_vjp_x(g, x, y):
-    """The cotangent of x in ``z = np.dot(x, y)`` (1-D and 2-D operands, or scalars)."""
+    """The cotangent of x in ``z = np.dot(x, y)``, scalars or arrays of any rank: np.dot contracts
+    x's last axis with y's second-to-last (its only one for a vector), ``z`` is
+    ``x.shape[:-1] + y.shape[:-2] + y.shape[-1:]``."""
     if np.ndim(x) == 0 or np.ndim(y) == 0:
         return unbroadcast(np.sum(g * y) if np.ndim(x) == 0 else g * y, x)
     if np.ndim(y) == 1:
-        return np.outer(g, y) if np.ndim(x) == 2 else g * y
-    return np.dot(g, np.transpose(y))
+        return np.outer(g, y) if np.ndim(x) == 2 else np.multiply.outer(g, y)
+    if np.ndim(y) == 2:
+        return np.dot(g, np.transpose(y))
+    y_free = [a for a in range(np.ndim(y)) if a != np.ndim(y) - 2]          # all of y's axes but k
+    return np.tensordot(g, y, axes=(list(range(np.ndim(x) - 1, np.ndim(g))), y_free))
 
 
 def dot_vjp_y(g, x, y):
@@ -106,8 +111,39 @@ def dot_vjp_y(g, x, y):
     if np.ndim(x) == 0 or np.ndim(y) == 0:
         return unbroadcast(np.sum(g * x) if np.ndim(y) == 0 else g * x, y)
     if np.ndim(x) == 1:
-        return np.outer(x, g) if np.ndim(y) == 2 else g * x
-    return np.dot(np.transpose(x), g)
+        return np.outer(x, g) if np.ndim(y) == 2 else np.moveaxis(np.multiply.outer(x, g), 0, -2) \
+            if np.ndim(y) > 2 else g * x
+    if np.ndim(x) == 2 and np.ndim(y) <= 2:
+        return np.dot(np.transpose(x), g)
+    lead = list(range(np.ndim(x) - 1))                         # x's axes but k, leading in g too
+    y_bar = np.tensordot(x, g, axes=(lead, lead))              # (k,) + y's axes but k
+    return np.moveaxis(y_bar, 0, -2) if np.ndim(y) > 1 else y_bar
+
+
+def _as_matrices(g, x, y):
+    """``np.matmul``'s 1-D operands as matrices (a row x, a column y), and ``g`` with the axes they
+    lost put back: the batched 2-D products that every rank then shares."""
+    x2 = np.reshape(x, (1, -1)) if np.ndim(x) == 1 else x
+    y2 = np.reshape(y, (-1, 1)) if np.ndim(y) == 1 else y
+    g2 = np.expand_dims(g, -2) if np.ndim(x) == 1 else g
+    return x2, y2, np.expand_dims(g2, -1) if np.ndim(y) == 1 else g2
+
+
+def matmul_vjp_x(g, x, y):
+    """The cotangent of x in ``z = x @ y``: NumPy's matmul, stacks of matrices in the leading axes
+    (broadcast), a 1-D operand a row (x) or a column (y)."""
+    if np.ndim(x) <= 2 and np.ndim(y) <= 2:
+        return dot_vjp_x(g, x, y)                     # np.dot is the same product
+    x2, y2, g2 = _as_matrices(g, x, y)
+    return np.reshape(unbroadcast(np.matmul(g2, np.swapaxes(y2, -1, -2)), x2), np.shape(x))
+
+
+def matmul_vjp_y(g, x, y):
+    """The cotangent of y in ``z = x @ y``."""
+    if np.ndim(x) <= 2 and np.ndim(y) <= 2:
+        return dot_vjp_y(g, x, y)
+    x2, y2, g2 = _as_matrices(g, x, y)
+    return np.reshape(unbroadcast(np.matmul(np.swapaxes(x2, -1, -2), g2), y2), np.shape(y))
 
 
 def _inner_rows(g, x, y):
@@ -141,8 +177,18 @@ def _batch_last(out, axis):
     return np.moveaxis(out, axis, -1)
 
 
+def _check_ranks(*ranks):
+    """These products are np.dot's, which is @'s only while the right factor has at most two
+    dimensions; past two per example they would contract the wrong axes (the CPU target refuses
+    them when it compiles)."""
+    if max(ranks) > 2:
+        raise ValueError("np.dot or @ under vmap with one factor the same for every example supports "
+                         "operands of at most two dimensions per example; batch both factors instead")
+
+
 def dot_batched_x(x, y):
     """``np.dot(example, y)`` for every example of ``x``."""
+    _check_ranks(np.ndim(y))
     if np.ndim(x) == 1 or np.ndim(y) == 0:                 # a scalar factor: a product
         return np.expand_dims(y, -1) * x if np.ndim(x) == 1 else x * y
     return _batch_last(np.tensordot(x, y, axes=(np.ndim(x) - 2, 0)), np.ndim(x) - 2)
@@ -150,6 +196,7 @@ def dot_batched_x(x, y):
 
 def dot_batched_y(x, y):
     """``np.dot(x, example)`` for every example of ``y``."""
+    _check_ranks(np.ndim(y) - 1)
     if np.ndim(y) == 1 or np.ndim(x) == 0:
         return np.expand_dims(x, -1) * y if np.ndim(y) == 1 else x * y
     return np.tensordot(x, y, axes=(np.ndim(x) - 1, 0))
@@ -158,6 +205,7 @@ def dot_batched_y(x, y):
 def dot_vjp_x_batched_g(g, x, y):
     """``dot_vjp_x(example of g, x, y)`` for every example of the cotangent ``g``
     (``x``, one example's operand, gives only a shape)."""
+    _check_ranks(np.ndim(y))
     if np.ndim(x) == 0:
         return np.tensordot(y, g, axes=np.ndim(y))
     if np.ndim(y) == 0:
@@ -169,19 +217,22 @@ def dot_vjp_x_batched_g(g, x, y):
 
 def dot_vjp_y_batched_g(g, x, y):
     """``dot_vjp_y(example of g, x, y)`` for every example of the cotangent ``g``."""
+    _check_ranks(np.ndim(y))
     if np.ndim(y) == 0:
         return np.tensordot(x, g, axes=np.ndim(x))
     if np.ndim(x) == 0:
         return g * x
     if np.ndim(x) == 1:
         return np.multiply.outer(x, g)
-    return np.tensordot(x, g, axes=(0, 0))
+    lead = list(range(np.ndim(x) - 1))           # x's axes but its last, leading in g too
+    return np.tensordot(x, g, axes=(lead, lead))
 
 
 def dot_vjp_y_batched_gx(g, x, y):
     """``dot_vjp_y(example of g, example of x, y)`` for every example: both factors batched, so
     elementwise where an example of ``x`` is a scalar or a vector (per-example gradients of a
     linear model), one product per example where it is a matrix."""
+    _check_ranks(np.ndim(x) - 1, np.ndim(y))
     if np.ndim(x) == 1 or np.ndim(y) == 0:
         return g * x if np.ndim(y) else np.sum(g * x, axis=tuple(range(np.ndim(x) - 1)))
     if np.ndim(x) == 2:

@@ -35,6 +35,7 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 from .. import core_form as cf
 from .. import runtime as rt
 from .numba_arrays import dot as _dot     # np.dot with NumPy's dtype promotion (integers too)
+from .numba_arrays import matmul as _matmul   # @ of stacks of matrices
 
 
 # ------------------------------------------------------------- lowering pass
@@ -381,6 +382,66 @@ def dot_vjp_y(g, x, y):
     if y.ndim == 1:       # x^T g as g x: BLAS reads x as stored, no transposed view
         return lambda g, x, y: np.dot(g, x)
     return lambda g, x, y: np.dot(np.transpose(x), g)
+
+
+def _swapped(a):
+    """``np.swapaxes(a, -1, -2)``."""
+    return np.swapaxes(a, -1, -2)
+
+
+@overload(_swapped)
+def _swapped_numba(a):
+    ndim = a.ndim
+
+    def swap_last_two(a):
+        order = np.arange(ndim)
+        order[-1], order[-2] = ndim - 2, ndim - 1
+        # contiguous: numba's matmul (nl.matmul) reshapes its stacks
+        return np.ascontiguousarray(np.transpose(a, to_fixed_tuple(order, ndim)))
+    return swap_last_two
+
+
+def _with_axis(g, at):
+    """``g`` with a new axis of length 1 at position ``at`` (-1 or -2)."""
+    return np.expand_dims(g, at)
+
+
+@overload(_with_axis)
+def _with_axis_numba(g, at):
+    ndim = g.ndim + 1
+
+    def reshaped(g, at):
+        shape = np.ones(ndim, np.intp)
+        shape[:at] = np.array(g.shape)[:ndim + at]
+        if at == -2:
+            shape[-1] = g.shape[-1]
+        return np.ascontiguousarray(g).reshape(to_fixed_tuple(shape, ndim))
+    return reshaped
+
+
+@overload(rt.matmul_vjp_x)
+def matmul_vjp_x(g, x, y):
+    if x.ndim <= 2 and y.ndim <= 2:
+        return lambda g, x, y: rt.dot_vjp_x(g, x, y)
+    # a 1-D operand as a row (x) or a column (y), g with the axis it lost, then stacks of matrices
+    if x.ndim == 1:
+        return lambda g, x, y: rt.unbroadcast(_matmul(_with_axis(g, -2), _swapped(y)),
+                                              x.reshape((1, x.size))).reshape(x.shape)
+    if y.ndim == 1:
+        return lambda g, x, y: _with_axis(g, -1) * y
+    return lambda g, x, y: rt.unbroadcast(_matmul(g, _swapped(y)), x)
+
+
+@overload(rt.matmul_vjp_y)
+def matmul_vjp_y(g, x, y):
+    if x.ndim <= 2 and y.ndim <= 2:
+        return lambda g, x, y: rt.dot_vjp_y(g, x, y)
+    if x.ndim == 1:
+        return lambda g, x, y: rt.unbroadcast(_with_axis(x, -1) * _with_axis(g, -2), y)
+    if y.ndim == 1:
+        return lambda g, x, y: rt.unbroadcast(_matmul(_swapped(x), _with_axis(g, -1)),
+                                              y.reshape((y.size, 1))).reshape(y.shape)
+    return lambda g, x, y: rt.unbroadcast(_matmul(_swapped(x), g), y)
 
 
 @njit(cache=True)
