@@ -26,7 +26,7 @@ zero_derivative(
     "shape", "ndim", "size", "len", "int", "bool",
     "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "arange", "linspace", "eye",
     "stop_gradient",
-    "rt.zeros_like", "rt.scalar_seed", "rt.stack",
+    "rt.zeros_like", "rt.scalar_seed", "rt.stack", "rt.has_cotangent",
 )
 
 
@@ -194,7 +194,10 @@ def divide(z_bar, z, x, y):
 
 @rule("adjoint", "power", wrt=("x", "y"))
 def power(z_bar, z, x, y):
-    return rt.unbroadcast(z_bar * y * x ** (y - 1), x), rt.unbroadcast(z_bar * z * np.log(x), y)
+    # the exponent's cotangent is z log x: for a float exponent only (an integer one has none, and
+    # log of a negative x would warn), with log(1) where x == 0, as JAX does (0 ** y is 0 for y > 0)
+    base = np.where(np.logical_and(rt.has_cotangent(y), x != 0), x, 1)
+    return rt.unbroadcast(z_bar * y * x ** (y - 1), x), rt.unbroadcast(z_bar * z * np.log(base), y)
 
 
 @rule("adjoint", "mod", wrt=("x", "y"))
@@ -204,15 +207,16 @@ def mod(z_bar, z, x, y):
 
 @rule("adjoint", "maximum", "fmax", wrt=("x", "y"))
 def maximum(z_bar, z, x, y):
-    # ties split the cotangent evenly, as JAX does
-    share = (x > y) + 0.5 * (x == y)
-    return rt.unbroadcast(z_bar * share, x), rt.unbroadcast(z_bar * (1.0 - share), y)
+    # ties split the cotangent evenly, as JAX does; masks multiply the cotangent itself, so it
+    # keeps its dtype (a float mask such as 0.5 * (x == y) is float64 and widens float32)
+    x_share = z_bar * (x > y) + 0.5 * z_bar * (x == y)
+    return rt.unbroadcast(x_share, x), rt.unbroadcast(z_bar - x_share, y)
 
 
 @rule("adjoint", "minimum", "fmin", wrt=("x", "y"))
 def minimum(z_bar, z, x, y):
-    share = (x < y) + 0.5 * (x == y)
-    return rt.unbroadcast(z_bar * share, x), rt.unbroadcast(z_bar * (1.0 - share), y)
+    x_share = z_bar * (x < y) + 0.5 * z_bar * (x == y)
+    return rt.unbroadcast(x_share, x), rt.unbroadcast(z_bar - x_share, y)
 
 
 @rule("adjoint", "arctan2", wrt=("x", "y"))
@@ -449,7 +453,7 @@ def pmean(z_bar, z, x, axis_name):
 
 @rule("adjoint", "pmax", "pmin", wrt=("x",))
 def pextremum(z_bar, z, x, axis_name):
-    hits = (x == z) * 1.0
+    hits = rt.cast_like(x == z, x)       # 1.0 where x attains it, in x's floating dtype
     return lax.psum(z_bar, axis_name) * hits / lax.psum(hits, axis_name)
 
 
@@ -475,6 +479,11 @@ def ppermute(z_bar, z, x, axis_name, perm, inverse=False):
 @rule("adjoint", "rt.unbroadcast", wrt=("g",))
 def unbroadcast(z_bar, z, g, x):
     return np.broadcast_to(z_bar, np.shape(g))
+
+
+@rule("adjoint", "rt.align_batch", wrt=("x",))
+def align_batch(z_bar, z, x):
+    return np.reshape(z_bar, np.shape(x))
 
 
 @rule("adjoint", "rt.expand_to", wrt=("g",))

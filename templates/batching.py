@@ -58,8 +58,9 @@ _ELEMENTWISE = [name for name, prim in primitives.REGISTRY.items()
 @rule("batching", *_ELEMENTWISE, "where", "clip", "stop_gradient", "copy", "asarray",
       strategy="elementwise")
 def align(x):
-    """An unbatched operand, given a trailing axis of length 1 to broadcast against the batch."""
-    return np.expand_dims(np.asarray(x), -1)
+    """An unbatched operand, given a trailing axis of length 1 to broadcast against the batch
+    (a scalar as it is: it broadcasts, and keeps promoting as a Python or NumPy scalar)."""
+    return rt.align_batch(x)
 
 
 def broadcast_batch(x, batch_size):
@@ -295,7 +296,13 @@ def helper_example(x, b):
     return x[..., b]
 
 
-@rule("batching", "rt.zeros_like", "rt.copy", "rt.cast_like", strategy="elementwise")
+@rule("batching", "rt.align_batch", strategy="batched")
+def align_batch_batched(x):
+    # under an outer vmap each example's trailing axis is the second-to-last
+    return np.expand_dims(x, -2)
+
+
+@rule("batching", "rt.zeros_like", "rt.copy", "rt.cast_like", "rt.has_cotangent", strategy="elementwise")
 def helper_align(x):
     return np.expand_dims(np.asarray(x), -1)
 

@@ -214,8 +214,9 @@ def mod_tangent(x, y, x_dot, y_dot):
 
 @rule("tangent", "power")
 def power_tangent(x, y, z, x_dot, y_dot):
-    # y * x ** (y - 1) is written without dividing by x, so x == 0 is fine
-    return y * x ** (y - 1) * x_dot + z * np.log(x) * y_dot
+    # y * x ** (y - 1) is written without dividing by x, so x == 0 is fine; log(1) where x == 0,
+    # as JAX does (0 ** y is 0 for y > 0).  With an integer y, y_dot is zero and the term folds away.
+    return y * x ** (y - 1) * x_dot + z * np.log(np.where(x != 0, x, 1)) * y_dot
 
 
 @rule("tangent", "maximum", "fmax")
@@ -283,21 +284,21 @@ def cumsum_tangent(x_dot, axis=None):
 def max_tangent(x, x_dot, axis=None, keepdims=False):
     # the tangent at the largest entries, averaged over ties (as JAX does)
     at_peak = x == np.max(x, axis=axis, keepdims=True)
-    count = np.sum(at_peak, axis=axis, keepdims=keepdims)
+    count = rt.cast_like(np.sum(at_peak, axis=axis, keepdims=keepdims), x_dot)   # an int64 count widens float32
     return np.sum(x_dot * at_peak, axis=axis, keepdims=keepdims) / count
 
 
 @rule("tangent", "min", whole_array="extremum_tangent")
 def min_tangent(x, x_dot, axis=None, keepdims=False):
     at_peak = x == np.min(x, axis=axis, keepdims=True)
-    count = np.sum(at_peak, axis=axis, keepdims=keepdims)
+    count = rt.cast_like(np.sum(at_peak, axis=axis, keepdims=keepdims), x_dot)   # an int64 count widens float32
     return np.sum(x_dot * at_peak, axis=axis, keepdims=keepdims) / count
 
 
 def extremum_tangent(x, z, x_dot):
     """``max``/``min`` of a whole array (no ``axis``): compare with the scalar ``z``."""
     at_peak = x == z
-    return np.sum(x_dot * at_peak) / np.sum(at_peak)
+    return np.sum(x_dot * at_peak) / rt.cast_like(np.sum(at_peak), x_dot)
 
 
 @rule("tangent", "var", whole_array="var_all_tangent")
@@ -528,7 +529,7 @@ unsupported("tangent", ["pmax", "pmin"], "forward mode of pmax/pmin across a map
 # jvp of grad's generated code (forward over reverse) meets these.
 
 
-@rule("tangent", "rt.zeros_like", "rt.scalar_seed", "axis_index", nondifferentiable=True)
+@rule("tangent", "rt.zeros_like", "rt.scalar_seed", "rt.has_cotangent", "axis_index", nondifferentiable=True)
 def constant_helper_tangent():
     """Zeros, the seed 1.0 and axis positions are constants."""
 
@@ -536,6 +537,11 @@ def constant_helper_tangent():
 @rule("tangent", "rt.copy")
 def rt_copy_tangent(x_dot):
     return rt.copy(x_dot)
+
+
+@rule("tangent", "rt.align_batch")
+def align_batch_tangent(x_dot):
+    return rt.align_batch(x_dot)
 
 
 @rule("tangent", "rt.unbroadcast")

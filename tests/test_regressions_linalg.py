@@ -306,3 +306,102 @@ def test_matmul_of_stacks_second_derivative():
     a, b = RNG.standard_normal((2, 2, 3)), RNG.standard_normal((3, 2))
     np.testing.assert_allclose(tr.hessian(matmul_square_sum)(a, b),
                                central_difference_hessian(matmul_square_sum, [a, b]), rtol=1e-5, atol=1e-5)
+
+
+# ------------------------------------------------------ 4. float32 stays float32 (as in JAX)
+W32 = RNG.standard_normal((4, 3)).astype(np.float32)
+
+
+def f32_sin(x): return np.sum(np.sin(x) * np.exp(x))
+def f32_log(x): return np.sum(np.log(np.abs(x) + 1.0) + np.sqrt(x * x + 2.0))
+def f32_tanh(x): return np.sum(np.tanh(x) / 3.0 - 1.5 * np.arctan(x))
+def f32_power(x): return np.sum(x ** 3)
+def f32_square(x): return np.sum(np.square(x) + np.reciprocal(x + 3.0))
+def f32_relu(x): return np.sum(np.maximum(x, 0.0))
+def f32_minimum(x): return np.sum(np.minimum(x, 0.5) + np.abs(x))
+def f32_where(x): return np.sum(np.where(x > 0, x, 0.1 * x))
+def f32_clip(x): return np.sum(np.clip(x, -0.5, 0.5))
+def f32_logaddexp(x): return np.sum(np.logaddexp(x, 0.5) + np.hypot(x, 1.0))
+def f32_mean_by_shape(x): return np.sum(x) / x.shape[0]
+def f32_mean(x): return np.mean(x * x)
+def f32_max(x): return np.max(x)
+def f32_min(x): return np.min(x * x)
+def f32_var(x): return np.var(x, axis=0) + np.std(x, axis=0)
+def f32_cumsum(x): return np.sum(np.cumsum(x) * x)
+def f32_norm(x): return np.linalg.norm(x)
+def f32_norm_1(x): return np.linalg.norm(x, 1) + np.linalg.norm(x, np.inf)
+def f32_matmul(x): return np.sum(np.tanh(x @ W32))
+def f32_dot(x): return np.dot(x, x) + np.sum(np.dot(x, W32))
+def f32_inner(x): return np.inner(x, x) + np.vdot(x, x)
+def f32_outer(x): return np.sum(np.outer(x, x) * 0.5)
+
+
+FLOAT32_CASES = [f32_sin, f32_log, f32_tanh, f32_power, f32_square, f32_relu, f32_minimum, f32_where, f32_clip,
+                 f32_logaddexp, f32_mean_by_shape, f32_mean, f32_max, f32_min, f32_var, f32_cumsum,
+                 f32_norm, f32_norm_1, f32_matmul, f32_dot, f32_inner, f32_outer]
+
+
+@pytest.mark.parametrize("f", FLOAT32_CASES, ids=lambda f: f.__name__)
+def test_float32_stays_float32(f):
+    x = np.array([0.3, -1.25, 2.0, 0.75], dtype=np.float32)   # no ties with clip's or minimum's 0.5
+    xs = np.stack([x, x + 0.5, -x])
+    assert np.result_type(f(x)) == np.float32, "NumPy's own result is float32"
+    assert tr.grad(f)(x).dtype == np.float32
+    value, tangent = tr.jvp(f, (x,), (np.ones_like(x),))
+    assert np.result_type(value) == np.float32 and np.result_type(tangent) == np.float32
+    assert tr.vmap(f)(xs).dtype == np.float32
+    assert tr.vmap(tr.grad(f))(xs).dtype == np.float32
+
+
+def f32_many(x):
+    """Many primitives in one function: one compile for jit(grad).  (Not np.sum(x) / x.shape[0]: numba
+    divides a float32 by an int64 in float64, where NumPy keeps float32; not fixed yet.)"""
+    return (f32_sin(x) + f32_log(x) + f32_tanh(x) + f32_power(x) + f32_square(x) + f32_relu(x) + f32_minimum(x)
+            + f32_where(x) + f32_clip(x) + f32_mean(x) + f32_max(x) + f32_var(x)
+            + f32_norm(x) + f32_matmul(x) + f32_dot(x) + f32_inner(x))
+
+
+def test_float32_stays_float32_under_jit_of_grad():
+    x = np.array([0.3, -1.25, 2.0, 0.75], dtype=np.float32)   # no ties with clip's or minimum's 0.5
+    got = tr.jit(tr.grad(f32_many))(x)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, central_difference_grad(f32_many, [x.astype(np.float64)]), rtol=1e-3,
+                               atol=1e-3)
+
+
+# ------------------------------------------- 5. x ** n: the exponent's cotangent only when it has one
+def power_of(x, n): return x ** n
+
+
+def test_power_with_an_integer_exponent_takes_no_log_of_negative_x():
+    x = np.array([-1.5, 2.0, -0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # np.log of a negative x would warn
+        _, vjp_fn = tr.vjp(power_of, x, 3)
+        x_bar, _ = vjp_fn(np.ones(3))
+        np.testing.assert_allclose(x_bar, 3 * x ** 2, rtol=1e-12)
+        np.testing.assert_allclose(tr.jvp(power_of, (x, 3), (np.ones(3), 0))[1], 3 * x ** 2, rtol=1e-12)
+        np.testing.assert_allclose(tr.vmap(tr.grad(f32_power))(np.stack([x, -x])), 3 * np.stack([x, -x]) ** 2,
+                                   rtol=1e-12)
+
+
+def test_power_exponent_cotangent_at_a_zero_base_follows_jax():
+    """JAX takes log(1) where x == 0: 0 ** y is 0 for every y > 0, so the exponent's cotangent is 0."""
+    x, y = np.array([0.0, 2.0]), np.array([1.5, 0.5])
+    _, vjp_fn = tr.vjp(power_of, x, y)
+    _, y_bar = vjp_fn(np.ones(2))
+    np.testing.assert_allclose(y_bar, [0.0, 2.0 ** 0.5 * np.log(2.0)], rtol=1e-12)
+    np.testing.assert_allclose(tr.jvp(power_of, (x, y), (np.zeros(2), np.ones(2)))[1], y_bar, rtol=1e-12)
+
+
+def power_sum(x, y):
+    return np.sum(x ** y)
+
+
+def test_power_second_derivative_in_the_exponent():
+    from oracles import central_difference_hessian
+    x, y = np.array([1.5, 2.0]), np.array([0.5, 1.5])
+    np.testing.assert_allclose(tr.hessian(power_sum, argnums=1)(x, y),
+                               central_difference_hessian(power_sum, [x, y], argnum=1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(tr.jacrev(tr.grad(power_sum, argnums=1), argnums=0)(x, y),
+                               np.diag(x ** (y - 1) * (1 + y * np.log(x))), rtol=1e-6)

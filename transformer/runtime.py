@@ -66,6 +66,18 @@ def expand_to(g, x, axis=None, keepdims=False):
     return np.broadcast_to(g, shape).astype(_float_dtype(g), copy=True)
 
 
+def has_cotangent(x) -> bool:
+    """Whether a value of ``x``'s dtype has a cotangent (floating point: yes; an integer: no)."""
+    return bool(np.issubdtype(np.result_type(x), np.inexact))
+
+
+def align_batch(x):
+    """An operand vmap does not batch, lined up with batched ones (batch axis last): an array
+    gets a trailing axis of length 1; a scalar broadcasts as it is and stays a scalar, so it
+    promotes as in the user's code (float32 * 2 stays float32; an int64 array would not)."""
+    return np.expand_dims(x, -1) if np.ndim(x) > 0 else x
+
+
 # ------------------------------------------------------------- loops
 def parallel_range(*bounds):
     """``range`` whose passes are independent (vmap's per-example loops): numba runs it as ``prange``."""

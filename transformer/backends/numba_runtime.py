@@ -261,6 +261,19 @@ def copy(x):
     return lambda x: x
 
 
+@overload(rt.has_cotangent)
+def has_cotangent(x):
+    floating = isinstance(x.dtype if isinstance(x, types.Array) else x, (types.Float, types.Complex))
+    return lambda x: floating
+
+
+@overload(rt.align_batch)
+def align_batch(x):
+    if _is_array(x):
+        return lambda x: np.expand_dims(x, -1)
+    return lambda x: x
+
+
 @overload(rt.unbroadcast)
 def unbroadcast(g, x):
     if not _is_array(g):
