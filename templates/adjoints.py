@@ -346,13 +346,15 @@ def trace(z_bar, z, x):
 
 @rule("adjoint", "inv", wrt=("x",))
 def inv(z_bar, z, x):
-    zt = np.transpose(z)
-    return -np.dot(np.dot(zt, z_bar), zt)
+    # stacks of matrices too: transpose each one, multiply with @
+    zt = np.swapaxes(z, -1, -2)
+    return -(zt @ z_bar @ zt)
 
 
 @rule("adjoint", "det", wrt=("x",))
 def det(z_bar, z, x):
-    return z_bar * z * np.transpose(np.linalg.inv(x))
+    # one determinant per matrix of a stack: each scales its own matrix's inverse transpose
+    return rt.expand_to(z_bar * z, x, (-2, -1), False) * np.swapaxes(np.linalg.inv(x), -1, -2)
 
 
 @rule("adjoint", "solve", wrt=("a", "b"))

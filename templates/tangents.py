@@ -390,7 +390,8 @@ def solve_tangent(a, z, a_dot, b_dot):
 
 @rule("tangent", "det")
 def det_tangent(x, z, x_dot):
-    return z * np.trace(np.linalg.solve(x, x_dot))
+    # z trace(inv(x) x_dot), for each matrix of a stack
+    return z * np.sum(np.swapaxes(np.linalg.inv(x), -1, -2) * x_dot, axis=(-2, -1))
 
 
 # ------------------------------------------------- shapes: linear, so the same op

@@ -405,3 +405,29 @@ def test_power_second_derivative_in_the_exponent():
                                central_difference_hessian(power_sum, [x, y], argnum=1), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(tr.jacrev(tr.grad(power_sum, argnums=1), argnums=0)(x, y),
                                np.diag(x ** (y - 1) * (1 + y * np.log(x))), rtol=1e-6)
+
+
+# ----------------------------------------------- trace, det, inv of stacks of matrices (NumPy's meaning)
+def trace_of_stack(x): return np.trace(x)          # x[i, i, :] summed: one trace per trailing index
+def det_of_stack(x): return np.linalg.det(x)
+def inv_of_stack(x): return np.linalg.inv(x)
+
+
+@pytest.mark.parametrize("f, shape", [(trace_of_stack, (3, 3, 2)), (trace_of_stack, (2, 4)),
+                                      (det_of_stack, (2, 3, 3)), (inv_of_stack, (2, 3, 3))],
+                         ids=["trace-3d", "trace-rectangular", "det-stack", "inv-stack"])
+def test_matrix_functions_of_stacks_rules(f, shape):
+    x = RNG.standard_normal(shape)
+    if f is not trace_of_stack:
+        x = x + 3.0 * np.eye(shape[-1])     # well-conditioned matrices
+    _check_rules(f, x)
+
+
+def det_inv_trace(x):
+    return np.linalg.det(x) + np.sum(np.linalg.inv(x) * x) + np.trace(x @ x)
+
+
+def test_det_inv_trace_under_jit_of_grad():
+    x = RNG.standard_normal((3, 3)) + 3.0 * np.eye(3)
+    np.testing.assert_allclose(tr.jit(tr.grad(det_inv_trace))(x), central_difference_grad(det_inv_trace, [x]),
+                               rtol=1e-6, atol=1e-6)

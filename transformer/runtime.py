@@ -390,7 +390,9 @@ def transpose_vjp(g, axes=None):
 
 
 def trace_vjp(g, x):
-    return g * np.eye(np.shape(x)[0], np.shape(x)[1], dtype=_float_dtype(x))
+    """np.trace sums x[i, i, ...]: each trace's cotangent goes to its own diagonal."""
+    eye = np.eye(np.shape(x)[0], np.shape(x)[1], dtype=_float_dtype(x))
+    return np.reshape(eye, eye.shape + (1,) * (np.ndim(x) - 2)) * g
 
 
 def split_like(g, arrays, axis=0):
