@@ -26,7 +26,7 @@ zero_derivative(
     "shape", "ndim", "size", "len", "int", "bool",
     "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "eye",
     "stop_gradient",
-    "rt.zeros_like", "rt.scalar_seed", "rt.stack", "rt.index_slice",
+    "rt.zeros_like", "rt.scalar_seed", "rt.stack", "rt.index_slice", "rt.has_cotangent",
 )
 
 
@@ -194,7 +194,10 @@ def divide(z_bar, z, x, y):
 
 @rule("adjoint", "power", wrt=("x", "y"))
 def power(z_bar, z, x, y):
-    return rt.unbroadcast(z_bar * y * x ** (y - 1), x), rt.unbroadcast(z_bar * z * np.log(x), y)
+    # the exponent's cotangent is z log x: for a float exponent only (an integer one has none, and
+    # log of a negative x would warn), with log(1) where x == 0, as JAX does (0 ** y is 0 for y > 0)
+    base = np.where(np.logical_and(rt.has_cotangent(y), x != 0), x, 1)
+    return rt.unbroadcast(z_bar * y * x ** (y - 1), x), rt.unbroadcast(z_bar * z * np.log(base), y)
 
 
 @rule("adjoint", "mod", wrt=("x", "y"))
@@ -204,15 +207,16 @@ def mod(z_bar, z, x, y):
 
 @rule("adjoint", "maximum", "fmax", wrt=("x", "y"))
 def maximum(z_bar, z, x, y):
-    # ties split the cotangent evenly, as JAX does
-    share = (x > y) + 0.5 * (x == y)
-    return rt.unbroadcast(z_bar * share, x), rt.unbroadcast(z_bar * (1.0 - share), y)
+    # ties split the cotangent evenly, as JAX does; masks multiply the cotangent itself, so it
+    # keeps its dtype (a float mask such as 0.5 * (x == y) is float64 and widens float32)
+    x_share = z_bar * (x > y) + 0.5 * z_bar * (x == y)
+    return rt.unbroadcast(x_share, x), rt.unbroadcast(z_bar - x_share, y)
 
 
 @rule("adjoint", "minimum", "fmin", wrt=("x", "y"))
 def minimum(z_bar, z, x, y):
-    share = (x < y) + 0.5 * (x == y)
-    return rt.unbroadcast(z_bar * share, x), rt.unbroadcast(z_bar * (1.0 - share), y)
+    x_share = z_bar * (x < y) + 0.5 * z_bar * (x == y)
+    return rt.unbroadcast(x_share, x), rt.unbroadcast(z_bar - x_share, y)
 
 
 @rule("adjoint", "arctan2", wrt=("x", "y"))
@@ -296,15 +300,34 @@ def cumprod(z_bar, z, x, axis=None):
     return rt.cumprod_vjp(z_bar, x, z, axis)
 
 
-@rule("adjoint", "norm", wrt=("x",))
+@rule("adjoint", "norm", wrt=("x",), when_given={"ord": "norm_with_ord"})
 def norm(z_bar, z, x, ord=None, axis=None, keepdims=False):
+    # the 2-norm (Frobenius over two axes or all of them); at x == 0 it is 0 / 0 = nan, as in JAX
     return rt.norm_vjp(z_bar, x, z, axis, keepdims)
 
 
+def norm_with_ord(z_bar, z, x, ord=None, axis=None, keepdims=False):
+    """Any other ``ord``: the cotangent times d norm / d x (JAX's conventions at zeros and ties:
+    see ``rt.norm_ord_weights``)."""
+    return rt.expand_to(z_bar, x, axis, keepdims) * rt.norm_ord_weights(x, z, ord, axis, keepdims)
+
+
 # ------------------------------------------------------------------ linalg
-@rule("adjoint", "dot", "matmul", "inner", wrt=("x", "y"))
+@rule("adjoint", "dot", wrt=("x", "y"))
 def dot(z_bar, z, x, y):
     return rt.dot_vjp_x(z_bar, x, y), rt.dot_vjp_y(z_bar, x, y)
+
+
+@rule("adjoint", "matmul", wrt=("x", "y"))
+def matmul(z_bar, z, x, y):
+    # np.dot's product up to 2-D; past it, stacks of matrices (np.dot contracts other axes there)
+    return rt.matmul_vjp_x(z_bar, x, y), rt.matmul_vjp_y(z_bar, x, y)
+
+
+@rule("adjoint", "inner", wrt=("x", "y"))
+def inner(z_bar, z, x, y):
+    # np.inner contracts the LAST axes of both: not np.dot's (last of x with first of y)
+    return rt.inner_vjp_x(z_bar, x, y), rt.inner_vjp_y(z_bar, x, y)
 
 
 @rule("adjoint", "outer", wrt=("x", "y"))
@@ -324,13 +347,15 @@ def trace(z_bar, z, x):
 
 @rule("adjoint", "inv", wrt=("x",))
 def inv(z_bar, z, x):
-    zt = np.transpose(z)
-    return -np.dot(np.dot(zt, z_bar), zt)
+    # stacks of matrices too: transpose each one, multiply with @
+    zt = np.swapaxes(z, -1, -2)
+    return -(zt @ z_bar @ zt)
 
 
 @rule("adjoint", "det", wrt=("x",))
 def det(z_bar, z, x):
-    return z_bar * z * np.transpose(np.linalg.inv(x))
+    # one determinant per matrix of a stack: each scales its own matrix's inverse transpose
+    return rt.expand_to(z_bar * z, x, (-2, -1), False) * np.swapaxes(np.linalg.inv(x), -1, -2)
 
 
 @rule("adjoint", "solve", wrt=("a", "b"))
@@ -444,7 +469,7 @@ def pmean(z_bar, z, x, axis_name):
 
 @rule("adjoint", "pmax", "pmin", wrt=("x",))
 def pextremum(z_bar, z, x, axis_name):
-    hits = (x == z) * 1.0
+    hits = rt.cast_like(x == z, x)       # 1.0 where x attains it, in x's floating dtype
     return lax.psum(z_bar, axis_name) * hits / lax.psum(hits, axis_name)
 
 
@@ -472,6 +497,11 @@ def unbroadcast(z_bar, z, g, x):
     return np.broadcast_to(z_bar, np.shape(g))
 
 
+@rule("adjoint", "rt.align_batch", wrt=("x",))
+def align_batch(z_bar, z, x):
+    return np.reshape(z_bar, np.shape(x))
+
+
 @rule("adjoint", "rt.expand_to", wrt=("g",))
 def expand_to(z_bar, z, g, x, axis=None, keepdims=False):
     return np.sum(z_bar, axis=axis, keepdims=keepdims)
@@ -486,6 +516,27 @@ def dot_vjp_x(z_bar, z, g, x, y):
 @rule("adjoint", "rt.dot_vjp_y", wrt=("g", "x"))
 def dot_vjp_y(z_bar, z, g, x, y):
     return np.dot(x, z_bar), rt.dot_vjp_x(g, x, z_bar)
+
+
+@rule("adjoint", "rt.matmul_vjp_x", wrt=("g", "y"))
+def matmul_vjp_x(z_bar, z, g, x, y):
+    return z_bar @ y, rt.matmul_vjp_y(g, z_bar, y)
+
+
+@rule("adjoint", "rt.matmul_vjp_y", wrt=("g", "x"))
+def matmul_vjp_y(z_bar, z, g, x, y):
+    return x @ z_bar, rt.matmul_vjp_x(g, x, z_bar)
+
+
+@rule("adjoint", "rt.inner_vjp_x", wrt=("g", "y"))
+def inner_vjp_x(z_bar, z, g, x, y):
+    # inner_vjp_x(g, x, y) is linear in g and in y
+    return np.inner(z_bar, y), rt.inner_vjp_y(g, z_bar, y)
+
+
+@rule("adjoint", "rt.inner_vjp_y", wrt=("g", "x"))
+def inner_vjp_y(z_bar, z, g, x, y):
+    return np.inner(x, z_bar), rt.inner_vjp_x(g, x, z_bar)
 
 
 # vmap's products with one batched operand: per example they are np.dot and the two
@@ -612,6 +663,8 @@ unsupported("adjoint", ["rt.split_like", "rt.vsplit_like", "rt.unstack_like"],
 unsupported("adjoint", ["rt.add_at", "rt.kept_writes"],
             "reverse mode over the backward sweep of an array index (reverse over reverse through x[idx]) "
             "is not supported; use forward over reverse, tr.jvp(tr.grad(f), ...) or tr.hessian")
+unsupported("adjoint", ["rt.norm_ord_weights"],
+            "second derivatives of np.linalg.norm with ord= are not implemented (the default 2-norm has them)")
 unsupported("adjoint", ["rt.custom_vjp_call"], "a custom_vjp rule is not itself differentiable")
 
 

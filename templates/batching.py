@@ -58,8 +58,9 @@ _ELEMENTWISE = [name for name, prim in primitives.REGISTRY.items()
 @rule("batching", *_ELEMENTWISE, "where", "clip", "stop_gradient", "copy", "asarray",
       strategy="elementwise")
 def align(x):
-    """An unbatched operand, given a trailing axis of length 1 to broadcast against the batch."""
-    return np.expand_dims(np.asarray(x), -1)
+    """An unbatched operand, given a trailing axis of length 1 to broadcast against the batch
+    (a scalar as it is: it broadcasts, and keeps promoting as a Python or NumPy scalar)."""
+    return rt.align_batch(x)
 
 
 def broadcast_batch(x, batch_size):
@@ -207,7 +208,8 @@ def example(x, b):
 
 
 # ------------------------------------------------ products with one batched factor
-@rule("batching", "dot", "matmul", "rt.dot_vjp_x", "rt.dot_vjp_y", strategy="products")
+@rule("batching", "dot", "matmul", "rt.dot_vjp_x", "rt.dot_vjp_y", "rt.matmul_vjp_x", "rt.matmul_vjp_y",
+      strategy="products")
 def product_example(x, b):
     """Example ``b`` of a factor, when both factors are batched (a loop over the examples)."""
     return x[..., b]
@@ -288,13 +290,19 @@ def scalar_seed_batched(out):
 
 # The rest run once per example.
 @rule("batching", "rt.expand_to", "rt.dot_batched_x", "rt.dot_batched_y", "rt.dot_vjp_x_batched_g",
-      "rt.dot_vjp_y_batched_g", "rt.dot_vjp_y_batched_gx", "rt.dot_rows_x", "rt.dot_vjp_y_rows_gx", "rt.dot_identity_y", "rt.extremum_vjp", "rt.prod_vjp", "rt.cumsum_vjp", "rt.cumprod_vjp", "rt.norm_vjp", "rt.transpose_vjp",
+      "rt.dot_vjp_y_batched_g", "rt.dot_vjp_y_batched_gx", "rt.dot_rows_x", "rt.dot_vjp_y_rows_gx", "rt.dot_identity_y", "rt.extremum_vjp", "rt.prod_vjp", "rt.cumsum_vjp", "rt.cumprod_vjp", "rt.inner_vjp_x", "rt.inner_vjp_y", "rt.norm_vjp", "rt.norm_ord_weights", "rt.transpose_vjp",
       "rt.trace_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b", "rt.add_at", "rt.kept_writes", strategy="loop")
 def helper_example(x, b):
     return x[..., b]
 
 
-@rule("batching", "rt.zeros_like", "rt.copy", "rt.cast_like", strategy="elementwise")
+@rule("batching", "rt.align_batch", strategy="batched")
+def align_batch_batched(x):
+    # under an outer vmap each example's trailing axis is the second-to-last
+    return np.expand_dims(x, -2)
+
+
+@rule("batching", "rt.zeros_like", "rt.copy", "rt.cast_like", "rt.has_cotangent", strategy="elementwise")
 def helper_align(x):
     return np.expand_dims(np.asarray(x), -1)
 

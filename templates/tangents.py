@@ -214,8 +214,9 @@ def mod_tangent(x, y, x_dot, y_dot):
 
 @rule("tangent", "power")
 def power_tangent(x, y, z, x_dot, y_dot):
-    # y * x ** (y - 1) is written without dividing by x, so x == 0 is fine
-    return y * x ** (y - 1) * x_dot + z * np.log(x) * y_dot
+    # y * x ** (y - 1) is written without dividing by x, so x == 0 is fine; log(1) where x == 0,
+    # as JAX does (0 ** y is 0 for y > 0).  With an integer y, y_dot is zero and the term folds away.
+    return y * x ** (y - 1) * x_dot + z * np.log(np.where(x != 0, x, 1)) * y_dot
 
 
 @rule("tangent", "maximum", "fmax")
@@ -283,21 +284,21 @@ def cumsum_tangent(x_dot, axis=None):
 def max_tangent(x, x_dot, axis=None, keepdims=False):
     # the tangent at the largest entries, averaged over ties (as JAX does)
     at_peak = x == np.max(x, axis=axis, keepdims=True)
-    count = np.sum(at_peak, axis=axis, keepdims=keepdims)
+    count = rt.cast_like(np.sum(at_peak, axis=axis, keepdims=keepdims), x_dot)   # an int64 count widens float32
     return np.sum(x_dot * at_peak, axis=axis, keepdims=keepdims) / count
 
 
 @rule("tangent", "min", whole_array="extremum_tangent")
 def min_tangent(x, x_dot, axis=None, keepdims=False):
     at_peak = x == np.min(x, axis=axis, keepdims=True)
-    count = np.sum(at_peak, axis=axis, keepdims=keepdims)
+    count = rt.cast_like(np.sum(at_peak, axis=axis, keepdims=keepdims), x_dot)   # an int64 count widens float32
     return np.sum(x_dot * at_peak, axis=axis, keepdims=keepdims) / count
 
 
 def extremum_tangent(x, z, x_dot):
     """``max``/``min`` of a whole array (no ``axis``): compare with the scalar ``z``."""
     at_peak = x == z
-    return np.sum(x_dot * at_peak) / np.sum(at_peak)
+    return np.sum(x_dot * at_peak) / rt.cast_like(np.sum(at_peak), x_dot)
 
 
 @rule("tangent", "var", whole_array="var_all_tangent")
@@ -326,10 +327,16 @@ def std_all_tangent(x, z, x_dot, ddof=0):
     return np.sum(centered * x_dot) / ((np.size(x) - ddof) * z)
 
 
-@rule("tangent", "norm")
+@rule("tangent", "norm", when_given={"ord": "norm_with_ord_tangent"})
 def norm_tangent(x, z, x_dot, axis=None, keepdims=False):
-    # the 2-norm (ord=None); the transform refuses other orders
+    # the 2-norm (ord=None)
     return np.sum(x * x_dot, axis=axis, keepdims=keepdims) / z
+
+
+def norm_with_ord_tangent(x, z, x_dot, ord=None, axis=None, keepdims=False):
+    """Any other ``ord``: d norm / d x (JAX's conventions at zeros and ties) against the tangent,
+    summed over the reduced axes (all of them when ``axis`` is None)."""
+    return np.sum(rt.norm_ord_weights(x, z, ord, axis, keepdims) * x_dot, axis=axis, keepdims=keepdims)
 
 
 unsupported("tangent", ["prod", "cumprod"],
@@ -383,7 +390,8 @@ def solve_tangent(a, z, a_dot, b_dot):
 
 @rule("tangent", "det")
 def det_tangent(x, z, x_dot):
-    return z * np.trace(np.linalg.solve(x, x_dot))
+    # z trace(inv(x) x_dot), for each matrix of a stack
+    return z * np.sum(np.swapaxes(np.linalg.inv(x), -1, -2) * x_dot, axis=(-2, -1))
 
 
 # ------------------------------------------------- shapes: linear, so the same op
@@ -528,7 +536,7 @@ unsupported("tangent", ["pmax", "pmin"], "forward mode of pmax/pmin across a map
 # jvp of grad's generated code (forward over reverse) meets these.
 
 
-@rule("tangent", "rt.zeros_like", "rt.scalar_seed", "axis_index", "rt.index_slice", nondifferentiable=True)
+@rule("tangent", "rt.zeros_like", "rt.scalar_seed", "rt.has_cotangent", "rt.index_slice", "axis_index", nondifferentiable=True)
 def constant_helper_tangent():
     """Zeros, the seed 1.0 and axis positions are constants."""
 
@@ -547,6 +555,11 @@ def kept_writes_tangent(index, g_dot):
 @rule("tangent", "rt.copy")
 def rt_copy_tangent(x_dot):
     return rt.copy(x_dot)
+
+
+@rule("tangent", "rt.align_batch")
+def align_batch_tangent(x_dot):
+    return rt.align_batch(x_dot)
 
 
 @rule("tangent", "rt.unbroadcast")
@@ -608,6 +621,26 @@ def dot_vjp_x_tangent(g, x, y, g_dot, y_dot):
 @rule("tangent", "rt.dot_vjp_y")
 def dot_vjp_y_tangent(g, x, y, g_dot, x_dot):
     return rt.dot_vjp_y(g_dot, x, y) + rt.dot_vjp_y(g, x_dot, y)
+
+
+@rule("tangent", "rt.matmul_vjp_x")
+def matmul_vjp_x_tangent(g, x, y, g_dot, y_dot):
+    return rt.matmul_vjp_x(g_dot, x, y) + rt.matmul_vjp_x(g, x, y_dot)
+
+
+@rule("tangent", "rt.matmul_vjp_y")
+def matmul_vjp_y_tangent(g, x, y, g_dot, x_dot):
+    return rt.matmul_vjp_y(g_dot, x, y) + rt.matmul_vjp_y(g, x_dot, y)
+
+
+@rule("tangent", "rt.inner_vjp_x")
+def inner_vjp_x_tangent(g, x, y, g_dot, y_dot):
+    return rt.inner_vjp_x(g_dot, x, y) + rt.inner_vjp_x(g, x, y_dot)
+
+
+@rule("tangent", "rt.inner_vjp_y")
+def inner_vjp_y_tangent(g, x, y, g_dot, x_dot):
+    return rt.inner_vjp_y(g_dot, x, y) + rt.inner_vjp_y(g, x_dot, y)
 
 
 # vmap's batched products are bilinear too
@@ -711,6 +744,8 @@ def solve_vjp_a_tangent(g, a, solution, g_dot, a_dot, solution_dot):
     return -(rt.dot_vjp_x(b_bar_dot, a, solution) + rt.dot_vjp_x(b_bar, a, solution_dot))
 
 
+unsupported("tangent", ["rt.norm_ord_weights"],
+            "second derivatives of np.linalg.norm with ord= are not written; the default 2-norm has them")
 unsupported("tangent", ["rt.prod_vjp", "rt.cumprod_vjp"],
             "second derivatives of np.prod and np.cumprod are not written (exact where entries are zero "
             "needs products of all but two entries); write the product as a loop of multiplications")

@@ -91,6 +91,11 @@ def keywords(value) -> dict:
     return {}
 
 
+def given_keywords(value) -> set[str]:
+    """The keywords a primitive call gives a value other than ``None`` (what picks a rule's variant)."""
+    return {k for k, v in keywords(value).items() if not (isinstance(v, cst.Name) and v.value == "None")}
+
+
 def value_reads(value) -> list[str]:
     names = []
     for op in operands(value):

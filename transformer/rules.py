@@ -35,6 +35,20 @@ def rule(transform: str, *names: str, **options):
     return decorate
 
 
+def variant(template, given: set[str]):
+    """The template that applies to a call giving the keywords ``given`` (literal ``None`` counts as
+    not given): a rule registered with ``when_given={"ord": "norm_with_ord"}`` is replaced by its
+    module's ``norm_with_ord`` when the call gives ``ord``."""
+    options = getattr(template, "rule_options", {})
+    for keyword, name in options.get("when_given", {}).items():
+        if keyword in given:
+            chosen = getattr(importlib.import_module(template.__module__), name)
+            if not hasattr(chosen, "rule_options"):      # the variant takes its rule's options
+                chosen.rule_options = {k: v for k, v in options.items() if k != "when_given"}
+            return chosen
+    return template
+
+
 def unsupported(transform: str, names, reason: str) -> None:
     for name in names:
         UNSUPPORTED[transform][name] = reason

@@ -66,6 +66,18 @@ def expand_to(g, x, axis=None, keepdims=False):
     return np.broadcast_to(g, shape).astype(_float_dtype(g), copy=True)
 
 
+def has_cotangent(x) -> bool:
+    """Whether a value of ``x``'s dtype has a cotangent (floating point: yes; an integer: no)."""
+    return bool(np.issubdtype(np.result_type(x), np.inexact))
+
+
+def align_batch(x):
+    """An operand vmap does not batch, lined up with batched ones (batch axis last): an array
+    gets a trailing axis of length 1; a scalar broadcasts as it is and stays a scalar, so it
+    promotes as in the user's code (float32 * 2 stays float32; an int64 array would not)."""
+    return np.expand_dims(x, -1) if np.ndim(x) > 0 else x
+
+
 # ------------------------------------------------------------- loops
 def parallel_range(*bounds):
     """``range`` whose passes are independent (vmap's per-example loops): numba runs it as ``prange``."""
@@ -93,12 +105,17 @@ def top(tape):
 
 # ------------------------------------------------------ adjoints of products
 def dot_vjp_x(g, x, y):
-    """The cotangent of x in ``z = np.dot(x, y)`` (1-D and 2-D operands, or scalars)."""
+    """The cotangent of x in ``z = np.dot(x, y)``, scalars or arrays of any rank: np.dot contracts
+    x's last axis with y's second-to-last (its only one for a vector), ``z`` is
+    ``x.shape[:-1] + y.shape[:-2] + y.shape[-1:]``."""
     if np.ndim(x) == 0 or np.ndim(y) == 0:
         return unbroadcast(np.sum(g * y) if np.ndim(x) == 0 else g * y, x)
     if np.ndim(y) == 1:
-        return np.outer(g, y) if np.ndim(x) == 2 else g * y
-    return np.dot(g, np.transpose(y))
+        return np.outer(g, y) if np.ndim(x) == 2 else np.multiply.outer(g, y)
+    if np.ndim(y) == 2:
+        return np.dot(g, np.transpose(y))
+    y_free = [a for a in range(np.ndim(y)) if a != np.ndim(y) - 2]          # all of y's axes but k
+    return np.tensordot(g, y, axes=(list(range(np.ndim(x) - 1, np.ndim(g))), y_free))
 
 
 def dot_vjp_y(g, x, y):
@@ -106,8 +123,61 @@ def dot_vjp_y(g, x, y):
     if np.ndim(x) == 0 or np.ndim(y) == 0:
         return unbroadcast(np.sum(g * x) if np.ndim(y) == 0 else g * x, y)
     if np.ndim(x) == 1:
-        return np.outer(x, g) if np.ndim(y) == 2 else g * x
-    return np.dot(np.transpose(x), g)
+        return np.outer(x, g) if np.ndim(y) == 2 else np.moveaxis(np.multiply.outer(x, g), 0, -2) \
+            if np.ndim(y) > 2 else g * x
+    if np.ndim(x) == 2 and np.ndim(y) <= 2:
+        return np.dot(np.transpose(x), g)
+    lead = list(range(np.ndim(x) - 1))                         # x's axes but k, leading in g too
+    y_bar = np.tensordot(x, g, axes=(lead, lead))              # (k,) + y's axes but k
+    return np.moveaxis(y_bar, 0, -2) if np.ndim(y) > 1 else y_bar
+
+
+def _as_matrices(g, x, y):
+    """``np.matmul``'s 1-D operands as matrices (a row x, a column y), and ``g`` with the axes they
+    lost put back: the batched 2-D products that every rank then shares."""
+    x2 = np.reshape(x, (1, -1)) if np.ndim(x) == 1 else x
+    y2 = np.reshape(y, (-1, 1)) if np.ndim(y) == 1 else y
+    g2 = np.expand_dims(g, -2) if np.ndim(x) == 1 else g
+    return x2, y2, np.expand_dims(g2, -1) if np.ndim(y) == 1 else g2
+
+
+def matmul_vjp_x(g, x, y):
+    """The cotangent of x in ``z = x @ y``: NumPy's matmul, stacks of matrices in the leading axes
+    (broadcast), a 1-D operand a row (x) or a column (y)."""
+    if np.ndim(x) <= 2 and np.ndim(y) <= 2:
+        return dot_vjp_x(g, x, y)                     # np.dot is the same product
+    x2, y2, g2 = _as_matrices(g, x, y)
+    return np.reshape(unbroadcast(np.matmul(g2, np.swapaxes(y2, -1, -2)), x2), np.shape(x))
+
+
+def matmul_vjp_y(g, x, y):
+    """The cotangent of y in ``z = x @ y``."""
+    if np.ndim(x) <= 2 and np.ndim(y) <= 2:
+        return dot_vjp_y(g, x, y)
+    x2, y2, g2 = _as_matrices(g, x, y)
+    return np.reshape(unbroadcast(np.matmul(np.swapaxes(x2, -1, -2), g2), y2), np.shape(y))
+
+
+def _inner_rows(g, x, y):
+    """``g`` of ``z = np.inner(x, y)`` as a matrix: a row per entry of ``x`` but its last axis,
+    a column per entry of ``y`` but its last axis (``z[i.., j..] = sum_k x[i.., k] y[j.., k]``)."""
+    k = np.shape(x)[-1]
+    return np.reshape(g, (np.size(x) // k, np.size(y) // k))
+
+
+def inner_vjp_x(g, x, y):
+    """The cotangent of x in ``z = np.inner(x, y)``: ``x_bar[i.., k] = sum_j g[i.., j..] y[j.., k]``."""
+    if np.ndim(x) == 0 or np.ndim(y) == 0:        # a scalar operand: np.inner multiplies
+        return unbroadcast(g * y, x)
+    return np.reshape(np.dot(_inner_rows(g, x, y), np.reshape(y, (-1, np.shape(y)[-1]))), np.shape(x))
+
+
+def inner_vjp_y(g, x, y):
+    """The cotangent of y in ``z = np.inner(x, y)``: ``y_bar[j.., k] = sum_i g[i.., j..] x[i.., k]``."""
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(g * x, y)
+    rows = _inner_rows(g, x, y)
+    return np.reshape(np.dot(np.transpose(rows), np.reshape(x, (-1, np.shape(x)[-1]))), np.shape(y))
 
 
 # ------------------------------------ products with one batched operand (vmap)
@@ -119,8 +189,18 @@ def _batch_last(out, axis):
     return np.moveaxis(out, axis, -1)
 
 
+def _check_ranks(*ranks):
+    """These products are np.dot's, which is @'s only while the right factor has at most two
+    dimensions; past two per example they would contract the wrong axes (the CPU target refuses
+    them when it compiles)."""
+    if max(ranks) > 2:
+        raise ValueError("np.dot or @ under vmap with one factor the same for every example supports "
+                         "operands of at most two dimensions per example; batch both factors instead")
+
+
 def dot_batched_x(x, y):
     """``np.dot(example, y)`` for every example of ``x``."""
+    _check_ranks(np.ndim(y))
     if np.ndim(x) == 1 or np.ndim(y) == 0:                 # a scalar factor: a product
         return np.expand_dims(y, -1) * x if np.ndim(x) == 1 else x * y
     return _batch_last(np.tensordot(x, y, axes=(np.ndim(x) - 2, 0)), np.ndim(x) - 2)
@@ -128,6 +208,7 @@ def dot_batched_x(x, y):
 
 def dot_batched_y(x, y):
     """``np.dot(x, example)`` for every example of ``y``."""
+    _check_ranks(np.ndim(y) - 1)
     if np.ndim(y) == 1 or np.ndim(x) == 0:
         return np.expand_dims(x, -1) * y if np.ndim(y) == 1 else x * y
     return np.tensordot(x, y, axes=(np.ndim(x) - 1, 0))
@@ -136,6 +217,7 @@ def dot_batched_y(x, y):
 def dot_vjp_x_batched_g(g, x, y):
     """``dot_vjp_x(example of g, x, y)`` for every example of the cotangent ``g``
     (``x``, one example's operand, gives only a shape)."""
+    _check_ranks(np.ndim(y))
     if np.ndim(x) == 0:
         return np.tensordot(y, g, axes=np.ndim(y))
     if np.ndim(y) == 0:
@@ -147,19 +229,22 @@ def dot_vjp_x_batched_g(g, x, y):
 
 def dot_vjp_y_batched_g(g, x, y):
     """``dot_vjp_y(example of g, x, y)`` for every example of the cotangent ``g``."""
+    _check_ranks(np.ndim(y))
     if np.ndim(y) == 0:
         return np.tensordot(x, g, axes=np.ndim(x))
     if np.ndim(x) == 0:
         return g * x
     if np.ndim(x) == 1:
         return np.multiply.outer(x, g)
-    return np.tensordot(x, g, axes=(0, 0))
+    lead = list(range(np.ndim(x) - 1))           # x's axes but its last, leading in g too
+    return np.tensordot(x, g, axes=(lead, lead))
 
 
 def dot_vjp_y_batched_gx(g, x, y):
     """``dot_vjp_y(example of g, example of x, y)`` for every example: both factors batched, so
     elementwise where an example of ``x`` is a scalar or a vector (per-example gradients of a
     linear model), one product per example where it is a matrix."""
+    _check_ranks(np.ndim(x) - 1, np.ndim(y))
     if np.ndim(x) == 1 or np.ndim(y) == 0:
         return g * x if np.ndim(y) else np.sum(g * x, axis=tuple(range(np.ndim(x) - 1)))
     if np.ndim(x) == 2:
@@ -236,6 +321,68 @@ def norm_vjp(g, x, norm, axis=None, keepdims=False):
     return expand_to(g / norm, x, axis, keepdims) * x
 
 
+def norm_ord_weights(x, norm, ord, axis=None, keepdims=False):
+    """d norm / d x, shaped as ``x``, of ``norm = np.linalg.norm(x, ord, axis, keepdims)`` for an
+    ``ord`` the call gives (the 2-norm of ``ord=None`` has ``norm_vjp``, whose derivative is written).
+
+    JAX's conventions where the derivative does not exist: ``|x|`` has slope +1 at 0 (so ``ord=1`` at
+    a zero entry gives +1); the entries that tie for a max or min (``ord=inf``, a matrix's largest
+    column or row sum, equal singular values) share its derivative equally; ``ord=0`` counts
+    entries, derivative 0.  Matrix norms 2, -2 and 'nuc' differentiate the singular values.
+    """
+    x = np.asarray(x)
+    axes = _norm_axes(x, ord, axis)
+    keep = norm if keepdims else np.expand_dims(norm, axes)
+    slope = np.where(x >= 0, 1, -1).astype(_float_dtype(x))     # d|x|/dx, +1 at 0 as in JAX
+    if len(axes) == 1:
+        return slope * _vector_norm_weights(np.abs(x).astype(slope.dtype), keep, ord, axes[0])
+    if ord in ("fro", "f"):
+        return x / keep
+    if ord in (2, -2, "nuc"):
+        return _singular_value_weights(x, ord, axes)
+    along, across = axes if ord in (1, -1) else axes[::-1]     # 1: column sums; inf: row sums
+    sums = np.sum(np.abs(x), axis=along, keepdims=True)
+    return slope * _tie_shares(sums == keep, across, slope.dtype)
+
+
+def _norm_axes(x, ord, axis):
+    """The axes ``np.linalg.norm`` reduces, made non-negative: one for a vector norm, two for a matrix norm."""
+    if axis is None:
+        return tuple(range(x.ndim)) if ord is None else tuple(range(min(x.ndim, 2)))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    return tuple(a % x.ndim for a in axes)
+
+
+def _tie_shares(hits, axis, dtype):
+    """1 / (number of hits) at each hit along ``axis``, 0 elsewhere: ties share a max or min equally."""
+    hits = hits.astype(dtype)
+    return hits / np.sum(hits, axis=axis, keepdims=True)
+
+
+def _vector_norm_weights(magnitude, norm, ord, axis):
+    """d norm / d |x| for a vector norm."""
+    if ord in (np.inf, -np.inf):
+        return _tie_shares(magnitude == norm, axis, magnitude.dtype)
+    if ord == 0:
+        return np.zeros_like(magnitude)
+    if ord == 1:
+        return np.ones_like(magnitude)
+    return (magnitude / norm) ** (ord - 1)       # (sum |x|^p)^(1/p): (|x| / norm)^(p - 1)
+
+
+def _singular_value_weights(x, ord, axes):
+    """d norm / d x for the norms of singular values: sum_i w_i u_i v_i^T over the weights w_i
+    of the singular values (all 1 for 'nuc', the largest (2) or smallest (-2) sharing 1)."""
+    moved = np.moveaxis(x, axes, (-2, -1))
+    u, s, vh = np.linalg.svd(moved, full_matrices=False)
+    if ord == "nuc":
+        weights = np.ones_like(s)
+    else:
+        extreme = np.max(s, axis=-1, keepdims=True) if ord == 2 else np.min(s, axis=-1, keepdims=True)
+        weights = _tie_shares(s == extreme, -1, s.dtype)
+    return np.moveaxis(np.matmul(u * np.expand_dims(weights, -2), vh), (-2, -1), axes)
+
+
 def transpose_vjp(g, axes=None):
     if axes is None:
         return np.transpose(g)
@@ -243,7 +390,9 @@ def transpose_vjp(g, axes=None):
 
 
 def trace_vjp(g, x):
-    return g * np.eye(np.shape(x)[0], np.shape(x)[1], dtype=_float_dtype(x))
+    """np.trace sums x[i, i, ...]: each trace's cotangent goes to its own diagonal."""
+    eye = np.eye(np.shape(x)[0], np.shape(x)[1], dtype=_float_dtype(x))
+    return np.reshape(eye, eye.shape + (1,) * (np.ndim(x) - 2)) * g
 
 
 def split_like(g, arrays, axis=0):

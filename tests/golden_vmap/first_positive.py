@@ -33,22 +33,21 @@ def first_positive(x):
             _result = _t15
             _result_fresh = False
         else:
-            _t16 = np.asarray(i)
-            _t17 = np.expand_dims(_t16, -1)
-            _result = np.where(_t9, _t17, _result)
+            _t16 = rt.align_batch(i)
+            _result = np.where(_t9, _t16, _result)
         _returned = np.where(_t9, True, _returned)
         _skip = np.where(_t9, True, _skip)
-        _t18 = _returned == 0
-        active = np.logical_and(active, _t18)
+        _t17 = _returned == 0
+        active = np.logical_and(active, _t17)
         any_active = np.any(active)
-        _t19 = not any_active
-        if _t19:
+        _t18 = not any_active
+        if _t18:
             break
     _t3 = _returned == 0
     # strategy: the condition differs per example: run both branches, keep each example's own
-    _t20 = _t3 != 0
+    _t19 = _t3 != 0
     # vmap of: return -1   [corpus_vmap.py:303]
-    _result = np.where(_t20, -1, _result)
-    _returned = np.where(_t20, True, _returned)
-    _t21 = np.moveaxis(_result, -1, 0)
-    return _t21
+    _result = np.where(_t19, -1, _result)
+    _returned = np.where(_t19, True, _returned)
+    _t20 = np.moveaxis(_result, -1, 0)
+    return _t20

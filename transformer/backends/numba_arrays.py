@@ -231,6 +231,11 @@ def _matmul(x, y):
         raise TypingError("matmul: both operands must be arrays")
     if x.ndim <= 2 and y.ndim <= 2:
         return lambda x, y: dot(x, y)
+    # a 1-D operand is a row (x) or a column (y) of every matrix in the other's stack, and loses that axis
+    if x.ndim == 1:
+        return lambda x, y: matmul(x.reshape((1, x.size)), y).reshape(y.shape[:-2] + (y.shape[-1],))
+    if y.ndim == 1:
+        return lambda x, y: matmul(x, y.reshape((y.size, 1))).reshape(x.shape[:-1])
     if x.ndim != y.ndim and min(x.ndim, y.ndim) != 2:
         raise TypingError("batched x @ y under jit needs equal ndim, or one 2-D operand")
     out_ndim = max(x.ndim, y.ndim)

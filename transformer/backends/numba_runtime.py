@@ -34,6 +34,8 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from .. import core_form as cf
 from .. import runtime as rt
+from .numba_arrays import dot as _dot     # np.dot with NumPy's dtype promotion (integers too)
+from .numba_arrays import matmul as _matmul   # @ of stacks of matrices
 
 
 # ------------------------------------------------------------- lowering pass
@@ -259,6 +261,19 @@ def copy(x):
     return lambda x: x
 
 
+@overload(rt.has_cotangent)
+def has_cotangent(x):
+    floating = isinstance(x.dtype if isinstance(x, types.Array) else x, (types.Float, types.Complex))
+    return lambda x: floating
+
+
+@overload(rt.align_batch)
+def align_batch(x):
+    if _is_array(x):
+        return lambda x: np.expand_dims(x, -1)
+    return lambda x: x
+
+
 @overload(rt.unbroadcast)
 def unbroadcast(g, x):
     if not _is_array(g):
@@ -380,6 +395,98 @@ def dot_vjp_y(g, x, y):
     if y.ndim == 1:       # x^T g as g x: BLAS reads x as stored, no transposed view
         return lambda g, x, y: np.dot(g, x)
     return lambda g, x, y: np.dot(np.transpose(x), g)
+
+
+def _swapped(a):
+    """``np.swapaxes(a, -1, -2)``."""
+    return np.swapaxes(a, -1, -2)
+
+
+@overload(_swapped)
+def _swapped_numba(a):
+    ndim = a.ndim
+
+    def swap_last_two(a):
+        order = np.arange(ndim)
+        order[-1], order[-2] = ndim - 2, ndim - 1
+        # contiguous: numba's matmul (nl.matmul) reshapes its stacks
+        return np.ascontiguousarray(np.transpose(a, to_fixed_tuple(order, ndim)))
+    return swap_last_two
+
+
+def _with_axis(g, at):
+    """``g`` with a new axis of length 1 at position ``at`` (-1 or -2)."""
+    return np.expand_dims(g, at)
+
+
+@overload(_with_axis)
+def _with_axis_numba(g, at):
+    ndim = g.ndim + 1
+
+    def reshaped(g, at):
+        shape = np.ones(ndim, np.intp)
+        shape[:at] = np.array(g.shape)[:ndim + at]
+        if at == -2:
+            shape[-1] = g.shape[-1]
+        return np.ascontiguousarray(g).reshape(to_fixed_tuple(shape, ndim))
+    return reshaped
+
+
+@overload(rt.matmul_vjp_x)
+def matmul_vjp_x(g, x, y):
+    if x.ndim <= 2 and y.ndim <= 2:
+        return lambda g, x, y: rt.dot_vjp_x(g, x, y)
+    # a 1-D operand as a row (x) or a column (y), g with the axis it lost, then stacks of matrices
+    if x.ndim == 1:
+        return lambda g, x, y: rt.unbroadcast(_matmul(_with_axis(g, -2), _swapped(y)),
+                                              x.reshape((1, x.size))).reshape(x.shape)
+    if y.ndim == 1:
+        return lambda g, x, y: _with_axis(g, -1) * y
+    return lambda g, x, y: rt.unbroadcast(_matmul(g, _swapped(y)), x)
+
+
+@overload(rt.matmul_vjp_y)
+def matmul_vjp_y(g, x, y):
+    if x.ndim <= 2 and y.ndim <= 2:
+        return lambda g, x, y: rt.dot_vjp_y(g, x, y)
+    if x.ndim == 1:
+        return lambda g, x, y: rt.unbroadcast(_with_axis(x, -1) * _with_axis(g, -2), y)
+    if y.ndim == 1:
+        return lambda g, x, y: rt.unbroadcast(_matmul(_swapped(x), _with_axis(g, -1)),
+                                              y.reshape((y.size, 1))).reshape(y.shape)
+    return lambda g, x, y: rt.unbroadcast(_matmul(_swapped(x), g), y)
+
+
+@njit(cache=True)
+def _rows_of(a):
+    """``a`` as a C-order matrix: a row per entry but its last axis (np.inner's contracted one)."""
+    return np.ascontiguousarray(a).reshape((-1, a.shape[-1]))
+
+
+@overload(rt.inner_vjp_x)
+def inner_vjp_x(g, x, y):
+    if not _is_array(x):
+        return (lambda g, x, y: np.sum(g * y)) if _is_array(y) else (lambda g, x, y: g * y)
+    if not _is_array(y):
+        return lambda g, x, y: g * y
+
+    def contracted(g, x, y):
+        rows = np.ascontiguousarray(g).reshape((x.size // x.shape[-1], y.size // y.shape[-1]))
+        return _dot(rows, _rows_of(y)).reshape(x.shape)
+    return contracted
+
+
+@overload(rt.inner_vjp_y)
+def inner_vjp_y(g, x, y):
+    if not _is_array(y):
+        return (lambda g, x, y: np.sum(g * x)) if _is_array(x) else (lambda g, x, y: g * x)
+    if not _is_array(x):
+        return lambda g, x, y: g * x
+
+    def contracted(g, x, y):
+        rows = np.ascontiguousarray(g).reshape((x.size // x.shape[-1], y.size // y.shape[-1]))
+        return _dot(np.ascontiguousarray(rows.T), _rows_of(x)).reshape(y.shape)
+    return contracted
 
 
 # ------------------------------------ products with one batched operand (vmap)
@@ -657,6 +764,40 @@ def cumprod_vjp(g, x, products, axis=None):
 @overload(rt.norm_vjp)
 def norm_vjp(g, x, norm, axis=None, keepdims=False):
     return lambda g, x, norm, axis=None, keepdims=False: rt.expand_to(g / norm, x, axis, keepdims) * x
+
+
+@overload(rt.norm_ord_weights)
+def norm_ord_weights(x, norm, ord, axis=None, keepdims=False):
+    # vector norms only, as the CPU target's np.linalg.norm with ord= (numba_reductions.norm_axis)
+    if not _is_array(x) or isinstance(axis, types.BaseTuple) or (_is_none(axis) and x.ndim != 1):
+        raise TypingError("the derivative of np.linalg.norm with ord= under jit needs a vector norm "
+                          "(one axis); matrix norms are not supported")
+    cls = _float_class(x)
+
+    def vector_weights(x, norm, ord, axis=None, keepdims=False):
+        # per line of x along the axis: d norm / d x (JAX's conventions: slope +1 of |x| at 0,
+        # ties of a max/min share equally)
+        outer, n, inner = (1, x.size, 1) if axis is None else _along(x.shape, axis)
+        xs = np.ascontiguousarray(x).reshape((outer, n, inner))
+        norms = _flat(norm)
+        out = np.zeros((outer, n, inner), cls)
+        for a in range(outer):
+            for c in range(inner):
+                peak = cls(norms[a * inner + c])
+                ties = 0
+                for i in range(n):
+                    ties += abs(xs[a, i, c]) == peak
+                for i in range(n):
+                    v = cls(xs[a, i, c])
+                    slope = cls(1) if v >= 0 else cls(-1)
+                    if ord == np.inf or ord == -np.inf:
+                        out[a, i, c] = slope / ties if abs(v) == peak else cls(0)
+                    elif ord == 1:
+                        out[a, i, c] = slope
+                    elif ord != 0:
+                        out[a, i, c] = slope * (abs(v) / peak) ** cls(ord - 1)
+        return out.reshape(x.shape)
+    return vector_weights
 
 
 @overload(rt.transpose_vjp)

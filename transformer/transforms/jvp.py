@@ -255,11 +255,9 @@ class _Forward:
         options = template.rule_options
         if options.get("nondifferentiable"):
             return None
-        if prim.name == "norm" and "ord" in keywords and not _is_none(keywords["ord"]):
-            raise self.error("jvp differentiates np.linalg.norm only for the default 2-norm (ord=None)")
         if "whole_array" in options and "axis" not in keywords:
             return getattr(inspect.getmodule(template), options["whole_array"])
-        return template
+        return rules.variant(template, {k for k, v in keywords.items() if not _is_none(v)})
 
     def apply_rule(self, stmt, name, value, template, args, keywords) -> list:
         params = inspect.signature(template).parameters

@@ -29,15 +29,19 @@ CUSTOM = "rt.custom_vjp_call"
 _EFFECTFUL = {"rt.push", "rt.pop", "rt.top", "rt.stack"}
 
 
-def rule_for(prim_name: str):
+def rule_for(value, origin=None):
+    """The adjoint rule of the primitive call ``value`` (None: its derivative is zero); ``origin``,
+    the user's (file, line) it comes from, is named in a refusal."""
+    prim_name = cf.primitive_of(value).name
     table = rules.table("adjoint")
     if prim_name in rules.ZERO_DERIVATIVE:
         return None
     template = table.get(prim_name)
     if template is None:
         reason = rules.UNSUPPORTED["adjoint"].get(prim_name, "it has no adjoint rule")
-        raise TransformError(f"cannot differentiate {prim_name}: {reason}")
-    return template
+        where = f"{origin[0]}:{origin[1]}: " if origin else ""
+        raise TransformError(f"{where}cannot differentiate {prim_name}: {reason}")
+    return rules.variant(template, dataflow.given_keywords(value))
 
 
 def rule_wrt(template) -> tuple[str, ...]:
@@ -105,11 +109,18 @@ class Analysis:
         self.counts = dataflow.write_counts(func)
         self.rebinds = dataflow.write_counts(func, include_setitem=False)
         self.loop_indices = _loop_indices(func.body.body)
+        self._origins = None
         self.active = self._activity(set(wrt), set(outputs))
         self.check_refusals()
         self.needed = self._with_viewed_arrays(self._needed() | self._shapes_that_may_change())
         self.recompute = self._recomputable()
         self.recomputed = {dataflow.classify(stmt).target for plan in self.recompute.values() for stmt in plan}
+
+    def origin(self, a: Assignment):
+        """The user's (file, line) that statement ``a`` comes from, or None."""
+        if self._origins is None:
+            self._origins = cf.origins(self.func.body.body)
+        return self._origins.get(id(a.line))
 
     def diff_operands(self, a: Assignment) -> list[tuple[str, str]]:
         """(parameter, variable) pairs of operands derivatives flow into."""
@@ -124,7 +135,7 @@ class Analysis:
             return [("x", n) for n in atom_names(a.value.value)]
         if prim.name == CUSTOM:
             return [("inputs", n) for n in atom_names(a.value.args[1].value)]
-        template = rule_for(prim.name)
+        template = rule_for(a.value, self.origin(a))
         if template is None:
             return []
         params = primitive_params(a.value)
@@ -159,7 +170,7 @@ class Analysis:
             if a.kind != "assign" or cf.is_atom(a.value) or a.target not in self.active:
                 continue
             prim = cf.primitive_of(a.value)
-            template = rules.table("adjoint").get(prim.name)
+            template = rules.variant(rules.table("adjoint").get(prim.name), dataflow.given_keywords(a.value))
             refused = getattr(template, "rule_options", {}).get("refuse", {}) if template else {}
             params = primitive_params(a.value) if refused else {}
             for param, reason in refused.items():
@@ -195,7 +206,7 @@ class Analysis:
             if prim.name == CUSTOM:      # the backward rule reads the residuals
                 needed.update(atom_names(a.value.args[2].value))
                 continue
-            reads = _template_reads(rule_for(prim.name))
+            reads = _template_reads(rule_for(a.value))
             if "z" in reads:
                 needed.add(a.target)
             for pname, atom in params.items():

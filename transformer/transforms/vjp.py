@@ -381,7 +381,7 @@ class _Reverse:
             return self.scatter(a.value, z_bar, out)
         if prim.name == CUSTOM:
             return self.custom_rule(a.value, z_bar, out)
-        template = rule_for(prim.name)
+        template = rule_for(a.value)
         bound = {"z_bar": z_bar, "z": result_atom}
         bound.update({k: v for k, v in primitive_params(a.value).items()})
         wanted = [(p, n) for p, n in self.a.diff_operands(a) if n in self.a.active]

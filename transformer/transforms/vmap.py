@@ -628,9 +628,10 @@ class _Batcher:
         x = args[0]
         axis = keywords.get("axis", cst.Name("None"))
         keepdims = keywords.get("keepdims", cst.Name("False"))
-        if prim.name == "norm" and not (isinstance(keywords.get("ord", cst.Name("None")), cst.Name)
-                                        and keywords.get("ord", cst.Name("None")).value == "None"):
-            return self.rule_loop(prim, rule, args, keywords, states)
+        if prim.name == "norm" and (isinstance(axis, cst.Tuple) or not (
+                isinstance(keywords.get("ord", cst.Name("None")), cst.Name)
+                and keywords.get("ord", cst.Name("None")).value == "None")):
+            return self.rule_loop(prim, rule, args, keywords, states)    # another ord, or a matrix norm
         extra = {"ddof": keywords["ddof"]} if "ddof" in keywords else {}
         if isinstance(axis, cst.Name) and axis.value == "None":
             if isinstance(keepdims, cst.Name) and keepdims.value == "True":
@@ -751,15 +752,16 @@ class _Batcher:
             if batched[0] and self.has_rows(args[0]):
                 return self.template(t.dot_rows_x, x_rows=self.rows_of(args[0]), y=args[1])
             return self.template(t.dot_batched_x if batched[0] else t.dot_batched_y, x=args[0], y=args[1])
-        if prim.name == "rt.dot_vjp_x" and batched[0] and not batched[2]:
+        # @'s adjoint helpers are np.dot's while examples have at most two dimensions (checked at run time)
+        if prim.name in ("rt.dot_vjp_x", "rt.matmul_vjp_x") and batched[0] and not batched[2]:
             self.add_comment(why)
             return self.template(t.dot_vjp_x_batched_g, g=args[0], x_example=self.first_example(args[1]),
                                  y=args[2])
-        if prim.name == "rt.dot_vjp_y" and batched[0] and not batched[1]:
+        if prim.name in ("rt.dot_vjp_y", "rt.matmul_vjp_y") and batched[0] and not batched[1]:
             self.add_comment(why)
             return self.template(t.dot_vjp_y_batched_g, g=args[0], x=args[1],
                                  y_example=self.first_example(args[2]))
-        if prim.name == "rt.dot_vjp_y" and batched[0] and batched[1] and not batched[2]:
+        if prim.name in ("rt.dot_vjp_y", "rt.matmul_vjp_y") and batched[0] and batched[1] and not batched[2]:
             self.add_comment("# strategy: the cotangent and x are batched: elementwise for examples of rank 0 and 1 "
                              "(the helper loops over the examples only for matrices)")
             if self.has_rows(args[1]):
