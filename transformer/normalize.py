@@ -451,7 +451,8 @@ class _Normalizer:
 
     def attribute_value(self, node: cst.Attribute):
         r = resolve.resolve(node, self.uf.lookup, self.locals)
-        if r.kind == "local":
+        # x.T on a variable, or on any expression: (a + b).T, np.dot(a, a).T
+        if r.kind == "local" or resolve.dotted_name(node.value) is None:
             prim_name = methods.ATTRIBUTES.get(node.attr.value)
             if prim_name is None:
                 raise self.error(node, f"the attribute .{node.attr.value} is not supported")
