@@ -54,3 +54,22 @@ def test_attribute_and_method_chains_on_expressions(f, x):
 def test_attribute_chains_compile_with_numba():
     g = tr.jit(tr.grad(dot_then_transpose))
     np.testing.assert_allclose(g(M), central_difference_grad(dot_then_transpose, (M,)), rtol=1e-6)
+
+
+# ------------------------------------------- 3. a helper's tuple result, indexed
+def pair(x):
+    return np.sin(x), np.cos(x)
+
+
+def first_of_pair(x):
+    return np.sum(pair(x)[0] * pair(x)[-1])
+
+
+def last_of_slice(x):
+    a, = pair(x)[1:]
+    return np.sum(a ** 2) + np.sum(pair(x)[::-1][0])
+
+
+@pytest.mark.parametrize("f", [first_of_pair, last_of_slice])
+def test_indexing_a_helpers_tuple_result(f):
+    check_grad_vmap_jit(f, M)

@@ -434,7 +434,7 @@ class _Normalizer:
         if isinstance(node, cst.Call):
             return self.call(node, discard)
         if isinstance(node, cst.Subscript):
-            return cst.Subscript(self.atom(node.value), self.index(node))
+            return self.subscript(node)
         if isinstance(node, (cst.Tuple, cst.List)):
             return cf.tuple_of(self.atom(el.value) for el in node.elements)
         raise self.error(node, f"{type(node).__name__} expressions are not supported")
@@ -546,6 +546,17 @@ class _Normalizer:
         self.comment = comment
         self.emit(cst.If(test=test, body=cf.block(body), orelse=cst.Else(cf.block(orelse))))
         return result
+
+    def subscript(self, node: cst.Subscript):
+        receiver = self.atom(node.value)
+        if isinstance(receiver, cst.Tuple):   # pair(x)[0]: a helper's tuple result, indexed
+            picked = _tuple_element(receiver, node)
+            if picked is not None:
+                return picked
+            name = self.temp()
+            self.assign(name, receiver)
+            receiver = cst.Name(name)
+        return cst.Subscript(receiver, self.index(node))
 
     def index(self, subscript: cst.Subscript) -> list:
         elements = []
@@ -834,6 +845,34 @@ class _NameCollector(cst.CSTVisitor):
         return False          # np.sin: 'sin' is no variable
 
 
+
+
+def _literal_int(node) -> int | None:
+    if node is None:
+        return None
+    if isinstance(node, cst.Integer):
+        return int(node.value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
+            and isinstance(node.expression, cst.Integer):
+        return -int(node.expression.value)
+    return None
+
+
+def _tuple_element(receiver: cst.Tuple, node: cst.Subscript):
+    """The element (or a tuple of the elements) that ``(a, b, c)[1]`` or ``[1:]``
+    picks, when the index is written as integers; None otherwise."""
+    if len(node.slice) != 1:
+        return None
+    atoms = [el.value for el in receiver.elements]
+    item = node.slice[0].slice
+    if isinstance(item, cst.Index):
+        i = _literal_int(item.value)
+        return atoms[i] if i is not None and -len(atoms) <= i < len(atoms) else None
+    bounds = [item.lower, item.upper, item.step]
+    values = [_literal_int(b) for b in bounds]
+    if any(b is not None and v is None for b, v in zip(bounds, values)) or values[2] == 0:
+        return None
+    return cf.tuple_of(atoms[slice(*values)])
 
 
 def _names_in(func: cst.FunctionDef) -> set[str]:
