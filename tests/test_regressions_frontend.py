@@ -73,3 +73,47 @@ def last_of_slice(x):
 @pytest.mark.parametrize("f", [first_of_pair, last_of_slice])
 def test_indexing_a_helpers_tuple_result(f):
     check_grad_vmap_jit(f, M)
+
+
+# ------------------------------------------------- 4. arguments returned as they are
+def identity(x):
+    return x
+
+
+def identity_twice(x):
+    return x, x
+
+
+def argument_and_product(x, y):
+    return x, np.sin(y) * x
+
+
+def constant(x):
+    return 3.0
+
+
+X3 = np.array([0.5, -1.0, 2.0])
+
+
+def test_vjp_of_functions_returning_their_arguments():
+    out, vjp_fn = tr.vjp(identity, X3)
+    np.testing.assert_array_equal(out, X3)
+    np.testing.assert_array_equal(vjp_fn(np.array([1.0, 2.0, 3.0]))[0], [1.0, 2.0, 3.0])
+    _, vjp_fn = tr.vjp(identity_twice, X3)
+    np.testing.assert_array_equal(vjp_fn((np.ones(3), np.array([0.0, 1.0, 2.0])))[0], [1.0, 2.0, 3.0])
+    y = np.array([0.1, 0.2, 0.3])
+    _, vjp_fn = tr.vjp(argument_and_product, X3, y)
+    u, v = np.array([1.0, -1.0, 0.5]), np.array([2.0, 0.5, 1.0])
+    x_bar, y_bar = vjp_fn((u, v))
+    np.testing.assert_allclose(x_bar, u + v * np.sin(y), rtol=1e-12)
+    np.testing.assert_allclose(y_bar, v * X3 * np.cos(y), rtol=1e-12)
+    _, vjp_fn = tr.vjp(constant, X3)
+    np.testing.assert_array_equal(vjp_fn(1.0)[0], np.zeros(3))
+
+
+def test_jacobians_of_the_identity():
+    np.testing.assert_array_equal(tr.jacrev(identity)(X3), np.eye(3))
+    np.testing.assert_array_equal(tr.jacfwd(identity)(X3), np.eye(3))
+    np.testing.assert_array_equal(tr.jacrev(constant)(X3), np.zeros(3))
+    np.testing.assert_allclose(tr.hessian(lambda x: np.sum(identity(x) ** 3))(X3), np.diag(6 * X3), rtol=1e-12)
+    np.testing.assert_array_equal(tr.jit(tr.grad(lambda x: np.sum(identity(x))))(X3), np.ones(3))

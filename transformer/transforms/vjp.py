@@ -95,6 +95,8 @@ class _Reverse:
                 definitions.setdefault(a.target, []).append(path)
         homes = {}
         params = {p.name.value for p in self.a.func.params.params}
+        for name in params & set(self.a.active):   # a parameter returned as it is (def f(x): return x)
+            sites.setdefault(name, [()])
         for name, paths in sites.items():
             if name in params:
                 homes[name] = ()
