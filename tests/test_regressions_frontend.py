@@ -117,3 +117,31 @@ def test_jacobians_of_the_identity():
     np.testing.assert_array_equal(tr.jacrev(constant)(X3), np.zeros(3))
     np.testing.assert_allclose(tr.hessian(lambda x: np.sum(identity(x) ** 3))(X3), np.diag(6 * X3), rtol=1e-12)
     np.testing.assert_array_equal(tr.jit(tr.grad(lambda x: np.sum(identity(x))))(X3), np.ones(3))
+
+
+# ------------------------------------------------- 2. lambdas wherever they are written
+IDX = np.array([0, 2])
+GRAD_OF_PICKED, GRAD_OF_SIN = tr.grad(lambda x: np.sum(x[IDX] ** 2)), tr.grad(lambda x: np.sum(np.sin(x)))
+LOSSES = {
+    "square": lambda v: np.sum(
+        v ** 2),
+    "cube": lambda v: np.sum(v ** 3),
+}
+MAKES_A_LAMBDA = (lambda scale: (lambda b: np.sum(b * scale)))(3.0)
+PARENTHESISED = lambda x: (x + 1.0)
+
+
+def test_two_lambdas_on_one_line_are_told_apart():
+    np.testing.assert_allclose(GRAD_OF_PICKED(X3), [1.0, 0.0, 4.0])
+    np.testing.assert_allclose(GRAD_OF_SIN(X3), np.cos(X3), rtol=1e-12)
+
+
+def test_lambdas_as_values_of_a_multi_line_dict():
+    np.testing.assert_allclose(tr.grad(LOSSES["square"])(X3), 2 * X3, rtol=1e-12)
+    np.testing.assert_allclose(tr.grad(LOSSES["cube"])(X3), 3 * X3 ** 2, rtol=1e-12)
+
+
+def test_a_lambda_made_by_a_lambda_and_one_with_a_parenthesised_body():
+    np.testing.assert_allclose(tr.grad(MAKES_A_LAMBDA)(X3), [3.0, 3.0, 3.0])
+    np.testing.assert_allclose(tr.grad(lambda x: np.sum(PARENTHESISED(x) ** 2))(X3), 2 * (X3 + 1.0), rtol=1e-12)
+    np.testing.assert_allclose(tr.vmap(PARENTHESISED)(np.ones((2, 3))), 2 * np.ones((2, 3)))
