@@ -145,3 +145,38 @@ def test_a_lambda_made_by_a_lambda_and_one_with_a_parenthesised_body():
     np.testing.assert_allclose(tr.grad(MAKES_A_LAMBDA)(X3), [3.0, 3.0, 3.0])
     np.testing.assert_allclose(tr.grad(lambda x: np.sum(PARENTHESISED(x) ** 2))(X3), 2 * (X3 + 1.0), rtol=1e-12)
     np.testing.assert_allclose(tr.vmap(PARENTHESISED)(np.ones((2, 3))), 2 * np.ones((2, 3)))
+
+
+# ------------------------------------------------- 5. every refusal names the user's line
+def joined(x):
+    return np.sum(np.hstack((x, x * x)) ** 2)
+
+
+def taped_loop(x):
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(np.sin(x * s + i))
+    return s
+
+
+def solved(x):
+    a = np.array([[2.0, 1.0], [1.0, 3.0]])
+    return np.sum(np.linalg.solve(a + np.outer(x, x), x))
+
+
+def where(fn, offset):
+    return f"test_regressions_frontend.py:{fn.__code__.co_firstlineno + offset}"
+
+
+# the taped loop's refusal names the line of the value it would tape (s = 0.0)
+@pytest.mark.parametrize("fn, offset", [(joined, 1), (taped_loop, 1), (solved, 2)])
+def test_second_order_refusals_name_the_users_line(fn, offset):
+    second = tr.grad(lambda y: np.sum(tr.grad(fn)(y)))
+    with pytest.raises(tr.TransformError) as info:
+        second(np.array([0.3, 0.7]))
+    assert where(fn, offset) in str(info.value)
+    # the same functions' Hessians, forward over reverse, are right
+    x = np.array([0.3, 0.7])
+    g = tr.grad(fn)
+    columns = [(g(x + 1e-6 * e) - g(x - 1e-6 * e)) / 2e-6 for e in np.eye(2)]
+    np.testing.assert_allclose(tr.hessian(fn)(x), np.array(columns).T, rtol=1e-5, atol=1e-7)

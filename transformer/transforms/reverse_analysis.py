@@ -20,7 +20,7 @@ import libcst as cst
 from .. import core_form as cf
 from .. import dataflow, primitives, rules
 from ..dataflow import Assignment, atom_names
-from ..errors import TransformError
+from ..errors import Location, TransformError
 
 GETITEM = "getitem"
 # the primitives whose result may have another shape than their operands
@@ -29,14 +29,15 @@ CUSTOM = "rt.custom_vjp_call"
 _EFFECTFUL = {"rt.push", "rt.pop", "rt.top", "rt.stack"}
 
 
-def rule_for(prim_name: str):
+def rule_for(prim_name: str, location=None):
+    """The adjoint rule of ``prim_name``; a refusal names ``location``, the user's line."""
     table = rules.table("adjoint")
     if prim_name in rules.ZERO_DERIVATIVE:
         return None
     template = table.get(prim_name)
     if template is None:
         reason = rules.UNSUPPORTED["adjoint"].get(prim_name, "it has no adjoint rule")
-        raise TransformError(f"cannot differentiate {prim_name}: {reason}")
+        raise TransformError(f"cannot differentiate {prim_name}: {reason}", location)
     return template
 
 
@@ -98,8 +99,10 @@ def primitive_params(value) -> dict:
 class Analysis:
     """Which values are active, which need taping, where cotangents start."""
 
-    def __init__(self, func: cst.FunctionDef, wrt: list[str], outputs: list[str]):
+    def __init__(self, func: cst.FunctionDef, wrt: list[str], outputs: list[str], sources: dict | None = None):
         self.func = func
+        self.sources = sources or {}    # short file name in origin comments -> the user's path
+        self._origins = None
         self.statements = list(dataflow.walk(func.body.body))
         self.counts = dataflow.write_counts(func)
         self.rebinds = dataflow.write_counts(func, include_setitem=False)
@@ -123,7 +126,7 @@ class Analysis:
             return [("x", n) for n in atom_names(a.value.value)]
         if prim.name == CUSTOM:
             return [("inputs", n) for n in atom_names(a.value.args[1].value)]
-        template = rule_for(prim.name)
+        template = rule_for(prim.name, self.location(a.line))
         if template is None:
             return []
         params = primitive_params(a.value)
@@ -163,10 +166,15 @@ class Analysis:
             params = primitive_params(a.value) if refused else {}
             for param, reason in refused.items():
                 if any(n in self.active for n in atom_names(params.get(param, cst.Name("None")))):
-                    origin = cf.origin_of(a.line)
-                    where = f"{origin[0]}:{origin[1]}: " if origin else ""
-                    raise TransformError(f"{where}cannot differentiate {prim.spelling}() with respect to "
-                                         f"{param}: {reason} is not implemented")
+                    raise TransformError(f"cannot differentiate {prim.spelling}() with respect to "
+                                         f"{param}: {reason} is not implemented", self.location(a.line))
+
+    def location(self, line) -> Location | None:
+        """Where in the user's file the core statement ``line`` comes from, for an error."""
+        if self._origins is None:
+            self._origins = cf.origins(self.func.body.body)
+        origin = self._origins.get(id(line))
+        return Location(self.sources.get(origin[0], origin[0]), origin[1]) if origin else None
 
     def is_active(self, a: Assignment) -> bool:
         return a.target in self.active and any(n in self.active for _, n in self.diff_operands(a)) \
@@ -194,7 +202,7 @@ class Analysis:
             if prim.name == CUSTOM:      # the backward rule reads the residuals
                 needed.update(atom_names(a.value.args[2].value))
                 continue
-            reads = _template_reads(rule_for(prim.name))
+            reads = _template_reads(rule_for(prim.name, self.location(a.line)))
             if "z" in reads:
                 needed.add(a.target)
             for pname, atom in params.items():

@@ -49,15 +49,11 @@ class _Reverse:
         self.branches = {id(stmt): stmt for stmt in _ifs(analysis.func.body.body)}
         self.init_guards: dict[str, list] = {}    # variable -> the branches its value exists in
         self.homes = self._homes()
-        self._origins: dict | None = None         # id(statement) -> its user line, found for an error
 
     # ------------------------------------------------------------- helpers
     def location(self, line) -> Location | None:
         """Where in the user's file the statement ``line`` comes from, for an error."""
-        if self._origins is None:
-            self._origins = cf.origins(self.a.func.body.body)
-        origin = self._origins.get(id(line))
-        return Location(self.core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
+        return self.a.location(line)
 
     def _set_before_its_loop(self, a: Assignment) -> bool:
         """Whether ``a``'s variable was set before the loop ``a`` is in, so that its tape holds an
@@ -377,7 +373,7 @@ class _Reverse:
             return self.scatter(a.value, z_bar, out)
         if prim.name == CUSTOM:
             return self.custom_rule(a.value, z_bar, out)
-        template = rule_for(prim.name)
+        template = rule_for(prim.name, self.location(a.line))
         bound = {"z_bar": z_bar, "z": result_atom}
         bound.update({k: v for k, v in primitive_params(a.value).items()})
         wanted = [(p, n) for p, n in self.a.diff_operands(a) if n in self.a.active]
@@ -558,7 +554,7 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
         raise TypeError(f"grad requires a scalar output, but {func.name.value}() returns a tuple")
     output_names = [n for atom in outputs for n in atom_names(atom)]
     analysis = Analysis(func.with_changes(body=cf.block(forward_stmts)), wrt if returns != "vjp" else params,
-                         output_names)
+                         output_names, core.sources)
     reverse = _Reverse(core, analysis)
     forward = reverse.forward(forward_stmts)
     for name in params:      # a reassigned parameter's first value goes on its tape too
