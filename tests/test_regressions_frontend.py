@@ -180,3 +180,60 @@ def test_second_order_refusals_name_the_users_line(fn, offset):
     g = tr.grad(fn)
     columns = [(g(x + 1e-6 * e) - g(x - 1e-6 * e)) / 2e-6 for e in np.eye(2)]
     np.testing.assert_allclose(tr.hessian(fn)(x), np.array(columns).T, rtol=1e-5, atol=1e-7)
+
+
+# ------------------------------------------------- 2. lambdas inside transformed functions
+def apply(f, v):
+    return f(v)
+
+
+def apply_twice(f, v):
+    return apply(f, apply(f, v))
+
+
+def local_lambda(x):
+    scale = np.sum(x)
+    sq = lambda v: v * v * scale       # reads scale when called, as Python does
+    total = 0.0
+    for i in range(2):
+        total = total + np.sum(sq(x) * (i + 1.0))
+        scale = scale + 1.0
+    return total
+
+
+def lambda_arguments(x):
+    shift = 0.5
+    return np.sum(apply(lambda v: np.sin(v + shift), x)) + np.sum(apply_twice(lambda v: 2.0 * v, x) ** 2)
+
+
+def lambda_called_in_place(x):
+    return np.sum((lambda a, b: a * b)(x, np.cos(x)))
+
+
+@pytest.mark.parametrize("f", [local_lambda, lambda_arguments, lambda_called_in_place])
+def test_lambdas_inside_transformed_functions(f):
+    check_grad_vmap_jit(f, X3)
+
+
+def test_lambdas_inside_compile_with_numba():
+    np.testing.assert_allclose(tr.jit(tr.grad(lambda_arguments))(X3),
+                               central_difference_grad(lambda_arguments, (X3,)), rtol=1e-6)
+
+
+def returns_a_lambda(x):
+    f = lambda v: v
+    return f
+
+
+def lambda_with_default(x):
+    f = lambda v, k=2.0: v * k
+    return np.sum(f(x))
+
+
+def test_lambdas_transformed_code_cannot_inline_are_refused_at_their_line():
+    with pytest.raises(tr.TransformError, match="the lambda 'f' used as a value") as info:
+        tr.grad(returns_a_lambda)(X3)
+    assert where(returns_a_lambda, 2) in str(info.value)
+    with pytest.raises(tr.TransformError, match="a lambda with defaults") as info:
+        tr.grad(lambda_with_default)(X3)
+    assert where(lambda_with_default, 2) in str(info.value)
