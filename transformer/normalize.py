@@ -885,6 +885,8 @@ class LocalLambda:
             raise caller.error(call, f"this lambda takes {len(params.params)} positional arguments")
         atoms = [caller.lambda_called(a.value) or caller.atom(a.value) for a in call.args]
         home = self.home
+        # its statements go where it is called, under the caller's comment for that line
+        pending, caller.comment = caller.comment, None
         saved = home.substitute, home.lambdas, home.out, home.comment
         home.substitute, home.lambdas = dict(home.substitute), dict(home.lambdas)
         for param, atom in zip(params.params, atoms):
@@ -892,11 +894,13 @@ class LocalLambda:
             home.substitute.pop(name, None)
             home.lambdas.pop(name, None)
             (home.lambdas if isinstance(atom, LocalLambda) else home.substitute)[name] = atom
-        home.out, home.comment = caller.out, None     # its statements go where it is called
+        home.out, home.comment = caller.out, pending
         try:
             return home.value(self.node.body)
         finally:
+            leftover = home.comment
             home.substitute, home.lambdas, home.out, home.comment = saved
+            caller.comment = leftover
 
 
 def _literal_int(node) -> int | None:
