@@ -243,9 +243,11 @@ def _is_effectful(value, live_stacks=None) -> bool:
     return live_stacks is None or _stack_of(value) in live_stacks
 
 
-def _fresh_arrays(func) -> set[str]:
-    """Variables every assignment of which builds a new array (so none aliases another)."""
+def _fresh_arrays(func) -> dict[str, set]:
+    """Variables every assignment of which builds a new array (so none aliases another),
+    each with the names that may be views of it (``_t0 = v[1:]`` sees later writes into ``v``)."""
     fresh: dict[str, bool] = {p.name.value: False for p in func.params.params}
+    views: dict[str, set] = {}
     for a in walk(func.body.body):
         if a.kind != "assign":
             continue
@@ -254,8 +256,18 @@ def _fresh_arrays(func) -> set[str]:
         else:
             prim = cf.primitive_of(a.value)
             ok = prim is not None and prim.name not in _MAY_ALIAS
+            if not ok and prim is not None:
+                base = a.value.value if prim.name == "getitem" else a.value.args[0].value if a.value.args else None
+                for name in atom_names(base) if base is not None else ():
+                    views.setdefault(name, set()).add(a.target)
         fresh[a.target] = fresh.get(a.target, True) and ok
-    return {name for name, ok in fresh.items() if ok}
+    def all_views(name, seen):       # views of views too
+        for view in views.get(name, ()):
+            if view not in seen:
+                seen.add(view)
+                all_views(view, seen)
+        return seen
+    return {name: all_views(name, set()) for name, ok in fresh.items() if ok}
 
 
 def remove_dead_code(func: cst.FunctionDef) -> cst.FunctionDef:
@@ -275,7 +287,7 @@ def remove_dead_code(func: cst.FunctionDef) -> cst.FunctionDef:
         live_stacks |= read
 
 
-def _sweep(stmts, live_out: set, fresh: set, live_stacks=None) -> tuple[list, set]:
+def _sweep(stmts, live_out: set, fresh: dict, live_stacks=None) -> tuple[list, set]:
     """Statements that matter given what is live after them, and what is live before them."""
     live = set(live_out)
     kept: list = []
@@ -284,7 +296,7 @@ def _sweep(stmts, live_out: set, fresh: set, live_stacks=None) -> tuple[list, se
             a = classify(stmt)
             if a.kind == "assign" and a.target not in live and not _is_effectful(a.value, live_stacks):
                 continue
-            if a.kind == "setitem" and a.target not in live and a.target in fresh:
+            if a.kind == "setitem" and a.target in fresh and a.target not in live and not fresh[a.target] & live:
                 continue
             if a.kind == "assign":
                 live.discard(a.target)
@@ -311,7 +323,7 @@ def _sweep(stmts, live_out: set, fresh: set, live_stacks=None) -> tuple[list, se
     return kept, live
 
 
-def _sweep_loop(loop, live_out: set, fresh: set, live_stacks=None):
+def _sweep_loop(loop, live_out: set, fresh: dict, live_stacks=None):
     if isinstance(loop, cst.For):
         header_reads = {n for arg in loop.iter.args for n in atom_names(arg.value)}
         index = {loop.target.value}
