@@ -176,7 +176,8 @@ def walrus(x):
 
 
 def with_lambda_inside(x):
-    square = lambda v: v * v                      # refused: lambda  # noqa: E731
+    square = lambda v: v * v                      # refused: lambda (bound twice)  # noqa: E731
+    square = lambda v: v * v * v                  # noqa: E731
     return np.sum(square(x))
 
 

@@ -231,7 +231,7 @@ def make_nested(offset):
 
 nested_with_sibling = make_nested(0.5)
 
-two_lambdas = (lambda x: x + 1, lambda x: x - 1)  # two on one line: ambiguous
+two_lambdas = (lambda x: x + 1, lambda x: x - 1)  # two on one line: told apart by column
 
 multiline_lambda = tr.jit(
     lambda x: np.sin(x) * 2.0,

@@ -130,6 +130,8 @@ class _Writer:
 
     # ---------------------------------------------------------- statements
     def statement(self, kinds=None):
+        if kinds is None and self.draw(st.integers(0, 5)) == 0:     # method chains, lambdas, ... (see below)
+            return self.write_frontend_form()
         kind = self.pick(kinds or STATEMENTS)
         getattr(self, f"write_{kind}")()
 
@@ -263,6 +265,62 @@ class _Writer:
         self.emit(f"for {i} in range(len({a})):")
         self.emit(f"{acc} = {acc} + np.sin({a}[{i}]) * ({i} + 1)", 2)
 
+    # ------------------------------------------- forms the frontend must read
+    def write_frontend_form(self):
+        kinds = ["chain", "chain", "lambda", "lambda"] + ["mask_read"] * MASK_READS + ["matmul_rank3"] * MATMUL_RANK3
+        getattr(self, f"write_{self.pick(kinds)}")()
+
+    def write_chain(self):
+        """A method or attribute on an expression, not a name: (a + b).T, np.sin(a).sum(axis=0).T ..."""
+        expr, shape = self.elementwise()
+        how = self.pick(["T", "TT", "sum", "reshape", "helper"] if shape else ["TT"])
+        if how == "T":
+            self.bind(self.fresh(), f"({expr}).T", shape[::-1])
+        elif how == "TT":
+            self.bind(self.fresh(), f"({expr}).T.T * 1.0" if shape else f"np.array({expr}).T.T", shape)
+        elif how == "sum":
+            axis = self.draw(st.integers(0, len(shape) - 1))
+            kept = shape[:axis] + shape[axis + 1:]
+            self.bind(self.fresh(), f"({expr}).sum(axis={axis}).T", kept[::-1])
+        elif how == "reshape":
+            size = int(np.prod(shape))
+            self.bind(self.fresh(), f"({expr}).reshape({size}).reshape(1, {size}).T", (size, 1))
+        else:
+            a = self.var(lambda s: s == shape)
+            self.helpers.add("smooth_mix")
+            self.bind(self.fresh(), f"smooth_mix({a}, {a}).reshape({int(np.prod(shape))}).sum()", ())
+
+    def write_lambda(self):
+        """A lambda bound to a name, called in place, or passed to a helper; it may read a variable."""
+        a = self.var()
+        b = self.var(lambda s: _broadcast(s, self.shapes[a]) == self.shapes[a])
+        body = self.pick(UNARY).format(a="v") + self.pick(["", f" * {b}", f" + np.sin({b})"])
+        how = self.pick(["bound", "in_place", "passed"])
+        if how == "bound":
+            name = f"fn{next(self.count)}"
+            self.emit(f"{name} = lambda v: {body}  # noqa: E731")
+            self.bind(self.fresh(), f"{name}({a}) + {name}({a} * 0.5)", self.shapes[a])
+        elif how == "in_place":
+            self.bind(self.fresh(), f"(lambda v: {body})({a})", self.shapes[a])
+        else:
+            self.helpers.add("apply_fn")
+            self.bind(self.fresh(), f"apply_fn(lambda v: {body}, {a})", self.shapes[a])
+
+    def write_mask_read(self):
+        """A read through a boolean mask, reduced at once (its length depends on the data)."""
+        a = self.var(lambda s: len(s) >= 1)
+        if a is None:
+            return self.write_unary_binary()
+        self.bind(self.fresh(), f"np.sum(np.sin({a})[{a} > 0.0]) + np.sum({a}[{a} < 0.5] ** 2)", ())
+
+    def write_matmul_rank3(self):
+        """``@`` and np.matmul on stacks of matrices."""
+        a = self.var(lambda s: len(s) == 3)
+        if a is None:
+            return self.write_unary_binary()
+        p, q, _ = self.shapes[a]
+        spelling = self.pick(["{a} @ np.swapaxes({a}, 1, 2)", "np.matmul(np.sin({a}), np.swapaxes({a}, 1, 2))"])
+        self.bind(self.fresh(), spelling.format(a=a), (p, q, q))
 
     # ------------------- arrays carried through loops, early exits, transforms in loops
     def final_value(self, name) -> str:
@@ -375,6 +433,12 @@ class _Writer:
             self.returned = self.scalar_out and self.lines[-1].strip().startswith("return")
 
 
+# Forms other helpers are fixing, written only once they merge (then set True).
+MASK_READS = False
+MATMUL_RANK3 = False
+FRONTEND_HELPERS = {"apply_fn": "def apply_fn(fn, a):\n    return fn(a)\n"}   # not drawn by write_helper
+
+
 STATEMENTS = (["unary_binary"] * 4 + ["reduce", "reduce", "dot", "helper", "for", "while", "if", "inplace",
                                       "inplace_loop", "index_loop", "carried_rows", "while_true", "nested_exit",
                                       "transform_in_loop"])
@@ -443,7 +507,7 @@ def programs(draw, scalar_out=None, max_statements=7, kinds=None) -> Program:
         mixes = _broadcast(writer.shapes[last], shapes[0]) is not None
         writer.emit(f"return {last} + 0.5 * np.sin(x0)" if mixes else f"return {last}")
     params = [f"x{i}" for i in range(n_args)] + (["n"] if takes_n else [])
-    helpers = "\n\n".join([HELPERS[h] for h in sorted(writer.helpers)]
+    helpers = "\n\n".join([{**HELPERS, **FRONTEND_HELPERS}[h] for h in sorted(writer.helpers)]
                           + [TRANSFORMED_HELPERS[h] for h in sorted(writer.transformed)])
     imports = "import math\n\nimport numpy as np\n" + ("\nimport transformer as tr\n" if writer.transformed else "")
     source = (imports + "\n\n" + (helpers + "\n\n" if helpers else "")

@@ -20,7 +20,7 @@ _REFUSED_NODES = {
     cst.With: ("a with-statement", "move it outside the transformed function"),
     cst.ClassDef: ("a class definition", "define classes outside transformed functions"),
     cst.FunctionDef: ("a nested function definition", "define the helper at module level and call it"),
-    cst.Lambda: ("a lambda inside a transformed function", "define a module-level function and call it"),
+    cst.Lambda: ("a lambda here", "bind it once to a name (f = lambda x: ...), call it, or pass it to a function"),
     cst.Global: ("a global statement", "pass the value in as an argument and return the new one"),
     cst.Nonlocal: ("a nonlocal statement", "pass the value in as an argument and return the new one"),
     cst.Import: ("an import inside the function", "import at module level"),
@@ -67,6 +67,9 @@ class Fence(cst.CSTVisitor):
         # Names and attributes not read as values; a call's callee and keyword names are added on the way.
         self._not_values: set = not_loaded_nodes(uf.node)
         self._transform_calls: set = set()      # tr.grad(f) inside tr.grad(f)(x): checked as a whole
+        self._lambdas, self._lambda_names = _lambdas_written(uf.node)
+        params = uf.node.params
+        self._params = {p.name.value for p in [*params.params, *params.kwonly_params]}
 
     def refuse(self, node, what: str, hint: str):
         raise TransformError(f"{what} is not supported in transformed functions",
@@ -79,7 +82,7 @@ class Fence(cst.CSTVisitor):
                 self._check_signature(node)
                 return True
         entry = _REFUSED_NODES.get(type(node))
-        if entry is not None:
+        if entry is not None and node not in self._lambdas:
             self.refuse(node, *entry)
         return super().on_visit(node)
 
@@ -212,6 +215,10 @@ class Fence(cst.CSTVisitor):
         if node in self._for_iters or node in self._transform_calls:
             return
         func = node.func
+        if isinstance(func, cst.Lambda) or isinstance(func, cst.Name) and func.value in self._lambda_names:
+            return   # a lambda called: its body is checked where it is written
+        if self.helper and isinstance(func, cst.Name) and func.value in self._params:
+            return   # a helper's parameter called: the caller must pass a lambda (normalize checks)
         if isinstance(func, cst.Call):     # tr.grad(loss)(w, x): a transform applied in the code
             try:
                 made = resolve.transform_of_call(func, self.uf.lookup, self.locals)
@@ -304,6 +311,26 @@ def _describe(value) -> str:
     mod = getattr(value, "__module__", None) or type(value).__module__
     kind = type(value).__name__
     return f"a {kind} from {mod}" if mod else f"a {kind}"
+
+
+def _lambdas_written(func: cst.FunctionDef) -> tuple[set, set]:
+    """The lambdas written where transformed code can inline them (bound to a name
+    assigned nothing else, called in place, or passed to a call), and those names."""
+    assigned: dict = {}
+    for node in walk.nodes(func):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    assigned.setdefault(target.target.value, []).append(node)
+    lambdas, names = set(), set()
+    for name, assigns in assigned.items():
+        if len(assigns) == 1 and len(assigns[0].targets) == 1 and isinstance(assigns[0].value, cst.Lambda):
+            lambdas.add(assigns[0].value)
+            names.add(name)
+    for node in walk.nodes(func):
+        if isinstance(node, cst.Call):
+            lambdas.update(v for v in [node.func] + [a.value for a in node.args] if isinstance(v, cst.Lambda))
+    return lambdas, names
 
 
 def not_loaded_nodes(func: cst.FunctionDef) -> set:

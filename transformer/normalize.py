@@ -7,6 +7,7 @@ inlined (each inlined statement keeps a comment naming its own file and line).
 """
 from __future__ import annotations
 
+import dataclasses
 import linecache
 
 import libcst as cst
@@ -52,6 +53,7 @@ class _Normalizer:
         self.comments = comments                # write origin comments (not for rule templates)
         self.current_origin: str | None = None  # the comment of the user statement being normalized
         self.substitute: dict = {}              # parameter -> the caller's atom (inlined helpers)
+        self.lambdas: dict = {}                 # name bound to a lambda (or a helper's parameter) -> LocalLambda
         self.core = core
         self.scope = core.scope
         self.rename = rename                    # user local name -> output name
@@ -126,6 +128,9 @@ class _Normalizer:
 
     def small_statement(self, small):
         if isinstance(small, cst.Assign):
+            if isinstance(small.value, cst.Lambda):    # sq = lambda v: v * v: its body is inlined where called
+                self.lambdas[small.targets[0].target.value] = LocalLambda(small.value, self)
+                return
             if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
                 self.assign(self.local(small.targets[0].target.value), self.value(small.value))
                 return
@@ -434,7 +439,7 @@ class _Normalizer:
         if isinstance(node, cst.Call):
             return self.call(node, discard)
         if isinstance(node, cst.Subscript):
-            return cst.Subscript(self.atom(node.value), self.index(node))
+            return self.subscript(node)
         if isinstance(node, (cst.Tuple, cst.List)):
             return cf.tuple_of(self.atom(el.value) for el in node.elements)
         raise self.error(node, f"{type(node).__name__} expressions are not supported")
@@ -443,6 +448,8 @@ class _Normalizer:
         text = node.value
         if text in ("True", "False", "None"):
             return cst.Name(text)
+        if text in self.lambdas:
+            raise self.error(node, f"the lambda {text!r} used as a value", "call it here")
         if text in self.substitute:
             return self.substitute[text]
         if text in self.locals:
@@ -451,7 +458,8 @@ class _Normalizer:
 
     def attribute_value(self, node: cst.Attribute):
         r = resolve.resolve(node, self.uf.lookup, self.locals)
-        if r.kind == "local":
+        # x.T on a variable, or on any expression: (a + b).T, np.dot(a, a).T
+        if r.kind == "local" or resolve.dotted_name(node.value) is None:
             prim_name = methods.ATTRIBUTES.get(node.attr.value)
             if prim_name is None:
                 raise self.error(node, f"the attribute .{node.attr.value} is not supported")
@@ -546,6 +554,17 @@ class _Normalizer:
         self.emit(cst.If(test=test, body=cf.block(body), orelse=cst.Else(cf.block(orelse))))
         return result
 
+    def subscript(self, node: cst.Subscript):
+        receiver = self.atom(node.value)
+        if isinstance(receiver, cst.Tuple):   # pair(x)[0]: a helper's tuple result, indexed
+            picked = _tuple_element(receiver, node)
+            if picked is not None:
+                return picked
+            name = self.temp()
+            self.assign(name, receiver)
+            receiver = cst.Name(name)
+        return cst.Subscript(receiver, self.index(node))
+
     def index(self, subscript: cst.Subscript) -> list:
         elements = []
         for element in subscript.slice:
@@ -568,6 +587,9 @@ class _Normalizer:
         if isinstance(func, cst.Call):       # tr.grad(loss)(w, x), checked by the fence
             made = resolve.transform_of_call(func, self.uf.lookup, self.locals)
             return self.inline_transformed(node, made)
+        local_lambda = self.lambda_called(func)
+        if local_lambda is not None:
+            return local_lambda.call(self, node)
         r = resolve.resolve(func, self.uf.lookup, self.locals)
         if isinstance(func, cst.Attribute) and (r.kind == "local" or resolve.dotted_name(func.value) is None):
             return self.method_call(node)
@@ -583,6 +605,14 @@ class _Normalizer:
         if r.kind == "user":
             return self.inline(node, r.value, discard)
         raise self.error(node, f"cannot call {r.dotted or 'this'}")
+
+    def lambda_called(self, func):
+        """The lambda a call calls: written in place, or bound to a name here."""
+        if isinstance(func, cst.Lambda):
+            return LocalLambda(func, self)
+        if isinstance(func, cst.Name):
+            return self.lambdas.get(func.value)
+        return None
 
     def method_call(self, node: cst.Call):
         method = node.func.attr.value
@@ -720,13 +750,13 @@ class _Normalizer:
             count = f"{len(names)} positional argument{'' if len(names) == 1 else 's'}"
             raise self.error(node, f"{fn.__name__}() takes {count} but got {len(positional)}")
         for pname, arg in zip(names, positional):
-            bound[pname] = self.atom(arg.value)
+            bound[pname] = self.lambda_called(arg.value) or self.atom(arg.value)
         for arg in node.args:
             if arg.keyword is not None:
                 key = arg.keyword.value
                 if key not in keyword_names:
                     raise self.error(arg, f"{fn.__name__}() has no parameter {key!r}")
-                bound[key] = self.atom(arg.value)
+                bound[key] = self.lambda_called(arg.value) or self.atom(arg.value)
         defaults = dict(zip(names[len(names) - len(fn.__defaults__ or ()):], fn.__defaults__ or ()))
         defaults.update(fn.__kwdefaults__ or {})
         for pname in keyword_names:
@@ -756,7 +786,9 @@ class _Normalizer:
         prefix = fn.__name__.strip("_")
         child = _Normalizer(callee, self.core, rename, self.stack + (fn.__code__,), comments=self.comments)
         for pname, atom in bound.items():
-            if pname in rebound:
+            if isinstance(atom, LocalLambda):   # apply(lambda v: 2 * v, x): the helper calls it by name
+                child.lambdas[pname] = atom
+            elif pname in rebound:
                 copy = self.scope.claim(f"{prefix}_{pname}")
                 self.assign(copy, atom)
                 rename[pname] = copy
@@ -833,6 +865,70 @@ class _NameCollector(cst.CSTVisitor):
         return False          # np.sin: 'sin' is no variable
 
 
+
+
+@dataclasses.dataclass
+class LocalLambda:
+    """A lambda written in transformed code; each call inlines its body in the
+    scope it was written in (``home``), its parameters bound to the call's atoms.
+    Reading the enclosing variables when called is Python's late binding."""
+    node: cst.Lambda
+    home: "_Normalizer"
+
+    def call(self, caller: "_Normalizer", call: cst.Call):
+        params = self.node.params
+        if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.kwonly_params or params.star_kwarg \
+                or params.posonly_params or any(p.default is not None for p in params.params):
+            raise caller.error(call, "a lambda with defaults, * or keyword-only parameters",
+                               "give it plain parameters, or write a def at module level")
+        if any(a.keyword is not None for a in call.args) or len(call.args) != len(params.params):
+            raise caller.error(call, f"this lambda takes {len(params.params)} positional arguments")
+        atoms = [caller.lambda_called(a.value) or caller.atom(a.value) for a in call.args]
+        home = self.home
+        # its statements go where it is called, under the caller's comment for that line
+        pending, caller.comment = caller.comment, None
+        saved = home.substitute, home.lambdas, home.out, home.comment
+        home.substitute, home.lambdas = dict(home.substitute), dict(home.lambdas)
+        for param, atom in zip(params.params, atoms):
+            name = param.name.value
+            home.substitute.pop(name, None)
+            home.lambdas.pop(name, None)
+            (home.lambdas if isinstance(atom, LocalLambda) else home.substitute)[name] = atom
+        home.out, home.comment = caller.out, pending
+        try:
+            return home.value(self.node.body)
+        finally:
+            leftover = home.comment
+            home.substitute, home.lambdas, home.out, home.comment = saved
+            caller.comment = leftover
+
+
+def _literal_int(node) -> int | None:
+    if node is None:
+        return None
+    if isinstance(node, cst.Integer):
+        return int(node.value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
+            and isinstance(node.expression, cst.Integer):
+        return -int(node.expression.value)
+    return None
+
+
+def _tuple_element(receiver: cst.Tuple, node: cst.Subscript):
+    """The element (or a tuple of the elements) that ``(a, b, c)[1]`` or ``[1:]``
+    picks, when the index is written as integers; None otherwise."""
+    if len(node.slice) != 1:
+        return None
+    atoms = [el.value for el in receiver.elements]
+    item = node.slice[0].slice
+    if isinstance(item, cst.Index):
+        i = _literal_int(item.value)
+        return atoms[i] if i is not None and -len(atoms) <= i < len(atoms) else None
+    bounds = [item.lower, item.upper, item.step]
+    values = [_literal_int(b) for b in bounds]
+    if any(b is not None and v is None for b, v in zip(bounds, values)) or values[2] == 0:
+        return None
+    return cf.tuple_of(atoms[slice(*values)])
 
 
 def _names_in(func: cst.FunctionDef) -> set[str]:

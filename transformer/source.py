@@ -159,6 +159,8 @@ def _parse(fn) -> ParsedSource:
     if filename.startswith("<") or not linecache.getlines(filename) and not os.path.exists(filename):
         raise NoSourceError(f"{fn.__qualname__} has no source to read: {_no_source_situation(filename)}",
                             hint="define it in a .py file and import it")
+    if fn.__name__ == "<lambda>":
+        return _parse_lambda(fn, filename)
     try:
         lines, first = _def_lines(fn) or inspect.getsourcelines(fn)
     except (OSError, TypeError) as err:
@@ -167,8 +169,6 @@ def _parse(fn) -> ParsedSource:
     raw = "".join(lines)
     text = textwrap.dedent(raw)
     indent = len(lines[0]) - len(lines[0].lstrip()) if text != raw else 0
-    if fn.__name__ == "<lambda>":
-        return _parse_lambda(fn, text, first, indent)
     module = cst.parse_module(text)
     parsed_def = _find_def(fn, module)
     plain = _PlainForm()
@@ -225,17 +225,45 @@ def _def_statement_lines(index: int, node: cst.FunctionDef, text: str, first: in
     return lines
 
 
-def _parse_lambda(fn, text: str, first: int, indent: int) -> ParsedSource:
-    try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError:
-        # A lambda inside a bracketed expression that spans lines.
-        module = cst.parse_module("(\n" + text + "\n)")
-        first -= 1
-    parsed = ParsedSource(module, None, None, first, indent, {})
-    positions = parsed.positions()       # the lambda is told from others by its line
-    parsed.node = parsed.parsed_def = _lambda_as_def(fn, module, positions, fn.__code__.co_filename)
+def _parse_lambda(fn, filename: str) -> ParsedSource:
+    """The lambda ``fn`` is, told from every other lambda in its file by where
+    its code's instructions sit (Python 3.11 gives each a line and column):
+    the innermost lambda whose body holds them all."""
+    lines = linecache.getlines(filename)
+    lam = _lambda_in_file(fn, "".join(lines), filename)
+    first_line, last_line = lam.lineno, lam.end_lineno
+    head = lines[first_line - 1].encode()
+    column = len(head[:lam.col_offset].decode())
+    tail = lines[last_line - 1].encode()[:lam.end_col_offset].decode()
+    middle = lines[first_line - 1:last_line - 1] + [tail]
+    middle[0] = " " * column + (middle[0][column:] if last_line > first_line else tail[column:])
+    # Inside a list the lambda keeps its own lines and columns; the bracket takes the line above.
+    module = cst.parse_module("[\n" + "".join(middle) + "\n]\n")
+    parsed = ParsedSource(module, None, None, first_line - 1, 0, {})
+    parsed.node = parsed.parsed_def = _lambda_as_def(module, parsed.positions())
     return parsed
+
+
+def _lambda_in_file(fn, text: str, filename: str):
+    """The ``ast.Lambda`` in ``text`` whose body holds every instruction of ``fn``'s code."""
+    spans = [(line, col, end_line, end_col) for line, end_line, col, end_col in fn.__code__.co_positions()
+             if line is not None and col is not None and (end_line, end_col) > (line, col)]
+    where = Location(filename, fn.__code__.co_firstlineno)
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        raise NoSourceError("the file no longer parses; cannot read the lambda's source", where) from None
+    if not spans:
+        raise NoSourceError("the lambda's code says nothing of where it sits", where, hint="write it as a def")
+    start, end = min(s[:2] for s in spans), max(s[2:] for s in spans)
+    holding = [node for node in ast.walk(tree) if isinstance(node, ast.Lambda)
+               and (node.body.lineno, node.body.col_offset) <= start
+               and end <= (node.body.end_lineno, node.body.end_col_offset)]
+    if not holding:
+        raise NoSourceError("cannot find this lambda in its file (was the file edited?)", where,
+                            hint="write it as a def")
+    # a lambda inside another's body is held by both: the innermost is the one
+    return min(holding, key=lambda node: (node.end_lineno - node.lineno, node.end_col_offset - node.col_offset))
 
 
 def _block_lines(block, python_statements, offset: int, lines: dict) -> None:
@@ -334,25 +362,9 @@ def _find_def(fn, module: cst.Module) -> cst.FunctionDef:
     raise NoSourceError(f"cannot find the def of {fn.__qualname__} in its source")
 
 
-class _LambdaFinder(cst.CSTVisitor):
-    def __init__(self):
-        self.found: list[cst.Lambda] = []
-
-    def visit_Lambda(self, node):
-        self.found.append(node)
-        return False  # a lambda nested in a lambda belongs to its parent
-
-
-def _lambda_as_def(fn, module, positions, filename) -> cst.FunctionDef:
-    finder = _LambdaFinder()
-    module.visit(finder)
-    line = fn.__code__.co_firstlineno
-    on_line = [lam for lam in finder.found if positions[lam][0] == line]
-    if len(on_line) != 1:
-        raise TransformError(f"found {len(on_line)} lambdas on this line; cannot tell which one is "
-                             f"being transformed", Location(filename, line),
-                             hint="put each lambda on its own line, or use def")
-    lam = on_line[0]
+def _lambda_as_def(module: cst.Module, positions: dict) -> cst.FunctionDef:
+    """``lambda x: body``, the one lambda at the top of ``module``, as ``def lambda_fn(x): return body``."""
+    lam = module.body[0].body[0].value.elements[0].value
     body = cst.IndentedBlock(body=[cst.SimpleStatementLine([cst.Return(lam.body)])])
     node = cst.FunctionDef(name=cst.Name("lambda_fn"), params=lam.params, body=body)
     positions[node] = positions[lam]

@@ -20,7 +20,7 @@ import libcst as cst
 from .. import core_form as cf
 from .. import dataflow, primitives, rules
 from ..dataflow import Assignment, atom_names
-from ..errors import TransformError
+from ..errors import Location, TransformError
 
 GETITEM = "getitem"
 # the primitives whose result may have another shape than their operands
@@ -29,9 +29,9 @@ CUSTOM = "rt.custom_vjp_call"
 _EFFECTFUL = {"rt.push", "rt.pop", "rt.top", "rt.stack"}
 
 
-def rule_for(value, origin=None):
-    """The adjoint rule of the primitive call ``value`` (None: its derivative is zero); ``origin``,
-    the user's (file, line) it comes from, is named in a refusal."""
+def rule_for(value, location=None):
+    """The adjoint rule of the primitive call ``value`` (None: its derivative is zero); a refusal
+    names ``location``, the user's line."""
     prim_name = cf.primitive_of(value).name
     table = rules.table("adjoint")
     if prim_name in rules.ZERO_DERIVATIVE:
@@ -39,8 +39,7 @@ def rule_for(value, origin=None):
     template = table.get(prim_name)
     if template is None:
         reason = rules.UNSUPPORTED["adjoint"].get(prim_name, "it has no adjoint rule")
-        where = f"{origin[0]}:{origin[1]}: " if origin else ""
-        raise TransformError(f"{where}cannot differentiate {prim_name}: {reason}")
+        raise TransformError(f"cannot differentiate {prim_name}: {reason}", location)
     return rules.variant(template, dataflow.given_keywords(value))
 
 
@@ -102,9 +101,10 @@ def primitive_params(value) -> dict:
 class Analysis:
     """Which values are active, which need taping, where cotangents start."""
 
-    def __init__(self, func: cst.FunctionDef, wrt: list[str], outputs: list[str]):
+    def __init__(self, func: cst.FunctionDef, wrt: list[str], outputs: list[str], sources: dict | None = None):
         self.func = func
         self.outputs = set(outputs)
+        self.sources = sources or {}    # short file name in origin comments -> the user's path
         self.statements = list(dataflow.walk(func.body.body))
         self.counts = dataflow.write_counts(func)
         self.rebinds = dataflow.write_counts(func, include_setitem=False)
@@ -115,12 +115,6 @@ class Analysis:
         self.needed = self._with_viewed_arrays(self._needed() | self._shapes_that_may_change())
         self.recompute = self._recomputable()
         self.recomputed = {dataflow.classify(stmt).target for plan in self.recompute.values() for stmt in plan}
-
-    def origin(self, a: Assignment):
-        """The user's (file, line) that statement ``a`` comes from, or None."""
-        if self._origins is None:
-            self._origins = cf.origins(self.func.body.body)
-        return self._origins.get(id(a.line))
 
     def diff_operands(self, a: Assignment) -> list[tuple[str, str]]:
         """(parameter, variable) pairs of operands derivatives flow into."""
@@ -135,7 +129,7 @@ class Analysis:
             return [("x", n) for n in atom_names(a.value.value)]
         if prim.name == CUSTOM:
             return [("inputs", n) for n in atom_names(a.value.args[1].value)]
-        template = rule_for(a.value, self.origin(a))
+        template = rule_for(a.value, self.location(a.line))
         if template is None:
             return []
         params = primitive_params(a.value)
@@ -175,10 +169,15 @@ class Analysis:
             params = primitive_params(a.value) if refused else {}
             for param, reason in refused.items():
                 if any(n in self.active for n in atom_names(params.get(param, cst.Name("None")))):
-                    origin = cf.origin_of(a.line)
-                    where = f"{origin[0]}:{origin[1]}: " if origin else ""
-                    raise TransformError(f"{where}cannot differentiate {prim.spelling}() with respect to "
-                                         f"{param}: {reason} is not implemented")
+                    raise TransformError(f"cannot differentiate {prim.spelling}() with respect to "
+                                         f"{param}: {reason} is not implemented", self.location(a.line))
+
+    def location(self, line) -> Location | None:
+        """Where in the user's file the core statement ``line`` comes from, for an error."""
+        if self._origins is None:
+            self._origins = cf.origins(self.func.body.body)
+        origin = self._origins.get(id(line))
+        return Location(self.sources.get(origin[0], origin[0]), origin[1]) if origin else None
 
     def is_active(self, a: Assignment) -> bool:
         return a.target in self.active and any(n in self.active for _, n in self.diff_operands(a)) \
@@ -206,7 +205,7 @@ class Analysis:
             if prim.name == CUSTOM:      # the backward rule reads the residuals
                 needed.update(atom_names(a.value.args[2].value))
                 continue
-            reads = _template_reads(rule_for(a.value))
+            reads = _template_reads(rule_for(a.value, self.location(a.line)))
             if "z" in reads:
                 needed.add(a.target)
             for pname, atom in params.items():

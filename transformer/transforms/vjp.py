@@ -50,16 +50,12 @@ class _Reverse:
         self.branches = {id(stmt): stmt for stmt in _ifs(analysis.func.body.body)}
         self.init_guards: dict[str, list] = {}    # variable -> the branches its value exists in
         self.homes = self._homes()
-        self._origins: dict | None = None         # id(statement) -> its user line, found for an error
         self._shapes: Shapes | None = None        # which index atoms are numbers, found when first asked
 
     # ------------------------------------------------------------- helpers
     def location(self, line) -> Location | None:
         """Where in the user's file the statement ``line`` comes from, for an error."""
-        if self._origins is None:
-            self._origins = cf.origins(self.a.func.body.body)
-        origin = self._origins.get(id(line))
-        return Location(self.core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
+        return self.a.location(line)
 
     def _set_before_its_loop(self, a: Assignment) -> bool:
         """Whether ``a``'s variable was set before the loop ``a`` is in, so that its tape holds an
@@ -97,6 +93,8 @@ class _Reverse:
                 definitions.setdefault(a.target, []).append(path)
         homes = {}
         params = {p.name.value for p in self.a.func.params.params}
+        for name in params & set(self.a.active):   # a parameter returned as it is (def f(x): return x)
+            sites.setdefault(name, [()])
         for name, paths in sites.items():
             if name in params or name in self.a.outputs:   # an output's seed is added at the top level
                 homes[name] = ()
@@ -381,7 +379,7 @@ class _Reverse:
             return self.scatter(a.value, z_bar, out)
         if prim.name == CUSTOM:
             return self.custom_rule(a.value, z_bar, out)
-        template = rule_for(a.value)
+        template = rule_for(a.value, self.location(a.line))
         bound = {"z_bar": z_bar, "z": result_atom}
         bound.update({k: v for k, v in primitive_params(a.value).items()})
         wanted = [(p, n) for p, n in self.a.diff_operands(a) if n in self.a.active]
@@ -598,7 +596,7 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
     outputs = _output_leaves(returned)          # (path into the output, atom), a pytree's leaves
     output_names = [n for _, atom in outputs for n in atom_names(atom)]
     analysis = Analysis(func.with_changes(body=cf.block(forward_stmts)), wrt if returns != "vjp" else params,
-                         output_names)
+                         output_names, core.sources)
     reverse = _Reverse(core, analysis)
     forward = reverse.forward(forward_stmts)
     for name in params:      # a reassigned parameter's first value goes on its tape too

@@ -1,0 +1,254 @@
+"""Valid NumPy code never meets an internal error: regressions found in the frontend
+(method chains on expressions, lambdas, tuple results of helpers, identity functions,
+refusals that name the user's line)."""
+import numpy as np
+import pytest
+
+from oracles import central_difference_grad
+import transformer as tr
+
+A = np.linspace(-1.0, 1.5, 16)
+M = np.array([[1.0, 0.5], [-0.25, 2.0]])
+
+
+def check_grad_vmap_jit(f, x):
+    """grad against central differences, vmap against a loop, jit against NumPy."""
+    np.testing.assert_allclose(tr.grad(f)(x), central_difference_grad(f, (x,)), rtol=1e-6, atol=1e-8)
+    batch = np.stack([x, 2.0 * x, -x])
+    np.testing.assert_allclose(tr.vmap(f)(batch), [f(b) for b in batch], rtol=1e-12)
+    np.testing.assert_allclose(tr.jit(f, target="python")(x), f(x), rtol=1e-12)
+
+
+# ------------------------------------------------- 1. chains on expressions
+def reshape_then_transpose(a):
+    return np.sum(a.reshape(2, 8).T * np.arange(2.0))
+
+
+def dot_then_transpose(a):
+    return np.sum(np.dot(a, a).T * np.array([[1.0, 2.0], [3.0, 4.0]]))
+
+
+def sum_then_transpose(a):
+    return np.sum(a.sum(0).T ** 2)
+
+
+def sum_of_transpose_twice(a):
+    return np.sum((a + a * a).T.T * np.array([[1.0, 2.0], [3.0, 4.0]]))
+
+
+def helper(a):
+    return np.sin(a)
+
+
+def call_reshape_sum(a):
+    return helper(a).reshape(4, 4).T.sum(1)[1:].sum() + helper(a).reshape(4, 4).shape[0]
+
+
+@pytest.mark.parametrize("f, x", [(reshape_then_transpose, A), (dot_then_transpose, M),
+                                  (sum_then_transpose, M), (sum_of_transpose_twice, M),
+                                  (call_reshape_sum, A)])
+def test_attribute_and_method_chains_on_expressions(f, x):
+    check_grad_vmap_jit(f, x)
+
+
+def test_attribute_chains_compile_with_numba():
+    g = tr.jit(tr.grad(dot_then_transpose))
+    np.testing.assert_allclose(g(M), central_difference_grad(dot_then_transpose, (M,)), rtol=1e-6)
+
+
+# ------------------------------------------- 3. a helper's tuple result, indexed
+def pair(x):
+    return np.sin(x), np.cos(x)
+
+
+def first_of_pair(x):
+    return np.sum(pair(x)[0] * pair(x)[-1])
+
+
+def last_of_slice(x):
+    a, = pair(x)[1:]
+    return np.sum(a ** 2) + np.sum(pair(x)[::-1][0])
+
+
+@pytest.mark.parametrize("f", [first_of_pair, last_of_slice])
+def test_indexing_a_helpers_tuple_result(f):
+    check_grad_vmap_jit(f, M)
+
+
+# ------------------------------------------------- 4. arguments returned as they are
+def identity(x):
+    return x
+
+
+def identity_twice(x):
+    return x, x
+
+
+def argument_and_product(x, y):
+    return x, np.sin(y) * x
+
+
+def constant(x):
+    return 3.0
+
+
+X3 = np.array([0.5, -1.0, 2.0])
+
+
+def test_vjp_of_functions_returning_their_arguments():
+    out, vjp_fn = tr.vjp(identity, X3)
+    np.testing.assert_array_equal(out, X3)
+    np.testing.assert_array_equal(vjp_fn(np.array([1.0, 2.0, 3.0]))[0], [1.0, 2.0, 3.0])
+    _, vjp_fn = tr.vjp(identity_twice, X3)
+    np.testing.assert_array_equal(vjp_fn((np.ones(3), np.array([0.0, 1.0, 2.0])))[0], [1.0, 2.0, 3.0])
+    y = np.array([0.1, 0.2, 0.3])
+    _, vjp_fn = tr.vjp(argument_and_product, X3, y)
+    u, v = np.array([1.0, -1.0, 0.5]), np.array([2.0, 0.5, 1.0])
+    x_bar, y_bar = vjp_fn((u, v))
+    np.testing.assert_allclose(x_bar, u + v * np.sin(y), rtol=1e-12)
+    np.testing.assert_allclose(y_bar, v * X3 * np.cos(y), rtol=1e-12)
+    _, vjp_fn = tr.vjp(constant, X3)
+    np.testing.assert_array_equal(vjp_fn(1.0)[0], np.zeros(3))
+
+
+def test_jacobians_of_the_identity():
+    np.testing.assert_array_equal(tr.jacrev(identity)(X3), np.eye(3))
+    np.testing.assert_array_equal(tr.jacfwd(identity)(X3), np.eye(3))
+    np.testing.assert_array_equal(tr.jacrev(constant)(X3), np.zeros(3))
+    np.testing.assert_allclose(tr.hessian(lambda x: np.sum(identity(x) ** 3))(X3), np.diag(6 * X3), rtol=1e-12)
+    np.testing.assert_array_equal(tr.jit(tr.grad(lambda x: np.sum(identity(x))))(X3), np.ones(3))
+
+
+# ------------------------------------------------- 2. lambdas wherever they are written
+IDX = np.array([0, 2])
+GRAD_OF_PICKED, GRAD_OF_SIN = tr.grad(lambda x: np.sum(x[IDX] ** 2)), tr.grad(lambda x: np.sum(np.sin(x)))
+LOSSES = {
+    "square": lambda v: np.sum(
+        v ** 2),
+    "cube": lambda v: np.sum(v ** 3),
+}
+MAKES_A_LAMBDA = (lambda scale: (lambda b: np.sum(b * scale)))(3.0)
+PARENTHESISED = lambda x: (x + 1.0)
+
+
+def test_two_lambdas_on_one_line_are_told_apart():
+    np.testing.assert_allclose(GRAD_OF_PICKED(X3), [1.0, 0.0, 4.0])
+    np.testing.assert_allclose(GRAD_OF_SIN(X3), np.cos(X3), rtol=1e-12)
+
+
+def test_lambdas_as_values_of_a_multi_line_dict():
+    np.testing.assert_allclose(tr.grad(LOSSES["square"])(X3), 2 * X3, rtol=1e-12)
+    np.testing.assert_allclose(tr.grad(LOSSES["cube"])(X3), 3 * X3 ** 2, rtol=1e-12)
+
+
+def test_a_lambda_made_by_a_lambda_and_one_with_a_parenthesised_body():
+    np.testing.assert_allclose(tr.grad(MAKES_A_LAMBDA)(X3), [3.0, 3.0, 3.0])
+    np.testing.assert_allclose(tr.grad(lambda x: np.sum(PARENTHESISED(x) ** 2))(X3), 2 * (X3 + 1.0), rtol=1e-12)
+    np.testing.assert_allclose(tr.vmap(PARENTHESISED)(np.ones((2, 3))), 2 * np.ones((2, 3)))
+
+
+# ------------------------------------------------- 5. every refusal names the user's line
+def joined(x):
+    return np.sum(np.hstack((x, x * x)) ** 2)
+
+
+def taped_loop(x):
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(np.sin(x * s + i))
+    return s
+
+
+def solved(x):
+    a = np.array([[2.0, 1.0], [1.0, 3.0]])
+    return np.sum(np.linalg.solve(a + np.outer(x, x), x))
+
+
+def where(fn, offset):
+    return f"test_regressions_frontend.py:{fn.__code__.co_firstlineno + offset}"
+
+
+# the taped loop's refusal names the line of the value it would tape (s = 0.0)
+@pytest.mark.parametrize("fn, offset", [(joined, 1), (taped_loop, 1), (solved, 2)])
+def test_second_order_refusals_name_the_users_line(fn, offset):
+    second = tr.grad(lambda y: np.sum(tr.grad(fn)(y)))
+    with pytest.raises(tr.TransformError) as info:
+        second(np.array([0.3, 0.7]))
+    assert where(fn, offset) in str(info.value)
+    # the same functions' Hessians, forward over reverse, are right
+    x = np.array([0.3, 0.7])
+    g = tr.grad(fn)
+    columns = [(g(x + 1e-6 * e) - g(x - 1e-6 * e)) / 2e-6 for e in np.eye(2)]
+    np.testing.assert_allclose(tr.hessian(fn)(x), np.array(columns).T, rtol=1e-5, atol=1e-7)
+
+
+# ------------------------------------------------- 2. lambdas inside transformed functions
+def apply(f, v):
+    return f(v)
+
+
+def apply_twice(f, v):
+    return apply(f, apply(f, v))
+
+
+def local_lambda(x):
+    scale = np.sum(x)
+    sq = lambda v: v * v * scale       # reads scale when called, as Python does
+    total = 0.0
+    for i in range(2):
+        total = total + np.sum(sq(x) * (i + 1.0))
+        scale = scale + 1.0
+    return total
+
+
+def lambda_arguments(x):
+    shift = 0.5
+    return np.sum(apply(lambda v: np.sin(v + shift), x)) + np.sum(apply_twice(lambda v: 2.0 * v, x) ** 2)
+
+
+def lambda_called_in_place(x):
+    return np.sum((lambda a, b: a * b)(x, np.cos(x)))
+
+
+@pytest.mark.parametrize("f", [local_lambda, lambda_arguments, lambda_called_in_place])
+def test_lambdas_inside_transformed_functions(f):
+    check_grad_vmap_jit(f, X3)
+
+
+def test_lambdas_inside_compile_with_numba():
+    np.testing.assert_allclose(tr.jit(tr.grad(lambda_arguments))(X3),
+                               central_difference_grad(lambda_arguments, (X3,)), rtol=1e-6)
+
+
+def returns_a_lambda(x):
+    f = lambda v: v
+    return f
+
+
+def lambda_with_default(x):
+    f = lambda v, k=2.0: v * k
+    return np.sum(f(x))
+
+
+def test_lambdas_transformed_code_cannot_inline_are_refused_at_their_line():
+    with pytest.raises(tr.TransformError, match="the lambda 'f' used as a value") as info:
+        tr.grad(returns_a_lambda)(X3)
+    assert where(returns_a_lambda, 2) in str(info.value)
+    with pytest.raises(tr.TransformError, match="a lambda with defaults") as info:
+        tr.grad(lambda_with_default)(X3)
+    assert where(lambda_with_default, 2) in str(info.value)
+
+
+# ------------------------------- found by the fuzzer: a view read after its array is written
+def slice_then_written(x0):
+    v1 = np.copy(x0)
+    v1[1:] = v1[1:] * np.tanh(x0[:-1])
+    return np.sum(v1) + 0.5 * np.sum(np.sin(x0))
+
+
+def test_a_slice_read_before_its_array_is_written_keeps_its_value_for_the_backward_sweep():
+    # the backward sweep puts v1's old values back, which the view v1[1:] sees: that write
+    # was dropped as dead (v1 is read no more), so the adjoint read the new values
+    x = np.array([0.3, -0.5, 0.8])
+    np.testing.assert_allclose(tr.grad(slice_then_written)(x), central_difference_grad(slice_then_written, (x,)),
+                               rtol=1e-6)
