@@ -41,6 +41,7 @@ class Row:
     wrt: tuple | None = None            # argument positions differentiated (default: the float ones)
     tol: float | None = None            # relative/absolute tolerance for derivatives (default by dtype)
     oracle: Callable | None = None      # args -> the function finite differences see (default: fn)
+    helpers: tuple = ()                 # functions the row maps with tr.vmap inside it (their core forms count)
     hessian: int | None = None          # an argument to check tr.hessian for (helpers only it generates)
 
     def __repr__(self):
@@ -673,7 +674,7 @@ def _rows():
     collective = {"vmap1": "the row maps over axis 0 itself; vmap1 would map a different axis than its collective",
                   "vmap_none": ONE_ARG}
     for name in ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermute"]:
-        add_(Row(name, g[name], lambda r: (U(r, 3, 4),), skip=collective,
+        add_(Row(name, g[name], lambda r: (U(r, 3, 4),), skip=collective, helpers=(g["_" + name],),
                  refuses=TAPED if name in ("pmax", "pmin") else {}))
     return rows
 

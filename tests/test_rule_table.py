@@ -761,7 +761,8 @@ def exercised() -> frozenset:
     """Every primitive the rows apply (their core forms) or make their transforms generate."""
     found = set()
     for row in ROWS:
-        found |= primitives_in(normalize(row.fn).node)
+        for fn in (row.fn, *row.helpers):
+            found |= primitives_in(normalize(fn).node)
         for chain, args in derivative_chains(row):
             try:
                 source = chain.source(*args)
