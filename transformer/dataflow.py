@@ -230,12 +230,14 @@ def _may_alias(value) -> bool:
     return prim is None or prim.name in _MAY_ALIAS
 
 
-def _aliases(func: cst.FunctionDef, roots: list[str]) -> list[set]:
+def _aliases(func: cst.FunctionDef, roots: list[str], elements_too=True) -> list[set]:
     """Per root variable, the variables that may share its memory (itself included), found to a
     fixpoint over every assignment whose value may alias what it reads (a loop may alias before
-    it writes)."""
+    it writes).  ``elements_too=False`` leaves out ``v = y[i]`` indexed without a slice (most often
+    an element, a copy)."""
     aliases = [{root} for root in roots]
-    assignments = [a for a in walk(func.body.body) if a.kind == "assign" and _may_alias(a.value)]
+    assignments = [a for a in walk(func.body.body) if a.kind == "assign" and _may_alias(a.value)
+                   and (elements_too or not _indexes_elements(a.value))]
     changed = True
     while changed:
         changed = False
@@ -246,6 +248,12 @@ def _aliases(func: cst.FunctionDef, roots: list[str]) -> list[set]:
                     names.add(a.target)
                     changed = True
     return aliases
+
+
+def _indexes_elements(value) -> bool:
+    return isinstance(value, cst.Subscript) and all(isinstance(el.slice, cst.Index) for el in value.slice) \
+        and not any(isinstance(el.slice.value, cst.Ellipsis) or isinstance(el.slice.value, cst.Name)
+                    and el.slice.value.value == "None" for el in value.slice)
 
 
 def parameters_written_in_place(func: cst.FunctionDef) -> list[str]:
@@ -300,7 +308,8 @@ def _fresh_arrays(func) -> dict[str, set]:
         if a.kind == "assign":
             fresh[a.target] = fresh.get(a.target, True) and not _may_alias(a.value)
     names = [name for name, ok in fresh.items() if ok]
-    return dict(zip(names, _aliases(func, names)))
+    # y[i] of a 1-d array is a copy; kept as before: a row view read after the write is not seen
+    return dict(zip(names, _aliases(func, names, elements_too=False)))
 
 
 def remove_dead_code(func: cst.FunctionDef) -> cst.FunctionDef:
