@@ -21,8 +21,8 @@ def jvp_rosenbrock(x, x_dot):
         _t7 = _t4 - _t6
         _t7_dot = _t4_dot - _t6_dot
         _t8 = _t7 ** 2
-        _t25 = 2 * _t7
-        _t8_dot = _t25 * _t7_dot
+        _t27 = 2 * _t7
+        _t8_dot = _t27 * _t7_dot
         _t9 = 100.0 * _t8
         _t9_dot = 100.0 * _t8_dot
         _t10 = x[i]
@@ -30,8 +30,8 @@ def jvp_rosenbrock(x, x_dot):
         _t11 = 1.0 - _t10
         _t11_dot = -_t10_dot
         _t12 = _t11 ** 2
-        _t37 = 2 * _t11
-        _t12_dot = _t37 * _t11_dot
+        _t41 = 2 * _t11
+        _t12_dot = _t41 * _t11_dot
         _t13 = _t9 + _t12
         _t13_dot = _t9_dot + _t12_dot
         total = total + _t13
