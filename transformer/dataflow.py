@@ -243,14 +243,12 @@ def shared_memory(a: Assignment) -> list[str]:
     return atom_names(operands(a.value)[0]) if operands(a.value) else []
 
 
-def _aliases(func: cst.FunctionDef, roots: list[str], elements_too=True) -> list[set]:
+def _aliases(func: cst.FunctionDef, roots: list[str]) -> list[set]:
     """Per root variable, the variables that may share its memory (itself included), found to a
     fixpoint over every assignment whose value may alias what it reads (a loop may alias before
-    it writes).  ``elements_too=False`` leaves out ``v = y[i]`` indexed without a slice (most often
-    an element, a copy)."""
+    it writes).  ``v = y[i]`` counts: of a 2-d ``y`` it is a row, a view."""
     aliases = [{root} for root in roots]
-    sharing = [(a.target, set(shared_memory(a))) for a in walk(func.body.body)
-               if elements_too or not _indexes_elements(a.value)]
+    sharing = [(a.target, set(shared_memory(a))) for a in walk(func.body.body)]
     sharing = [(target, shared) for target, shared in sharing if shared]
     changed = True
     while changed:
@@ -261,12 +259,6 @@ def _aliases(func: cst.FunctionDef, roots: list[str], elements_too=True) -> list
                     names.add(target)
                     changed = True
     return aliases
-
-
-def _indexes_elements(value) -> bool:
-    return isinstance(value, cst.Subscript) and all(isinstance(el.slice, cst.Index) for el in value.slice) \
-        and not any(isinstance(el.slice.value, cst.Ellipsis) or isinstance(el.slice.value, cst.Name)
-                    and el.slice.value.value == "None" for el in value.slice)
 
 
 def parameters_written_in_place(func: cst.FunctionDef) -> list[str]:
@@ -321,8 +313,7 @@ def _fresh_arrays(func) -> dict[str, set]:
         if a.kind == "assign":
             fresh[a.target] = fresh.get(a.target, True) and not shared_memory(a)
     names = [name for name, ok in fresh.items() if ok]
-    # y[i] of a 1-d array is a copy; kept as before: a row view read after the write is not seen
-    return dict(zip(names, _aliases(func, names, elements_too=False)))
+    return dict(zip(names, _aliases(func, names)))
 
 
 def remove_dead_code(func: cst.FunctionDef) -> cst.FunctionDef:

@@ -10,9 +10,9 @@ def grad_poly(x):
     _t6 = _t5 - 5.0
     _t7 = np.sum(_t6)
     # backward sweep: cotangents flow from the output back to the inputs
-    _t43 = rt.scalar_seed(_t7)
+    _t49 = rt.scalar_seed(_t7)
     # vjp of: return np.sum(3.0 * x ** 3 - 2.0 * x ** 2 + x - 5.0)   [corpus_grad.py:28]
-    _t8 = rt.expand_to(_t43, _t6, axis=None, keepdims=False)
+    _t8 = rt.expand_to(_t49, _t6, axis=None, keepdims=False)
     _t9 = rt.unbroadcast(_t8, _t5)
     _t12 = rt.unbroadcast(_t9, _t4)
     _t13 = rt.unbroadcast(_t9, x)
@@ -22,15 +22,15 @@ def grad_poly(x):
     _t16 = rt.unbroadcast(_t15, _t3)
     _t19 = _t16 * 2.0
     _t20 = rt.unbroadcast(_t19, _t2)
-    _t21 = _t20 * 2
-    _t24 = _t21 * x
-    _t25 = rt.unbroadcast(_t24, x)
-    x_bar = x_bar + _t25
-    _t32 = _t14 * 3.0
-    _t33 = rt.unbroadcast(_t32, _t0)
-    _t34 = _t33 * 3
-    _t36 = x ** 2
-    _t37 = _t34 * _t36
-    _t38 = rt.unbroadcast(_t37, x)
-    x_bar = x_bar + _t38
+    _t24 = _t20 * 2
+    _t27 = _t24 * x
+    _t28 = rt.unbroadcast(_t27, x)
+    x_bar = x_bar + _t28
+    _t35 = _t14 * 3.0
+    _t36 = rt.unbroadcast(_t35, _t0)
+    _t40 = _t36 * 3
+    _t42 = x ** 2
+    _t43 = _t40 * _t42
+    _t44 = rt.unbroadcast(_t43, x)
+    x_bar = x_bar + _t44
     return x_bar

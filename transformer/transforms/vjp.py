@@ -43,6 +43,7 @@ class _Reverse:
         self.scope = core.scope
         self.a = analysis
         self.stacks: dict[str, str] = {}          # variable -> its stack's name
+        self.overwritten: dict[tuple, str] = {}   # (array, index form) -> the key of its tape
         self.bars: dict[str, str] = {}            # variable -> its cotangent's name
         self.scope.taken.update(dataflow.all_names(analysis.func))   # e.g. an inner grad's x_bar
         self.loop_info: dict[int, dict] = {}      # id(loop) -> names recorded by the forward sweep
@@ -77,6 +78,16 @@ class _Reverse:
         if name not in self.stacks:
             self.stacks[name] = self.scope.claim(f"{name}_stack")
         return self.stacks[name]
+
+    def overwritten_tape(self, a: Assignment) -> str:
+        """The tape of what ``y[idx] = v`` overwrites: one per array and form of index, since
+        ``y[0]`` and ``y[1:3]`` of a 1-d ``y`` overwrite a number and an array, and a compiled
+        tape holds values of one type."""
+        index = a.small.targets[0].target.slice
+        form = tuple(isinstance(el.slice, cst.Slice) for el in index)
+        forms = [f for (name, f) in self.overwritten if name == a.target]
+        key = f"{a.target}_overwritten" + (f"{len(forms)}" if forms and form not in forms else "")
+        return self.stack(self.overwritten.setdefault((a.target, form), key))
 
     def _homes(self) -> dict:
         """For each active variable, the block (by path) where its cotangent starts at zero."""
@@ -152,8 +163,8 @@ class _Reverse:
                     out.append(cf.assign(old, cst.Subscript(target.value, target.slice)))
                     saved = self.scope.temp()
                     out.append(cf.assign(saved, cf.call("rt.copy", [cst.Name(old)])))
-                    key = f"{a.target}_overwritten"
-                    out.append(cf.assign(self.stack(key), cf.call("rt.push", [cst.Name(self.stack(key)), cst.Name(saved)])))
+                    tape = self.overwritten_tape(a)
+                    out.append(cf.assign(tape, cf.call("rt.push", [cst.Name(tape), cst.Name(saved)])))
                 out.append(stmt)
                 if a.kind == "assign" and self.a.taped(a.target):
                     stack = self.stack(a.target)
@@ -476,7 +487,7 @@ class _Reverse:
         for name in dataflow.index_names(target):
             out += self.read(name)
         old = self.scope.temp()
-        return out + [cf.assign(old, cf.call("rt.pop", [cst.Name(self.stack(f"{a.target}_overwritten"))])),
+        return out + [cf.assign(old, cf.call("rt.pop", [cst.Name(self.overwritten_tape(a))])),
                       cf.assign(cst.Subscript(target.value, target.slice), cst.Name(old))]
 
     def backward_setitem(self, a: Assignment) -> list:
