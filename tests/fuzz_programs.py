@@ -433,9 +433,9 @@ class _Writer:
             self.returned = self.scalar_out and self.lines[-1].strip().startswith("return")
 
 
-# Forms other helpers are fixing, written only once they merge (then set True).
-MASK_READS = False
-MATMUL_RANK3 = False
+# Forms drawn by write_frontend_form beside chains and lambdas (off: left out of the draw).
+MASK_READS = True
+MATMUL_RANK3 = True
 FRONTEND_HELPERS = {"apply_fn": "def apply_fn(fn, a):\n    return fn(a)\n"}   # not drawn by write_helper
 
 
