@@ -411,7 +411,7 @@ def stack(z_bar, z, arrays, axis=0):
 
 @rule("adjoint", "astype", wrt=("x",))
 def astype(z_bar, z, x, dtype):
-    return rt.cast_like(z_bar, x)
+    return rt.cast_derivative(z_bar, x, dtype)     # zero through a cast to an integer type
 
 
 @rule("adjoint", "full", wrt=("fill_value",))
@@ -613,9 +613,10 @@ def dot_vjp_y_rows_gx(z_bar, z, g, x_rows, y):
     return g_bar, x_rows_bar
 
 
-@rule("adjoint", "rt.extremum_vjp", wrt=("g",), refuse={"x": "the second derivative of max/min",
-                                                         "peak": "the second derivative of max/min"})
+@rule("adjoint", "rt.extremum_vjp", wrt=("g",))
 def extremum_vjp(z_bar, z, g, x, peak, axis=None, keepdims=False):
+    # linear in g; its weights (1 at the peak, shared at ties) are constant where they are
+    # differentiable, so x and peak get no cotangent, as in JAX
     weights = rt.extremum_vjp(np.ones_like(g), x, peak, axis, keepdims)
     return np.sum(z_bar * weights, axis=axis, keepdims=keepdims)
 
@@ -653,6 +654,11 @@ def cast_like(z_bar, z, g, x):
     return rt.cast_like(z_bar, g)
 
 
+@rule("adjoint", "rt.cast_derivative", wrt=("g",))
+def cast_derivative(z_bar, z, g, like, to):
+    return rt.cast_derivative(z_bar, g, to)
+
+
 unsupported("adjoint", ["rt.push", "rt.pop", "rt.top"],
             "reverse mode over a backward sweep that tapes values (reverse over reverse through such a "
             "loop) is not supported; use forward over reverse, tr.jvp(tr.grad(f), ...) or tr.hessian")
@@ -660,11 +666,33 @@ unsupported("adjoint", ["rt.cumprod_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b"],
             "second derivatives of np.cumprod and np.linalg.solve are not implemented")
 unsupported("adjoint", ["rt.split_like", "rt.vsplit_like", "rt.unstack_like"],
             "second derivatives through np.concatenate/np.stack are not implemented")
-unsupported("adjoint", ["rt.add_at", "rt.kept_writes"],
-            "reverse mode over the backward sweep of an array index (reverse over reverse through x[idx]) "
-            "is not supported; use forward over reverse, tr.jvp(tr.grad(f), ...) or tr.hessian")
-unsupported("adjoint", ["rt.norm_ord_weights"],
-            "second derivatives of np.linalg.norm with ord= are not implemented (the default 2-norm has them)")
+@rule("adjoint", "rt.add_at", wrt=("g", "values"))
+def add_at(z_bar, z, g, index, values):
+    # linear: g passes through, and each value gets the cotangent of the position it was added at
+    return z_bar, rt.unbroadcast(rt.take_at(z_bar, index), values)
+
+
+@rule("adjoint", "rt.take_at", wrt=("g",))
+def take_at(z_bar, z, g, index):
+    return rt.add_at(rt.zeros_like(g), index, z_bar)    # a position taken twice gets both
+
+
+@rule("adjoint", "rt.kept_writes", wrt=("g",))
+def kept_writes(z_bar, z, g, index):
+    # linear: z = g[index] with the overwritten positions zeroed, so only the kept ones flow back
+    kept = rt.kept_writes(np.ones_like(g), index)
+    return rt.add_at(rt.zeros_like(g), index, z_bar * kept)
+
+
+@rule("adjoint", "rt.norm_ord_weights", wrt=("x", "norm"))
+def norm_ord_weights(z_bar, z, x, norm, ord, axis=None, keepdims=False):
+    # d weights = a * dx + b * d norm (spread over the reduced axes): its transpose
+    a, b = rt.norm_ord_curvature(x, norm, ord, axis, keepdims)
+    return a * z_bar, np.sum(b * z_bar, axis=axis, keepdims=keepdims)
+
+
+unsupported("adjoint", ["rt.norm_ord_curvature"],
+            "third derivatives of np.linalg.norm with ord= are not implemented")
 unsupported("adjoint", ["rt.custom_vjp_call"], "a custom_vjp rule is not itself differentiable")
 
 

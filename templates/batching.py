@@ -51,8 +51,27 @@ from transformer.rules import rule, unsupported
 
 
 # ------------------------------------------------------------- elementwise
+# float(x), int(x) and bool(x) of one example's scalar: the same cast of every example's at once
+# (Python's float() of the batch's array would be an error).
+@rule("batching", "float", strategy="batched")
+def float_batched(x):
+    return rt.astype(x, np.float64)
+
+
+@rule("batching", "int", strategy="batched")
+def int_batched(x):
+    return rt.astype(x, np.int64)
+
+
+@rule("batching", "bool", strategy="batched")
+def bool_batched(x):
+    return rt.astype(x, np.bool_)
+
+
+# every other elementwise primitive: the operation itself, on operands aligned to the batch
 _ELEMENTWISE = [name for name, prim in primitives.REGISTRY.items()
-                if prim.kind in (primitives.UNARY, primitives.BINARY, primitives.COMPARE, primitives.CAST)]
+                if prim.kind in (primitives.UNARY, primitives.BINARY, primitives.COMPARE, primitives.CAST)
+                and name not in ("float", "int", "bool")]
 
 
 @rule("batching", *_ELEMENTWISE, "where", "clip", "stop_gradient", "copy", "asarray",
@@ -290,8 +309,8 @@ def scalar_seed_batched(out):
 
 # The rest run once per example.
 @rule("batching", "rt.expand_to", "rt.dot_batched_x", "rt.dot_batched_y", "rt.dot_vjp_x_batched_g",
-      "rt.dot_vjp_y_batched_g", "rt.dot_vjp_y_batched_gx", "rt.dot_rows_x", "rt.dot_vjp_y_rows_gx", "rt.dot_identity_y", "rt.extremum_vjp", "rt.prod_vjp", "rt.cumsum_vjp", "rt.cumprod_vjp", "rt.inner_vjp_x", "rt.inner_vjp_y", "rt.norm_vjp", "rt.norm_ord_weights", "rt.transpose_vjp",
-      "rt.trace_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b", "rt.add_at", "rt.kept_writes", strategy="loop")
+      "rt.dot_vjp_y_batched_g", "rt.dot_vjp_y_batched_gx", "rt.dot_rows_x", "rt.dot_vjp_y_rows_gx", "rt.dot_identity_y", "rt.extremum_vjp", "rt.prod_vjp", "rt.cumsum_vjp", "rt.cumprod_vjp", "rt.inner_vjp_x", "rt.inner_vjp_y", "rt.norm_vjp", "rt.norm_ord_weights", "rt.norm_ord_curvature", "rt.transpose_vjp",
+      "rt.trace_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b", "rt.add_at", "rt.take_at", "rt.kept_writes", strategy="loop")
 def helper_example(x, b):
     return x[..., b]
 
@@ -302,7 +321,8 @@ def align_batch_batched(x):
     return np.expand_dims(x, -2)
 
 
-@rule("batching", "rt.zeros_like", "rt.copy", "rt.cast_like", "rt.has_cotangent", strategy="elementwise")
+@rule("batching", "rt.zeros_like", "rt.copy", "rt.cast_like", "rt.cast_derivative", "rt.has_cotangent",
+      strategy="elementwise")
 def helper_align(x):
     return np.expand_dims(np.asarray(x), -1)
 

@@ -221,13 +221,14 @@ def power_tangent(x, y, z, x_dot, y_dot):
 
 @rule("tangent", "maximum", "fmax")
 def maximum_tangent(x, y, x_dot, y_dot):
-    # ties go to x, like the subgradient a max-loop picks
-    return x_dot * (x >= y) + y_dot * (x < y)
+    # ties split evenly, as in JAX and as the adjoint rule splits the cotangent (so <u, J v> and
+    # <J^T u, v> agree there too)
+    return x_dot * (x > y) + 0.5 * x_dot * (x == y) + y_dot * (x < y) + 0.5 * y_dot * (x == y)
 
 
 @rule("tangent", "minimum", "fmin")
 def minimum_tangent(x, y, x_dot, y_dot):
-    return x_dot * (x <= y) + y_dot * (x > y)
+    return x_dot * (x < y) + 0.5 * x_dot * (x == y) + y_dot * (x > y) + 0.5 * y_dot * (x == y)
 
 
 @rule("tangent", "arctan2")
@@ -463,8 +464,8 @@ def asarray_tangent(x_dot, dtype=None):
 
 
 @rule("tangent", "astype")
-def astype_tangent(x_dot, dtype):
-    return rt.astype(x_dot, dtype)
+def astype_tangent(x_dot, z, dtype):
+    return rt.cast_derivative(x_dot, z, dtype)     # zero through a cast to an integer type
 
 
 @rule("tangent", "float")
@@ -575,6 +576,11 @@ def expand_to_tangent(g_dot, x, axis=None, keepdims=False):
 @rule("tangent", "rt.cast_like")
 def cast_like_tangent(g_dot, x):
     return rt.cast_like(g_dot, x)
+
+
+@rule("tangent", "rt.cast_derivative")
+def cast_derivative_tangent(g_dot, like, to):
+    return rt.cast_derivative(g_dot, like, to)
 
 
 @rule("tangent", "rt.transpose_vjp")
@@ -744,8 +750,19 @@ def solve_vjp_a_tangent(g, a, solution, g_dot, a_dot, solution_dot):
     return -(rt.dot_vjp_x(b_bar_dot, a, solution) + rt.dot_vjp_x(b_bar, a, solution_dot))
 
 
-unsupported("tangent", ["rt.norm_ord_weights"],
-            "second derivatives of np.linalg.norm with ord= are not written; the default 2-norm has them")
+@rule("tangent", "rt.norm_ord_weights")
+def norm_ord_weights_tangent(x, norm, x_dot, norm_dot, ord, axis=None, keepdims=False):
+    a, b = rt.norm_ord_curvature(x, norm, ord, axis, keepdims)
+    return a * x_dot + b * rt.expand_to(norm_dot, x, axis, keepdims)
+
+
+@rule("tangent", "rt.take_at")
+def take_at_tangent(index, g_dot):
+    return rt.take_at(g_dot, index)
+
+
+unsupported("tangent", ["rt.norm_ord_curvature"],
+            "third derivatives of np.linalg.norm with ord= are not written")
 unsupported("tangent", ["rt.prod_vjp", "rt.cumprod_vjp"],
             "second derivatives of np.prod and np.cumprod are not written (exact where entries are zero "
             "needs products of all but two entries); write the product as a loop of multiplications")

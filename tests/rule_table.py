@@ -61,6 +61,7 @@ TUPLE_AXIS = {"vmap0": "needs a literal int axis", "vmap1": "needs a literal int
               "vmap_none": "needs a literal int axis"}
 PER_EXAMPLE_FILL = {"vmap0": "differ between examples", "vmap1": "differ between examples",
                     "vmap_none": "differ between examples"}
+PER_EXAMPLE_MASK = no(("vmap0", "vmap1"), "x[mask] with a boolean mask that differs between examples")
 TAPED = {"vjp_of_grad": "reverse over reverse through such a loop) is not supported"}
 NO_JAX_INPLACE = "jax arrays are immutable (x[i] = v is written x.at[i].set(v) there)"
 
@@ -578,7 +579,7 @@ def _rows():
     prod_refusal = {"jvp": "needs care where an entry is zero", "jit_jvp": "needs care where an entry is zero",
                     "transpose": "needs care where an entry is zero",
                     "jvp_of_grad": "needs care where an entry is zero",
-                    "vjp_of_grad": "second derivatives of np.prod"}
+                    "vjp_of_grad": "the second derivative of np.prod"}
     cumprod_refusal = {**prod_refusal, "vjp_of_grad": "second derivatives of np.cumprod"}
     add_(Row("prod_all", prod_all, lambda r: (U(r, 2, 3, lo=0.5, hi=1.5),), refuses=prod_refusal))
     add_(Row("prod_axis1", prod_axis1, one, refuses=prod_refusal))
@@ -663,11 +664,11 @@ def _rows():
     add_(Row("gather_arange", gather_arange, one))
     mask_shape = NOT_BATCHED("the output's shape depends on the values (a boolean mask): vmap cannot batch it")
     add_(Row("mask_read", mask_read, one, skip={**mask_shape}))
-    add_(Row("mask_sum", mask_sum, one))
+    add_(Row("mask_sum", mask_sum, one, refuses=PER_EXAMPLE_MASK))
     add_(Row("setitem_local", setitem_local, one, skip={"jax": NO_JAX_INPLACE}))
     add_(Row("setitem_repeated", setitem_repeated, lambda r: (U(r, 4, 3), U(r, 3, 3)), skip={"jax": NO_JAX_INPLACE}))
     add_(Row("setitem_mask", setitem_mask, one, skip={"jax": NO_JAX_INPLACE}))
-    add_(Row("add_into_slice", add_into_slice, two, skip={"jax": NO_JAX_INPLACE}))
+    add_(Row("add_into_slice", add_into_slice, two, skip={"jax": NO_JAX_INPLACE}, refuses=TAPED))
     add_(Row("writes_argument", writes_argument, one, skip={"jax": NO_JAX_INPLACE}, refuses=TAPED))
     add_(Row("writes_argument_augmented", writes_argument_augmented, two, skip={"jax": NO_JAX_INPLACE}))
     # loops: the tapes of reverse mode
@@ -683,8 +684,7 @@ def _rows():
                       **no(VMAPS, "custom_vjp functions cannot be batched yet")}))
     add_(Row("custom_jvp", custom_jvp, one, skip=no_jax,
              refuses=no(VMAPS, "vmap of a custom_jvp function is not written yet")))
-    add_(Row("nn_functions", nn_functions, lambda r: (U(r, 3, 4, lo=-2.0, hi=2.0),),
-             refuses={"vjp_of_grad": "the second derivative of max/min is not implemented"}))
+    add_(Row("nn_functions", nn_functions, lambda r: (U(r, 3, 4, lo=-2.0, hi=2.0),)))
     collective = {"vmap1": "the row maps over axis 0 itself; vmap1 would map a different axis than its collective",
                   "vmap_none": ONE_ARG}
     for name in ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermute"]:

@@ -581,8 +581,11 @@ def vmap_case(row, check):
         axes = (None,) + (0,) * (n - 1)
     batched = [examples[0][i] if axes[i] is None else stacked([e[i] for e in examples], axes[i]) for i in range(n)]
     loop = []
-    for e in examples:
-        args = [examples[0][i] if axes[i] is None else e[i] for i in range(n)]
+    for b in range(BATCH):
+        # an example is what vmap's definition gives f: a slice of the batched array (a Python int
+        # or float passed per example becomes an element of an array, with NumPy's promotion: a
+        # float32 array ** np.int64(3) is float64 where ** 3 is float32)
+        args = [examples[0][i] if axes[i] is None else np.take(batched[i], b, axis=axes[i]) for i in range(n)]
         args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
         loop.append(row.fn(*args))
     return axes, batched, stacked(loop, 0)

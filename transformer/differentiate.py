@@ -54,8 +54,6 @@ class _ReverseBoundary(Boundary):
         return args
 
     def after(self, result, args):
-        if not any(isinstance(args[i], (tuple, list, dict)) for i in self._indices()):
-            return result
         if self.kind == "grad":
             if self.has_aux:
                 grads, aux = result
@@ -68,14 +66,26 @@ class _ReverseBoundary(Boundary):
         return self.argnums if isinstance(self.argnums, tuple) else (self.argnums,)
 
     def _regroup(self, flat, args):
-        """Flat leaf gradients (as generated code returns them) -> the arguments' structures."""
+        """Flat leaf gradients (as generated code returns them) -> the arguments' structures,
+        each leaf in its argument's dtype."""
+        if not isinstance(self.argnums, tuple) and not isinstance(args[self.argnums], (tuple, list, dict)):
+            return in_dtype_of(flat, args[self.argnums])        # the common case: one array
         flat = list(flat) if isinstance(flat, tuple) else [flat]
         grouped = []
         for i in self._indices():
             leaves, treedef = tree.flatten(args[i])
-            grouped.append(tree.unflatten(treedef, flat[:len(leaves)]))
+            grouped.append(tree.unflatten(treedef, [in_dtype_of(g, x) for g, x in zip(flat, leaves)]))
             flat = flat[len(leaves):]
         return grouped[0] if not isinstance(self.argnums, tuple) else tuple(grouped)
+
+
+def in_dtype_of(cotangent, primal):
+    """A cotangent in its primal's floating dtype, as in JAX: float32 in, float32 gradient, even
+    where the computation widened to float64 (x32 + y64) or narrowed (np.asarray(x, np.float32))."""
+    dtype = getattr(primal, "dtype", None)
+    if dtype is None or dtype.kind != "f" or getattr(cotangent, "dtype", dtype) == dtype:
+        return cotangent
+    return cotangent.astype(dtype) if isinstance(cotangent, np.ndarray) else dtype.type(cotangent)
 
 
 def _reverse(name, fn, argnums, has_aux):
@@ -122,7 +132,8 @@ def vjp(fn, *primals, has_aux=False):
         cotangents, position = [], 0
         for primal in primals:
             leaves, treedef = tree.flatten(primal)
-            cotangents.append(tree.unflatten(treedef, flat[position:position + len(leaves)]))
+            cotangents.append(tree.unflatten(treedef, [in_dtype_of(g, x) for g, x in
+                                                       zip(flat[position:position + len(leaves)], leaves)]))
             position += len(leaves)
         return tuple(cotangents)
 

@@ -345,6 +345,27 @@ def norm_ord_weights(x, norm, ord, axis=None, keepdims=False):
     return slope * _tie_shares(sums == keep, across, slope.dtype)
 
 
+def norm_ord_curvature(x, norm, ord, axis=None, keepdims=False):
+    """``(a, b)``, shaped as ``x``, with d weights = a * dx + b * d norm (the norm's change spread
+    over the axes it reduces) for ``weights = norm_ord_weights(x, norm, ord, axis, keepdims)``: the
+    second derivative of a norm with ``ord``.  A vector p-norm's weights are s (|x| / norm)^(p-1);
+    'fro' has x / norm; where the weights are piecewise constant (ord 1, inf, -inf, 0, and a
+    matrix's 1, -1, inf, -inf) both are zero, as JAX's derivative of them is."""
+    x = np.asarray(x)
+    axes = _norm_axes(x, ord, axis)
+    keep = norm if keepdims else np.expand_dims(norm, axes)
+    weights = norm_ord_weights(x, norm, ord, axis, keepdims)
+    if len(axes) == 1 and ord not in (np.inf, -np.inf, 0, 1):
+        return (ord - 1) * (np.abs(x) / keep) ** (ord - 2) / keep, -(ord - 1) * weights / keep
+    if ord in ("fro", "f"):
+        return np.ones_like(weights) / keep, -weights / keep
+    if ord in (2, -2, "nuc"):
+        raise ValueError(f"second derivatives of the matrix norm ord={ord!r} (of its singular values) are "
+                         f"not implemented; the default 2-norm and ord='fro' have them")
+    zero = np.zeros_like(weights)
+    return zero, zero
+
+
 def _norm_axes(x, ord, axis):
     """The axes ``np.linalg.norm`` reduces, made non-negative: one for a vector norm, two for a matrix norm."""
     if axis is None:
@@ -441,6 +462,11 @@ def add_at(g, index, values):
     return g
 
 
+def take_at(g, index):
+    """``g[index]`` for an index passed as a tuple of parts (what add_at added there)."""
+    return g[index]
+
+
 def kept_writes(g, index):
     """``g[index]`` with zeros where ``y[index] = v`` wrote a position a later part of
     the same write overwrote: only the value written last is kept, so only it has a cotangent."""
@@ -463,6 +489,13 @@ def solve_vjp_a(g, a, solution):
 def cast_like(g, x):
     """A cotangent cast back to the floating dtype of ``x``."""
     return astype(g, _float_dtype(x).type) if isinstance(x, (np.ndarray, np.generic)) else float(g)
+
+
+def cast_derivative(g, like, to):
+    """A derivative through ``astype(to)``: ``g`` in the floating dtype of ``like`` where ``to`` is a
+    floating type, and zero where it is not (an integer or boolean cast has no derivative, as in JAX)."""
+    g = cast_like(g, like)
+    return g if np.issubdtype(np.dtype(to), np.floating) else g * 0.0
 
 
 # ------------------------------------------------------------ custom rules

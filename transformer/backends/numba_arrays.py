@@ -172,6 +172,10 @@ def inner(x, y):
     return np.inner(x, y)
 
 
+def vdot(x, y):
+    return np.vdot(x, y)
+
+
 def trace(x):
     return np.trace(x)
 
@@ -281,6 +285,14 @@ def _inner(x, y):
     if y.ndim == 2:
         return lambda x, y: dot(x, y.T)
     raise TypingError("np.inner of arrays with more than two dimensions is not supported under jit")
+
+
+@overload(vdot)
+def _vdot(x, y):
+    # numba's np.vdot takes vectors only; NumPy's flattens its operands first
+    if _is_array(x) and _is_array(y) and (x.ndim != 1 or y.ndim != 1):
+        return lambda x, y: dot(np.ascontiguousarray(x).reshape(-1), np.ascontiguousarray(y).reshape(-1))
+    return lambda x, y: np.vdot(x, y)
 
 
 @overload(trace)

@@ -141,3 +141,11 @@ def kept_writes(g, index):
         order[index] = positions
         return np.where(order[index] == positions, part, 0.0 * part)
     return keep_last
+
+
+@overload(rt.take_at)
+def take_at(g, index):
+    kinds = _part_kinds(index)
+    if len(kinds) == 1 and isinstance(kinds[0], tuple):    # a mask: numba's own read of 2-D ones is wrong
+        return lambda g, index: take(g, index[0])
+    return lambda g, index: g[index]

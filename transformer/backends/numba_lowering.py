@@ -21,7 +21,7 @@ from .. import core_form as cf
 from .. import primitives
 from ..transforms.shapes import SCALAR, Shapes
 from .numba_arrays import (broadcast_to, clip, det, dot, flip_axis, inner, inv, linspace, matmul,  # noqa: F401
-                           ndim, reshape, scalar_like, solve, squeeze, trace)
+                           ndim, reshape, scalar_like, solve, squeeze, trace, vdot)
 from .numba_reductions import (all_axis, any_axis, cumprod_axis, max_axis, mean_axis, min_axis,  # noqa: F401
                                norm_axis, prod_axis, std_axis, sum_axis, var_axis)
 from .numba_indexing import put, take  # noqa: F401
@@ -136,6 +136,7 @@ _RULES.update({
     "clip": _same_arguments("clip"),               # numba clips arrays only
     "dot": _same_arguments("dot"),                 # numba: floats only, no scalars
     "inner": _same_arguments("inner"),             # missing in numba
+    "vdot": _same_arguments("vdot"),               # numba: vectors only
     "trace": _same_arguments("trace"),             # numba: floats only
     "inv": _same_arguments("inv"),                 # numba's LAPACK calls: floats only
     "det": _same_arguments("det"),

@@ -911,14 +911,27 @@ def cast_like(g, x):
     return lambda g, x: cls(g)
 
 
+def _cast_class(dtype):
+    """The NumPy scalar type a dtype argument (np.float32, float, int, bool) names."""
+    if isinstance(dtype, types.NumberClass):
+        return as_dtype(dtype.instance_type).type
+    if isinstance(dtype, types.Function) and dtype.typing_key in (float, int, bool):
+        return {float: np.float64, int: np.int64, bool: np.bool_}[dtype.typing_key]
+    raise TypingError(f"astype needs a NumPy scalar type such as np.float32, not {dtype}")
+
+
+@overload(rt.cast_derivative)
+def cast_derivative(g, like, to):
+    cls = _float_class(like)
+    scale = 1.0 if np.issubdtype(_cast_class(to), np.floating) else 0.0
+    if isinstance(g, types.Array):
+        return lambda g, like, to: g.astype(cls) * cls(scale)
+    return lambda g, like, to: cls(g) * cls(scale)
+
+
 @overload(rt.astype)
 def astype(x, dtype):
-    if isinstance(dtype, types.NumberClass):
-        cls = as_dtype(dtype.instance_type).type
-    elif isinstance(dtype, types.Function) and dtype.typing_key in (float, int, bool):
-        cls = {float: np.float64, int: np.int64, bool: np.bool_}[dtype.typing_key]
-    else:
-        raise TypingError(f"astype needs a NumPy scalar type such as np.float32, not {dtype}")
+    cls = _cast_class(dtype)
     if isinstance(x, types.Array):
         return lambda x, dtype: x.astype(cls)
     return lambda x, dtype: dtype(x)

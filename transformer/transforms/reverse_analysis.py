@@ -74,6 +74,7 @@ class _NameFinder(cst.CSTVisitor):
 # call spelling -> positions of arguments read only for their shape
 _SHAPE_ONLY_ARGUMENTS = {"rt.unbroadcast": (1,), "rt.expand_to": (1,), "rt.zeros_like": (0,),
                          "np.shape": (0,), "np.size": (0,), "np.ndim": (0,), "rt.cast_like": (1,),
+                         "rt.cast_derivative": (1,),
                          "rt.trace_vjp": (1,), "rt.split_like": (1,), "rt.unstack_like": (1,)}
 
 
@@ -135,6 +136,19 @@ class Analysis:
         params = primitive_params(a.value)
         return [(p, n) for p in rule_wrt(template) if p in params for n in atom_names(params[p])]
 
+    def flow_operands(self, a: Assignment) -> list[tuple[str, str]]:
+        """diff_operands, and the operands a rule refuses: a derivative would flow through them, so
+        they make the result active and check_refusals reports them (dropping them would be a
+        silently wrong zero, as rt.prod_vjp's x was under reverse over reverse)."""
+        flows = self.diff_operands(a)
+        if a.kind == "assign" and not cf.is_atom(a.value):
+            template = rules.variant(rules.table("adjoint").get(cf.primitive_of(a.value).name),
+                                     dataflow.given_keywords(a.value))
+            refused = getattr(template, "rule_options", {}).get("refuse", {}) if template else {}
+            params = primitive_params(a.value) if refused else {}
+            flows += [(p, n) for p in refused if p in params for n in atom_names(params[p])]
+        return flows
+
     def _activity(self, wrt: set, outputs: set) -> set:
         varied = set(wrt)
         changed = True
@@ -142,7 +156,7 @@ class Analysis:
             changed = False
             for a in self.statements:
                 if a.target and a.target not in varied and \
-                        any(n in varied for _, n in self.diff_operands(a)):
+                        any(n in varied for _, n in self.flow_operands(a)):
                     varied.add(a.target)
                     changed = True
         useful = outputs & varied
@@ -151,7 +165,7 @@ class Analysis:
             changed = False
             for a in self.statements:
                 if a.target in useful:
-                    for _, n in self.diff_operands(a):
+                    for _, n in self.flow_operands(a):
                         if n in varied and n not in useful:
                             useful.add(n)
                             changed = True

@@ -274,7 +274,7 @@ def _pushed(value):
 _SCALAR_RESULTS = {"len", "ndim", "size", "float", "int", "bool", "trace", "det", "vdot", "rt.scalar_seed"}
 # runtime helper -> the parameter whose shape its result has
 _SHAPED_LIKE = {"rt.zeros_like": "x", "rt.copy": "x", "rt.unbroadcast": "x", "rt.expand_to": "x",
-                "rt.cast_like": "x", "rt.dot_vjp_x": "x", "rt.dot_vjp_y": "y", "rt.extremum_vjp": "x",
+                "rt.cast_like": "x", "rt.cast_derivative": "g", "rt.dot_vjp_x": "x", "rt.dot_vjp_y": "y", "rt.extremum_vjp": "x",
                 "rt.prod_vjp": "x", "rt.cumsum_vjp": "x", "rt.cumprod_vjp": "x", "rt.norm_vjp": "x",
                 "rt.trace_vjp": "x"}
 _SAME_AS_INPUT = {"stop_gradient", "astype", "copy", "asarray", "inv"}

@@ -20,7 +20,7 @@ from collections import Counter
 import libcst as cst
 
 from .. import core_form as cf
-from .. import dataflow, rules
+from .. import dataflow, primitives, rules
 from ..core_form import CoreFunction
 from ..errors import Location, TransformError
 from ..exits import structure_exits
@@ -163,6 +163,9 @@ class _Batcher:
         self.origin: Location | None = None
         self.comment: str | None = None
         self.all_reads = _reads(core.node.body)
+        # names bound to a comparison's result: boolean masks, whose x[mask] has a per-example length
+        self.masks = {a.target for a in dataflow.walk(core.node.body.body) if a.kind == "assign"
+                      and getattr(cf.primitive_of(a.value), "kind", None) == primitives.COMPARE}
 
     # ----------------------------------------------------------------- run
     def run(self) -> CoreFunction:
@@ -211,6 +214,15 @@ class _Batcher:
                 copies[param] = [cf.assign(moved, cf.call("np.moveaxis", [cst.Name(param), cf.literal(axis),
                                                                          cf.literal(-1)])),
                                  cf.assign(param, cf.call("np.copy", [cst.Name(moved)]))]
+        for param, axis in zip(params, self.in_axes):
+            if axis is None and self.state.get(param) is True:
+                # given to every example, but rebound to per-example values (x = x + y; a loop
+                # carrying it): each example gets its own copy on entry, so every read sees a batch
+                saved, self.out = self.out, []
+                self.assign(param, self.broadcast(cst.Name(param)))
+                copies[param], self.out = self.out, saved
+                copies[param][0] = cf.with_comment(copies[param][0], f"# vmap: {param} is the same for every "
+                                                   f"example, but rebound per example: a copy for each")
         body = self.block(self.core.node.body.body)
         # a batch-last copy only of the arguments the batched body reads as such (products
         # may read an unchanged argument's rows instead: then it needs none)
@@ -786,7 +798,12 @@ class _Batcher:
         state = self._value_state(value)
         if isinstance(base, tuple) or not _is_batched(state):
             return value, state
-        if any(_is_batched(self._atom_state(a)) for a in _index_atoms(value.slice)):
+        batched_index = [a for a in _index_atoms(value.slice) if _is_batched(self._atom_state(a))]
+        if any(isinstance(a, cst.Name) and a.value in self.masks for a in batched_index):
+            raise self.error("x[mask] with a boolean mask that differs between examples: each example's "
+                             "result would have its own length, which no batch can hold (JAX refuses it too)",
+                             "keep the shape fixed: np.where(mask, x, 0.0), then reduce that")
+        if batched_index:
             return self.loop(lambda example: cst.Subscript(self.example_of(value.value, example),
                                                            self.index_of_example(value.slice, example)),
                              "indices that differ per example: each example indexes its own row",
