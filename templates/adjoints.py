@@ -542,7 +542,9 @@ def inner_vjp_y(z_bar, z, g, x, y):
 # vmap's products with one batched operand: per example they are np.dot and the two
 # helpers above.  The cotangent of the unbatched operand sums over the examples, each a
 # product of two batched factors: a loop over the examples (batch axis last).
-@rule("adjoint", "rt.dot_batched_x", wrt=("x", "y"))
+# @ of such a pair is np.dot's product while the examples have at most two dimensions, which is
+# what these adjoints compute (their helpers refuse more at run time)
+@rule("adjoint", "rt.dot_batched_x", "rt.matmul_batched_x", wrt=("x", "y"))
 def dot_batched_x(z_bar, z, x, y):
     y_bar = rt.zeros_like(y)
     for b in range(np.shape(x)[-1]):
@@ -550,7 +552,7 @@ def dot_batched_x(z_bar, z, x, y):
     return rt.dot_vjp_x_batched_g(z_bar, x[..., 0], y), y_bar
 
 
-@rule("adjoint", "rt.dot_batched_y", wrt=("x", "y"))
+@rule("adjoint", "rt.dot_batched_y", "rt.matmul_batched_y", wrt=("x", "y"))
 def dot_batched_y(z_bar, z, x, y):
     x_bar = rt.zeros_like(x)
     for b in range(np.shape(y)[-1]):

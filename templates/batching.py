@@ -244,6 +244,17 @@ def dot_batched_y(x, y):
     return rt.dot_batched_y(x, y)
 
 
+def matmul_batched_x(x, y):
+    """``example @ y``, ``x`` batched: dot_batched_x's one product for examples of at most two
+    dimensions (where @ is np.dot), @ per example past that."""
+    return rt.matmul_batched_x(x, y)
+
+
+def matmul_batched_y(x, y):
+    """``x @ example``, ``y`` batched."""
+    return rt.matmul_batched_y(x, y)
+
+
 def dot_identity_y(x, basis):
     """``np.dot(x, example)`` where the examples are the identity's columns: ``x`` itself."""
     return rt.dot_identity_y(x, basis)
@@ -308,7 +319,8 @@ def scalar_seed_batched(out):
 
 
 # The rest run once per example.
-@rule("batching", "rt.expand_to", "rt.dot_batched_x", "rt.dot_batched_y", "rt.dot_vjp_x_batched_g",
+@rule("batching", "rt.expand_to", "rt.dot_batched_x", "rt.dot_batched_y", "rt.matmul_batched_x",
+      "rt.matmul_batched_y", "rt.dot_vjp_x_batched_g",
       "rt.dot_vjp_y_batched_g", "rt.dot_vjp_y_batched_gx", "rt.dot_rows_x", "rt.dot_vjp_y_rows_gx", "rt.dot_identity_y", "rt.extremum_vjp", "rt.prod_vjp", "rt.cumsum_vjp", "rt.cumprod_vjp", "rt.inner_vjp_x", "rt.inner_vjp_y", "rt.norm_vjp", "rt.norm_ord_weights", "rt.norm_ord_curvature", "rt.transpose_vjp",
       "rt.trace_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b", "rt.add_at", "rt.take_at", "rt.kept_writes", strategy="loop")
 def helper_example(x, b):

@@ -660,6 +660,16 @@ def dot_batched_y_tangent(x, y, x_dot, y_dot):
     return rt.dot_batched_y(x_dot, y) + rt.dot_batched_y(x, y_dot)
 
 
+@rule("tangent", "rt.matmul_batched_x")
+def matmul_batched_x_tangent(x, y, x_dot, y_dot):
+    return rt.matmul_batched_x(x_dot, y) + rt.matmul_batched_x(x, y_dot)
+
+
+@rule("tangent", "rt.matmul_batched_y")
+def matmul_batched_y_tangent(x, y, x_dot, y_dot):
+    return rt.matmul_batched_y(x_dot, y) + rt.matmul_batched_y(x, y_dot)
+
+
 @rule("tangent", "rt.dot_vjp_x_batched_g")
 def dot_vjp_x_batched_g_tangent(g, x, y, g_dot, y_dot):
     return rt.dot_vjp_x_batched_g(g_dot, x, y) + rt.dot_vjp_x_batched_g(g, x, y_dot)

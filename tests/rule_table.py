@@ -484,6 +484,8 @@ def _dot_loss(x, w): return np.sum(np.tanh(np.dot(x, w)))                  # noq
 def _dot_loss_of_sin(x, w): return np.sum(np.tanh(np.dot(np.sin(x), w)))   # noqa: E704
 def dot_rows(x, w): return tr.vmap(_dot_rows, in_axes=(0, None))(x, w)     # noqa: E704
 def dot_batched(x, w): return tr.vmap(_dot_sin_rows, in_axes=(0, None))(x, w)   # noqa: E704
+def _matmul_sin_rows(x, w): return np.sin(x) @ w                           # noqa: E704
+def matmul_batched(x, w): return tr.vmap(_matmul_sin_rows, in_axes=(0, None))(x, w)   # noqa: E704
 _dot_loss_w = tr.grad(_dot_loss, argnums=1)
 _dot_loss_of_sin_w = tr.grad(_dot_loss_of_sin, argnums=1)
 _dot_loss_of_sin_x = tr.grad(_dot_loss_of_sin)
@@ -603,7 +605,7 @@ def _rows():
     add_(Row("dot_scalar", dot, lambda r: (U(r, 4), U(r))))
     add_(Row("matmul", matmul, lambda r: (U(r, 3, 4), U(r, 4, 2))))
     one_factor = {"vmap1": "the row maps over axis 0 itself", "vmap_none": "the row maps with in_axes=(0, None) itself"}
-    for name in ["dot_rows", "dot_batched"]:
+    for name in ["dot_rows", "dot_batched", "matmul_batched"]:
         add_(Row(name, g[name], lambda r: (U(r, 5, 4), U(r, 4, 3)), skip=one_factor))
     add_(Row("dot_grads_batched", dot_grads_batched, lambda r: (U(r, 5, 4), U(r, 4, 3)),
              skip={**one_factor, "jax": "its helpers are tr.grad objects, which the jax translation cannot read"},

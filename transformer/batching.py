@@ -27,7 +27,8 @@ if "axis_index" not in primitives.REGISTRY:
     primitives.register("axis_index", "lax.axis_index", lax.axis_index, primitives.SPECIAL, ("axis_name",))
 # vmap's products with one batched operand (transformer/runtime.py): runtime helpers, so the
 # transforms of vmap's output (grad of vmap, vmap of vmap) have rules for them
-_PRODUCT_PARAMS = {"dot_batched_x": ("x", "y"), "dot_batched_y": ("x", "y"), "dot_vjp_x_batched_g": ("g", "x", "y"),
+_PRODUCT_PARAMS = {"dot_batched_x": ("x", "y"), "dot_batched_y": ("x", "y"), "matmul_batched_x": ("x", "y"),
+                   "matmul_batched_y": ("x", "y"), "dot_vjp_x_batched_g": ("g", "x", "y"),
                    "dot_vjp_y_batched_g": ("g", "x", "y"), "dot_vjp_y_batched_gx": ("g", "x", "y"),
                    "dot_rows_x": ("x_rows", "y"), "dot_vjp_y_rows_gx": ("g", "x_rows", "y"),
                    "dot_identity_y": ("x", "basis")}

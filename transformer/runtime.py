@@ -214,6 +214,21 @@ def dot_batched_y(x, y):
     return np.tensordot(x, y, axes=(np.ndim(x) - 1, 0))
 
 
+def matmul_batched_x(x, y):
+    """``example @ y`` for every example of ``x``: dot_batched_x's one product while an example
+    and ``y`` have at most two dimensions (there @ is np.dot), else @ of each example's stack."""
+    if max(np.ndim(x) - 1, np.ndim(y)) <= 2:
+        return dot_batched_x(x, y)
+    return np.stack([np.matmul(x[..., b], y) for b in range(np.shape(x)[-1])], axis=-1)
+
+
+def matmul_batched_y(x, y):
+    """``x @ example`` for every example of ``y`` (see matmul_batched_x)."""
+    if max(np.ndim(x), np.ndim(y) - 1) <= 2:
+        return dot_batched_y(x, y)
+    return np.stack([np.matmul(x, y[..., b]) for b in range(np.shape(y)[-1])], axis=-1)
+
+
 def dot_vjp_x_batched_g(g, x, y):
     """``dot_vjp_x(example of g, x, y)`` for every example of the cotangent ``g``
     (``x``, one example's operand, gives only a shape)."""

@@ -8,8 +8,12 @@ def jvp_mlp(x, w1, w2, x_dot, w1_dot, w2_dot):
     # return np.maximum(x, 0.0)   [nn.py:11]
     _t1 = np.maximum(_t0, 0.0)
     # jvp of: return np.maximum(x, 0.0)   [nn.py:11]
-    _t10 = _t0 >= 0.0
-    _t1_dot = _t0_dot * _t10
+    _t10 = _t0 > 0.0
+    _t11 = _t0_dot * _t10
+    _t12 = 0.5 * _t0_dot
+    _t13 = _t0 == 0.0
+    _t14 = _t12 * _t13
+    _t1_dot = _t11 + _t14
     # hidden = tr.nn.relu(w1 @ x)   [corpus_forward.py:282]
     hidden = _t1
     # jvp of: hidden = tr.nn.relu(w1 @ x)   [corpus_forward.py:282]
@@ -17,9 +21,9 @@ def jvp_mlp(x, w1, w2, x_dot, w1_dot, w2_dot):
     # return tr.nn.sigmoid(w2 @ hidden)   [corpus_forward.py:283]
     _t2 = w2 @ hidden
     # jvp of: return tr.nn.sigmoid(w2 @ hidden)   [corpus_forward.py:283]
-    _t15 = w2_dot @ hidden
-    _t16 = w2 @ hidden_dot
-    _t2_dot = _t15 + _t16
+    _t23 = w2_dot @ hidden
+    _t24 = w2 @ hidden_dot
+    _t2_dot = _t23 + _t24
     # return 1.0 / (1.0 + np.exp(-x))   [nn.py:15]
     _t3 = -_t2
     # jvp of: return 1.0 / (1.0 + np.exp(-x))   [nn.py:15]
@@ -29,7 +33,7 @@ def jvp_mlp(x, w1, w2, x_dot, w1_dot, w2_dot):
     _t5 = 1.0 + _t4
     _t5_dot = _t4_dot
     _t6 = 1.0 / _t5
-    _t22 = _t6 * _t5_dot
-    _t23 = _t22 / _t5
-    _t6_dot = -_t23
+    _t30 = _t6 * _t5_dot
+    _t31 = _t30 / _t5
+    _t6_dot = -_t31
     return (_t6, _t6_dot)

@@ -6,7 +6,7 @@ def matvec(a, x):
     x = np.copy(_t2)
     # vmap of: return a @ x   [corpus_vmap.py:81]
     # strategy: one factor is the same for every example: one product for the whole batch
-    _t3 = rt.dot_batched_y(a, x)
+    _t3 = rt.matmul_batched_y(a, x)
     _t0 = _t3
     _t4 = np.moveaxis(_t0, -1, 0)
     return _t4

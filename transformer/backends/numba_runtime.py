@@ -524,6 +524,17 @@ def dot_batched_x(x, y):
     return rows
 
 
+@overload(rt.matmul_batched_x)
+def matmul_batched_x(x, y):
+    # compiled, examples have at most two dimensions (dot_batched_x checks), where @ is np.dot
+    return lambda x, y: rt.dot_batched_x(x, y)
+
+
+@overload(rt.matmul_batched_y)
+def matmul_batched_y(x, y):
+    return lambda x, y: rt.dot_batched_y(x, y)
+
+
 @overload(rt.dot_batched_y)
 def dot_batched_y(x, y):
     _check_example_rank(y)

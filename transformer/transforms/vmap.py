@@ -763,6 +763,8 @@ class _Batcher:
             self.add_comment(why)
             if batched[0] and self.has_rows(args[0]):
                 return self.template(t.dot_rows_x, x_rows=self.rows_of(args[0]), y=args[1])
+            if prim.name == "matmul":     # @ and np.dot differ past two dimensions per example
+                return self.template(t.matmul_batched_x if batched[0] else t.matmul_batched_y, x=args[0], y=args[1])
             return self.template(t.dot_batched_x if batched[0] else t.dot_batched_y, x=args[0], y=args[1])
         # @'s adjoint helpers are np.dot's while examples have at most two dimensions (checked at run time)
         if prim.name in ("rt.dot_vjp_x", "rt.matmul_vjp_x") and batched[0] and not batched[2]:
