@@ -539,7 +539,9 @@ def _rows():
     add_(Row("add_f32_f64", add, lambda r: (F32(r, 3, 4), U(r, 3, 4))))
     add_(Row("multiply_int", multiply, lambda r: (r.integers(-3, 4, (3, 4)), U(r, 3, 4)), wrt=(1,)))
     add_(Row("power_int", power_int, lambda r: (U(r, 3, 4), 3), wrt=(0,)))
-    add_(Row("power_int_f32", power_int, lambda r: (F32(r, 3, 4), 3), wrt=(0,)))
+    add_(Row("power_int_f32", power_int, lambda r: (F32(r, 3, 4), 3), wrt=(0,),
+             skip={"jax": "batched, the exponent is an int64 array: NumPy (and so transformer) promotes a float32 "
+                          "array ** an int64 array to float64, JAX to float32"}))
     add_(Row("power_literal", power_literal, one))
     add_(Row("power_literal_f32", power_literal, lambda r: (F32(r, 3, 4),)))
     add_(Row("maximum_ties", maximum, lambda r: (lambda x: (x, np.where(x > 0.5, x, 1.0 - x)))(U(r, 3, 4)),
