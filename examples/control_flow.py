@@ -38,7 +38,7 @@ def running_average(x):
 
 rates = np.array([0.5, 1.0, 2.0, 4.0])
 compiled = tr.jit(time_to_threshold)
-print("data-dependent while under jit:", [round(compiled(r), 3) for r in rates])
+print("data-dependent while under jit:", [round(float(compiled(r)), 3) for r in rates])
 
 batched = tr.vmap(time_to_threshold)
 print("the same while under vmap (each example runs its own number of steps):",

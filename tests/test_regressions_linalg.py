@@ -154,12 +154,29 @@ def test_norm_with_ord_under_jit_of_grad_and_jvp():
                                central_difference_jvp(f, [m], [t]), rtol=1e-6, atol=1e-7)
 
 
-def test_second_derivative_of_norm_with_ord_is_refused_at_the_users_line():
-    f = VECTOR_NORMS["3"]
-    with pytest.raises(TransformError, match=r"test_regressions_linalg.py:\d+"):
-        tr.hessian(f)(RNG.standard_normal(3))
-    with pytest.raises(TransformError, match=r"test_regressions_linalg.py:\d+.*ord="):
-        tr.grad(_gradient_of_the_1_norm_against_x)(RNG.standard_normal(3))
+def test_second_derivatives_of_norms_with_ord():
+    """rt.norm_ord_curvature: a p-norm's and 'fro''s Hessians against differences of their
+    gradients, and the 1-norm's gradient piecewise constant (its derivative 0, as in JAX)."""
+    from oracles import central_difference_hessian
+    x = RNG.standard_normal(3)
+    for name in ("3", "0.5", "-1.5"):
+        np.testing.assert_allclose(tr.hessian(VECTOR_NORMS[name])(x),
+                                   central_difference_hessian(VECTOR_NORMS[name], [x]), rtol=1e-5, atol=1e-6)
+        _, hv = tr.jvp(tr.grad(VECTOR_NORMS[name]), (x,), (x[::-1].copy(),))
+        np.testing.assert_allclose(hv, central_difference_hessian(VECTOR_NORMS[name], [x]) @ x[::-1],
+                                   rtol=1e-5, atol=1e-6)
+    a = RNG.standard_normal((3, 4))
+    np.testing.assert_allclose(tr.hessian(matrix_fro)(a).reshape(12, 12),
+                               central_difference_hessian(matrix_fro, [a]).reshape(12, 12), rtol=1e-5, atol=1e-6)
+    # d/dx sum(sign(x) * x) = sign(x): the gradient of the 1-norm contributes no derivative of its own
+    np.testing.assert_allclose(tr.grad(_gradient_of_the_1_norm_against_x)(x), np.sign(x), rtol=1e-12)
+
+
+def test_second_derivative_of_a_singular_value_norm_is_refused():
+    def nuclear(a):
+        return np.linalg.norm(a, "nuc")
+    with pytest.raises(ValueError, match="ord='nuc'"):
+        tr.hessian(nuclear)(RNG.standard_normal((3, 3)))
 
 
 def _gradient_of_the_1_norm_against_x(x):
