@@ -8,7 +8,6 @@ import pytest
 
 import transformer as tr
 from oracles import central_difference_grad, central_difference_jvp
-from transformer.errors import TransformError
 
 RNG = np.random.default_rng(7)
 
