@@ -47,7 +47,7 @@ import numpy as np
 from transformer import batching as _registers_collectives  # noqa: F401  (psum... are primitives)
 from transformer import primitives
 from transformer import runtime as rt
-from transformer.rules import rule, unsupported
+from transformer.rules import RULES, rule, unsupported
 
 
 # ------------------------------------------------------------- elementwise
@@ -68,10 +68,11 @@ def bool_batched(x):
     return rt.astype(x, np.bool_)
 
 
-# every other elementwise primitive: the operation itself, on operands aligned to the batch
+# every other elementwise primitive (those without a rule of their own above): the operation
+# itself, on operands aligned to the batch
 _ELEMENTWISE = [name for name, prim in primitives.REGISTRY.items()
                 if prim.kind in (primitives.UNARY, primitives.BINARY, primitives.COMPARE, primitives.CAST)
-                and name not in ("float", "int", "bool")]
+                and name not in RULES["batching"]]
 
 
 @rule("batching", *_ELEMENTWISE, "where", "clip", "stop_gradient", "copy", "asarray",

@@ -136,18 +136,23 @@ class Analysis:
         params = primitive_params(a.value)
         return [(p, n) for p in rule_wrt(template) if p in params for n in atom_names(params[p])]
 
+    @staticmethod
+    def refused_operands(a: Assignment) -> list[tuple[str, str, str]]:
+        """(parameter, variable, reason) of the operands ``a``'s adjoint rule refuses (second
+        derivatives it does not implement)."""
+        if a.kind != "assign" or cf.is_atom(a.value):
+            return []
+        template = rules.variant(rules.table("adjoint").get(cf.primitive_of(a.value).name),
+                                 dataflow.given_keywords(a.value))
+        refused = getattr(template, "rule_options", {}).get("refuse", {}) if template else {}
+        params = primitive_params(a.value) if refused else {}
+        return [(p, n, reason) for p, reason in refused.items() if p in params for n in atom_names(params[p])]
+
     def flow_operands(self, a: Assignment) -> list[tuple[str, str]]:
-        """diff_operands, and the operands a rule refuses: a derivative would flow through them, so
+        """diff_operands, and the operands the rule refuses: a derivative would flow through them, so
         they make the result active and check_refusals reports them (dropping them would be a
         silently wrong zero, as rt.prod_vjp's x was under reverse over reverse)."""
-        flows = self.diff_operands(a)
-        if a.kind == "assign" and not cf.is_atom(a.value):
-            template = rules.variant(rules.table("adjoint").get(cf.primitive_of(a.value).name),
-                                     dataflow.given_keywords(a.value))
-            refused = getattr(template, "rule_options", {}).get("refuse", {}) if template else {}
-            params = primitive_params(a.value) if refused else {}
-            flows += [(p, n) for p in refused if p in params for n in atom_names(params[p])]
-        return flows
+        return self.diff_operands(a) + [(p, n) for p, n, _ in self.refused_operands(a)]
 
     def _activity(self, wrt: set, outputs: set) -> set:
         varied = set(wrt)
@@ -175,16 +180,12 @@ class Analysis:
         """A rule may refuse an operand it cannot differentiate (second derivatives
         it does not implement): refuse the whole transform rather than drop it."""
         for a in self.statements:
-            if a.kind != "assign" or cf.is_atom(a.value) or a.target not in self.active:
+            if a.target not in self.active:
                 continue
-            prim = cf.primitive_of(a.value)
-            template = rules.variant(rules.table("adjoint").get(prim.name), dataflow.given_keywords(a.value))
-            refused = getattr(template, "rule_options", {}).get("refuse", {}) if template else {}
-            params = primitive_params(a.value) if refused else {}
-            for param, reason in refused.items():
-                if any(n in self.active for n in atom_names(params.get(param, cst.Name("None")))):
-                    raise TransformError(f"cannot differentiate {prim.spelling}() with respect to "
-                                         f"{param}: {reason} is not implemented", self.location(a.line))
+            for param, name, reason in self.refused_operands(a):
+                if name in self.active:
+                    raise TransformError(f"cannot differentiate {cf.primitive_of(a.value).spelling}() with respect "
+                                         f"to {param}: {reason} is not implemented", self.location(a.line))
 
     def location(self, line) -> Location | None:
         """Where in the user's file the core statement ``line`` comes from, for an error."""
