@@ -304,6 +304,54 @@ def case_cli_shows_kernels():
     assert "@cuda.jit" in text and "def chain_fused0_kernel(" in text, text
 
 
+def _elementwise_functions():
+    """One user function per elementwise primitive of the registry, in a real file (transforms read
+    source), each a fused kernel on the cuda target: the simulator checks the values against NumPy,
+    and tests/test_cuda.py compiles every one of them to PTX."""
+    import importlib.util
+    import tempfile
+    from pathlib import Path
+
+    from transformer import primitives as p
+    lines = ["import numpy as np", ""]
+    names = []
+    for prim in p.REGISTRY.values():
+        if prim.kind not in (p.UNARY, p.BINARY, p.COMPARE) or prim.name == "not":
+            continue
+        arity = len(prim.params)
+        operands = ["x", "y"][:arity]
+        if prim.is_operator:
+            call = f"{prim.spelling}x" if arity == 1 else f"x {prim.spelling} y"
+        else:
+            call = f"{prim.spelling}({', '.join(operands)})"
+        lines += [f"def {prim.name}_of(x, y):", f"    return {call} * 1", ""]
+        names.append(prim.name)
+    path = Path(tempfile.mkdtemp(prefix="transformer-cuda-")) / "elementwise_user.py"
+    path.write_text("\n".join(lines))
+    spec = importlib.util.spec_from_file_location("elementwise_user", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return {name: getattr(module, f"{name}_of") for name in names}
+
+
+def case_every_elementwise_primitive_matches_numpy():
+    special = np.array([-np.inf, -2.5, -1.5, -0.0, 0.0, 0.5, 1.5, 2.5, np.inf, np.nan])
+    inside = np.linspace(0.15, 0.85, 10)          # every function is defined here (arccosh: 1 + x)
+    failures = []
+    for name, fn in _elementwise_functions().items():
+        for x, y in [(inside, inside[::-1]), (special, special[::-1])]:
+            if name == "arccosh":
+                x = x + 1.0
+            if name in ("invert", "logical_not", "logical_and", "logical_or", "logical_xor"):
+                x, y = x > 0.5, y > 0.5
+            with np.errstate(all="ignore"):
+                want = fn(x, y)
+                got = cuda_jit(fn)(x, y)
+            if got.dtype != want.dtype or not np.allclose(got, want, rtol=1e-12, atol=0, equal_nan=True):
+                failures.append(f"{name}{(x[:3], y[:3])}: {got} != {want} ({got.dtype}, {want.dtype})")
+    assert not failures, "\n".join(failures)
+
+
 CASES = {name[len("case_"):]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 
 
@@ -314,13 +362,15 @@ def main(names):
     import traceback
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"          # before numba.cuda is first imported
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    for name in names or CASES:
-        try:
-            CASES[name]()
-            outcome = "ok"
-        except BaseException:                         # report every failure, keep running the others
-            outcome = traceback.format_exc()
-        print(json.dumps({"case": name, "outcome": outcome}), flush=True)
+    import simulator
+    with simulator.launches_recorded():               # for tests/test_cuda.py's PTX check
+        for name in names or CASES:
+            try:
+                CASES[name]()
+                outcome = "ok"
+            except BaseException:                     # report every failure, keep running the others
+                outcome = traceback.format_exc()
+            print(json.dumps({"case": name, "outcome": outcome}), flush=True)
 
 
 if __name__ == "__main__":

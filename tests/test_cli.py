@@ -104,6 +104,10 @@ def test_highlighting_uses_pygments_when_asked():
     (["show", "{model}:loop_sum", "--apply", "jit(f, static_argnums=(0,))"], "static_argnums"),
     (["show", "{model}:loop_sum", "--apply", "jit(f, static_argnums=0)"], "static_argnums"),   # 0 is an index
     (["check", "missing_file.py"], "missing_file.py: no such file"),
+    (["show", "{model}:loop_sum", "--ptx", "--args", "float64[4]"], "add --target cuda"),
+    (["show", "{model}:loop_sum", "--target", "cuda", "--ptx"], "--ptx needs --args"),
+    (["show", "{model}:loop_sum", "--target", "cuda", "--ptx", "--args", "floaty[4]"], "is not DTYPE[SHAPE]"),
+    (["show", "{model}:loop_sum", "--target", "cuda", "--ptx", "--args", "x + 1"], "neither DTYPE[SHAPE]"),
 ])
 def test_usage_errors_are_one_line_and_exit_2(capsys, model, argv_tail, message):
     argv = [arg.format(model=model) for arg in argv_tail]
@@ -200,3 +204,29 @@ def test_the_installed_command_prints_no_traceback(model):
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines() == [f"transformer: error: {model}: no function named 'nope'"]
+
+
+CUDA_MODEL = textwrap.dedent('''\
+    import numpy as np
+
+
+    def softplus_total(x, scale):
+        y = np.log1p(np.exp(x * scale))
+        return np.sum(y)
+    ''')
+
+
+def test_show_ptx_prints_each_kernel_as_the_cuda_compiler_makes_it(capsys, tmp_path):
+    path = tmp_path / "cuda_model.py"
+    path.write_text(CUDA_MODEL)
+    code, out, err = run(capsys, "show", f"{path}:softplus_total", "--target", "cuda", "--ptx",
+                         "--args", "float64[300], 2.0")
+    assert code == 0, err
+    assert "// kernel softplus_total_fused0_kernel(int64, float64[:], int64, float64[:], int64, float64[:])" in out
+    assert "launched for cuda_model.py:5; compiled for sm_90" in out
+    assert "// kernel reduce_per_output(" in out and "launched for cuda_model.py:6" in out
+    assert out.count(".target sm_90") == out.count("// kernel ") >= 2 and "registers per thread, 0 bytes spilled" in out
+    code, out, err = run(capsys, "show", f"{path}:softplus_total", "--target", "cuda", "--ptx",
+                         "--args", "float32[300], 2.0", "--cc", "8.0")
+    assert code == 0, err
+    assert "float32[:]" in out and ".target sm_80" in out

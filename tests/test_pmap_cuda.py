@@ -2,7 +2,8 @@
 
 As in test_cuda.py, the cases run together in ONE subprocess with
 NUMBA_ENABLE_CUDASIM=1 (set before numba.cuda is imported), so the simulator
-never leaks into the other tests; each case is reported here as its own test.
+never leaks into the other tests; each case is reported here as its own test,
+and every kernel the run launched is compiled to PTX by the real compiler.
 """
 import os
 import subprocess
@@ -16,14 +17,22 @@ import simulator
 
 
 @pytest.fixture(scope="module")
-def outcomes():
-    return simulator.outcomes_of(Path(pmap_cuda_cases.__file__), timeout=900)
+def simulated(tmp_path_factory):
+    launches = tmp_path_factory.mktemp("pmap_cuda") / "launches.jsonl"
+    return simulator.run_cases(Path(pmap_cuda_cases.__file__), timeout=900, launches=launches)
 
 
 @pytest.mark.parametrize("case", sorted(pmap_cuda_cases.CASES))
-def test_pmap_cuda_case(case, outcomes):
-    assert case in outcomes, f"case {case} did not report (the run stopped early?)"
-    assert outcomes[case] == "ok", outcomes[case]
+def test_pmap_cuda_case(case, simulated):
+    assert case in simulated.outcomes, f"case {case} did not report (the run stopped early?)"
+    assert simulated.outcomes[case] == "ok", simulated.outcomes[case]
+
+
+def test_every_kernel_of_the_device_code_compiles_to_ptx_for_sm_90(simulated):
+    compiled = simulator.ptx_outcomes(simulated.launches, "9.0")
+    assert any("_fused" in record["kernel"] for record in compiled), [r["kernel"] for r in compiled]
+    refused = [record["outcome"] for record in compiled if record["outcome"] != "ok"]
+    assert not refused, "\n\n".join(refused)
 
 
 def test_without_a_gpu_or_the_simulator_cuda_devices_are_refused_clearly():

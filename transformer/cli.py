@@ -1,6 +1,7 @@
 """The ``transformer`` command: look at the code the transforms write.
 
     transformer show model.py:loss --apply "jit(grad(f, argnums=1))" --passes
+    transformer show model.py:step --target cuda --ptx --args "float64[1000, 3], float64"
     transformer check model.py
     transformer cache info | clear
 
@@ -145,6 +146,8 @@ def command_show(args) -> int:
         raise UsageError("--apply: static_argnums are baked in from call-time values, which show does not have; "
                          "call tr.show(jitted, *static_values) from Python instead")
     target = args.target or getattr(transformed, "target", None) or "python"
+    if args.ptx:
+        return show_ptx(args, target)
     if target not in backends.targets():
         raise UsageError(f"target {target!r} is not available in this version; "
                          f"available: {', '.join(backends.targets())}")
@@ -158,6 +161,116 @@ def command_show(args) -> int:
         text = generated
     write_code(text, color=use_color(args), lexer="diff" if args.diff and not args.passes else "python")
     return 0
+
+
+# ---------------------------------------------------------------- show --ptx
+def show_ptx(args, target: str) -> int:
+    """The PTX of every kernel the function launches for ``--args``, as NVVM compiles it (no GPU needed).
+
+    Two processes, since numba's simulator is set for a process's whole life: one runs the
+    function on the simulator with example arguments and records each kernel launch, the other
+    compiles each recorded kernel with the real compiler (see ``backends/cuda_ptx``)."""
+    import subprocess
+    import tempfile
+
+    if target != "cuda":
+        raise UsageError("--ptx shows the kernels of the cuda target: add --target cuda")
+    if args.args is None:
+        raise UsageError("--ptx needs --args: the arguments to compile for, e.g. --args \"float64[1000, 3], 2.0\" "
+                         "(an array is DTYPE[SHAPE], filled with fixed random values; a number is itself)")
+    example_arguments(args.args)                 # a mistake in --args is reported here, in one line
+    with tempfile.TemporaryDirectory(prefix="transformer-ptx-") as directory:
+        launches = Path(directory) / "launches.jsonl"
+        script = ("import sys; from transformer import cli; "
+                  "sys.exit(cli.record_launches(*sys.argv[1:]))")
+        env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+        run = subprocess.run([sys.executable, "-c", script, args.target_spec, args.apply or "f", args.args,
+                              str(launches)], capture_output=True, text=True, env=env)
+        if run.returncode != 0:
+            sys.stderr.write(run.stderr)
+            return run.returncode
+        env.pop("NUMBA_ENABLE_CUDASIM")
+        script = ("import sys; from transformer import cli; "
+                  "sys.exit(cli.print_ptx(*sys.argv[1:]))")
+        run = subprocess.run([sys.executable, "-c", script, str(launches), args.cc], capture_output=True,
+                             text=True, env=env)
+        sys.stderr.write(run.stderr)
+        write_code(run.stdout, color=False)
+        return run.returncode
+
+
+def example_arguments(text: str) -> list:
+    """``"float64[100, 3], float32[7], 2.0, 5"`` -> arrays of those dtypes and shapes (fixed random
+    values: data-dependent loops in the function run the same way every time) and the numbers."""
+    import numpy as np
+
+    try:
+        items = ast.parse(f"({text},)", mode="eval").body.elts
+    except SyntaxError:
+        raise UsageError(f"--args {text!r}: expected DTYPE[SHAPE] or numbers, separated by commas") from None
+    rng = np.random.default_rng(0)
+    values = []
+    for item in items:
+        if isinstance(item, ast.Subscript) and isinstance(item.value, ast.Name):
+            try:
+                dtype = np.dtype(item.value.id)
+                shape = ast.literal_eval(item.slice)
+            except (TypeError, ValueError):
+                raise UsageError(f"--args: {ast.unparse(item)!r} is not DTYPE[SHAPE]") from None
+            shape = tuple(shape) if isinstance(shape, tuple) else (shape,)
+            if dtype.kind == "f":
+                values.append(rng.standard_normal(shape).astype(dtype))
+            elif dtype.kind in "iu":
+                values.append(rng.integers(1, 10, size=shape).astype(dtype))
+            elif dtype.kind == "b":
+                values.append(rng.random(shape) > 0.5)
+            else:
+                raise UsageError(f"--args: {dtype} arrays are not taken by the cuda target")
+            continue
+        try:
+            values.append(ast.literal_eval(item))
+        except ValueError:
+            raise UsageError(f"--args: {ast.unparse(item)!r} is neither DTYPE[SHAPE] nor a number") from None
+    return values
+
+
+def record_launches(target_spec: str, apply: str, args_text: str, out: str) -> int:
+    """(On the simulator, in a process of its own.)  Run the function and record its kernel launches."""
+    import transformer
+    from .backends import cuda_ptx
+    from .errors import TransformError
+
+    file_text, func_name = split_target(target_spec)
+    try:
+        user_fn = find_function(load_module(file_text), func_name, file_text)
+        transformed = apply_expression(apply, user_fn)
+        jitted = transformed if getattr(transformed, "target", None) == "cuda" else \
+            transformer.jit(transformed, target="cuda")
+        with cuda_ptx.recording_launches() as found:
+            jitted(*example_arguments(args_text))
+    except UsageError as err:
+        print(f"transformer: error: {err}", file=sys.stderr)
+        return USAGE_ERROR
+    except TransformError as err:
+        print(f"transformer: refused: {_first_line(err)}", file=sys.stderr)
+        return REFUSED
+    cuda_ptx.write_launches(found, out)
+    return 0
+
+
+def print_ptx(launches: str, cc_text: str) -> int:
+    """(Without the simulator.)  Compile each recorded kernel and print its PTX under a short header."""
+    from .backends import cuda_ptx
+
+    cc = tuple(int(part) for part in cc_text.split("."))
+    refused = 0
+    for launch in cuda_ptx.read_launches(launches):
+        try:
+            print(cuda_ptx.describe_compiled(cuda_ptx.compile_launch(launch, cc)))
+        except cuda_ptx.PtxCompileError as err:
+            refused += 1
+            print(f"transformer: refused by the CUDA compiler: {err}", file=sys.stderr)
+    return REFUSED if refused else 0
 
 
 def stage_header(title: str) -> str:
@@ -360,6 +473,12 @@ def parser() -> argparse.ArgumentParser:
                       help="print the code after each stage: source, fence, core form, each transform, "
                            "numba lowering, generated module")
     show.add_argument("--diff", action="store_true", help="print a unified diff from the user's source")
+    show.add_argument("--ptx", action="store_true",
+                      help="with --target cuda: print the PTX of each kernel the function launches for --args, "
+                           "compiled by numba-cuda's NVVM (no GPU needed), with ptxas's register count")
+    show.add_argument("--args", metavar="ARGS",
+                      help="for --ptx: the arguments to compile for, e.g. \"float64[1000, 3], 2.0\"")
+    show.add_argument("--cc", default="9.0", help="for --ptx: compute capability (default 9.0, i.e. sm_90)")
     show.add_argument("--no-color", action="store_true", help="never highlight (it is off anyway when not a terminal)")
     show.set_defaults(run=command_show)
 

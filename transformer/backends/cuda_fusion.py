@@ -9,7 +9,7 @@ functions, ``np.where``, ``np.clip``, casts, copies) becomes ONE kernel:
         _t0 = x * 2.0
         ...
         return (y,)
-    f_fused0_device = cuda.jit(device=True)(f_fused0)
+    f_fused0_device = cuda.jit(device=True)(cu.device_math(f_fused0))
 
     @cuda.jit
     def f_fused0_kernel(n, x, x_step, b, b_step, y):
@@ -18,7 +18,8 @@ functions, ``np.where``, ``np.clip``, casts, copies) becomes ONE kernel:
             (y[i],) = f_fused0_device(x[i * x_step], b[i * b_step])
 
 so temporaries of the run never reach memory; only values used after it are
-written out.  The function itself becomes the *host driver*: plain Python
+written out.  ``cu.device_math`` compiles the device copy with ``np`` standing
+for ``cuda_numpy`` (NumPy's scalar functions as numba-cuda lowers them).  The function itself becomes the *host driver*: plain Python
 that launches the kernels in order on device arrays (``cu.elementwise``,
 ``cu.reduce``, ``cu.matmul`` from ``cuda_runtime``).  The per-element function
 is plain NumPy on scalars, so the host also runs it: once on stand-in values
@@ -284,7 +285,7 @@ class _Driver:
         stores = ", ".join(f"{o}_out[{i}]" for o in outputs) + ("," if len(outputs) == 1 else "")
         kernel_params = ", ".join([n] + [f"{p}, {p}_step" for p in inputs] + [f"{o}_out" for o in outputs])
         return (cst.Module([fn]).code +
-                f"{element}_device = cuda.jit(device=True)({element})\n\n\n"
+                f"{element}_device = cuda.jit(device=True)(cu.device_math({element}))\n\n\n"
                 f"@cuda.jit\n"
                 f"def {kernel}({kernel_params}):\n"
                 f"    {i} = cuda.grid(1)   # one thread per element; a step of 0 broadcasts a single value\n"

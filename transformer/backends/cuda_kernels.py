@@ -6,7 +6,7 @@ the same every time, so they live here, written once:
 
 * ``reduce_per_output`` / ``reduce_chunks``: ``sum``/``mean``/``max``/``min``
   of an array seen as ``(outer, length, inner)`` along its middle axis;
-* ``matmul_kernel(dtype)``: the tiled shared-memory matrix product;
+* ``matmul_float32`` / ``matmul_float64``: the tiled shared-memory matrix product;
 * ``gather``: a strided copy (broadcasts and transposes on the device);
 * ``copy_1d/2d/3d``: a non-contiguous view into a fresh contiguous array;
 * ``tape_push`` / ``tape_peek``: device functions for reverse mode's tapes
@@ -14,7 +14,6 @@ the same every time, so they live here, written once:
 """
 from __future__ import annotations
 
-import functools
 import math
 
 from numba import cuda, float32, float64
@@ -97,10 +96,8 @@ def reduce_chunks(x, outer, length, inner, init, op, chunk, partial):
 
 
 # ---------------------------------------------------------------- matmul
-@functools.lru_cache(maxsize=None)
-def matmul_kernel(dtype_name: str):
+def _tiled_matmul(element):
     """``c = a @ b`` for 2-D ``a`` (m, k) and ``b`` (k, n): TILE x TILE tiles staged in shared memory."""
-    element = float32 if dtype_name == "float32" else float64
 
     @cuda.jit
     def matmul_tiled(a, b, c):
@@ -126,6 +123,16 @@ def matmul_kernel(dtype_name: str):
             c[row, col] = acc
 
     return matmul_tiled
+
+
+# one kernel per element type (the shared tiles' type is fixed at compile time), each bound to a
+# module-level name so that cuda_ptx can find it again in a process of its own
+matmul_float32 = _tiled_matmul(float32)
+matmul_float64 = _tiled_matmul(float64)
+
+
+def matmul_kernel(dtype_name: str):
+    return matmul_float32 if dtype_name == "float32" else matmul_float64
 
 
 # ---------------------------------------------------------- data movement

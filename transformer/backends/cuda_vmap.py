@@ -53,7 +53,8 @@ def source(core: PerExampleVmap) -> str:
         body=cst.IndentedBlock([cst.SimpleStatementLine([cst.Expr(cst.SimpleString(
             f'"""{name}: one thread per example runs the code below on its own arguments."""'))]),
             *head, *body]),
-        decorators=[cst.Decorator(cst.parse_expression("cuda.jit"))])
+        decorators=[cst.Decorator(cst.parse_expression("cuda.jit")),
+                    cst.Decorator(cst.parse_expression("cu.device_math"))])
     one = core.node.with_changes(name=cst.Name(one_name))
     axes = ", ".join(repr(a) for a in in_axes) + ("," if len(in_axes) == 1 else "")
     driver = cst.parse_statement(
