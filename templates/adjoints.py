@@ -21,6 +21,7 @@ from transformer.rules import rule, unsupported, zero_derivative
 zero_derivative(
     "sign", "floor", "ceil", "rint", "trunc", "round", "isnan", "isinf", "isfinite",
     "not", "logical_not", "invert", "logical_and", "logical_or", "logical_xor",
+    "bitwise_and", "bitwise_or", "bitwise_xor",
     "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
     "floor_divide", "any", "all", "argmax", "argmin",
     "shape", "ndim", "size", "len", "int", "bool",

@@ -175,8 +175,8 @@ def identity_tangent(x_dot):
 
 @rule("tangent", "sign", "floor", "ceil", "rint", "trunc", "round", "isnan", "isinf", "isfinite",
       "not", "logical_not", "invert", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
-      "logical_and", "logical_or", "logical_xor", "floor_divide", "any", "all", "argmax", "argmin",
-      "shape", "ndim", "size", "len", "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like",
+      "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+      "floor_divide", "any", "all", "argmax", "argmin", "shape", "ndim", "size", "len", "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like",
       "eye", "int", "bool", "stop_gradient", nondifferentiable=True)
 def no_tangent():
     """Integer-valued, boolean or piecewise constant (or, for stop_gradient,

@@ -156,6 +156,10 @@ def scipy_call(x):
     return scipy.special.erf(x)  # REFUSED: scipy.special.erf(x)
 
 
+def library_python_function(x):
+    return scipy.special.logsumexp(x)  # REFUSED: scipy.special.logsumexp(x)
+
+
 def print_call(x):
     print(x)  # REFUSED: print(x)
     return x
@@ -250,10 +254,6 @@ def star_in_call(x, shape):
 def starred_assignment(x):
     first, *rest = x  # REFUSED: *rest
     return first
-
-
-def bitwise_operator(x, y):
-    return (x > 0) & (y > 0)  # REFUSED: (x > 0) & (y > 0)
 
 
 def shift_operator(n):

@@ -205,6 +205,21 @@ def logical_binary(x, y):
     return np.logical_and(a, b), np.logical_or(a, b), np.logical_xor(a, b)
 
 
+def bitwise_masks(x, y):
+    a, b = x > 0.5, y < 0.5
+    return a & b, a | b, a ^ b, np.bitwise_and(a, ~b)
+
+
+def bitwise_integers(i, j):
+    return i & j, i | j, i ^ j, np.bitwise_or(i, 4)
+
+
+def where_combined_masks(x, y):
+    keep = (x > 0.3) & (y < 0.7) | ~(x > y) ^ (y > 0.9)
+    keep &= x < 0.95
+    return np.where(keep, x * y, np.sin(y))
+
+
 def where(x, y): return np.where(x > y, x, y)                 # noqa: E704
 def where_scalar(x): return np.where(x > 0.5, x, 0.0)         # noqa: E704
 def where_mask(c, x, y): return np.where(c, x * y, y)         # noqa: E704
@@ -553,6 +568,10 @@ def _rows():
     add_(Row("max_builtin", max_builtin, lambda r: (U(r), U(r)), ))
     add_(Row("comparisons", comparisons, two, skip=NO_DERIVATIVE(BOOLEAN)))
     add_(Row("logical_binary", logical_binary, two, skip=NO_DERIVATIVE(BOOLEAN)))
+    add_(Row("bitwise_masks", bitwise_masks, two, skip=NO_DERIVATIVE(BOOLEAN)))
+    add_(Row("bitwise_integers", bitwise_integers, lambda r: (r.integers(0, 16, (3, 4)), r.integers(0, 16, (3, 4))),
+             skip=NO_DERIVATIVE(BOOLEAN)))
+    add_(Row("where_combined_masks", where_combined_masks, two))
     add_(Row("where", where, two))
     add_(Row("where_scalar", where_scalar, one))
     add_(Row("where_mask", where_mask, lambda r: (U(r, 3, 4) > 0.5, U(r, 3, 4), U(r, 3, 4)), wrt=(1, 2)))

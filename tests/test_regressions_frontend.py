@@ -1,8 +1,11 @@
 """Valid NumPy code never meets an internal error: regressions found in the frontend
 (method chains on expressions, lambdas, tuple results of helpers, identity functions,
 refusals that name the user's line)."""
+import statistics
+
 import numpy as np
 import pytest
+import scipy.special
 
 from oracles import central_difference_grad
 import transformer as tr
@@ -252,3 +255,45 @@ def test_a_slice_read_before_its_array_is_written_keeps_its_value_for_the_backwa
     x = np.array([0.3, -0.5, 0.8])
     np.testing.assert_allclose(tr.grad(slice_then_written)(x), central_difference_grad(slice_then_written, (x,)),
                                rtol=1e-6)
+
+
+# ------------------------------------ 6. everyday forms that were refused
+def outer_by_newaxis(a):
+    return np.sum(a[:, np.newaxis] * np.sin(a)[np.newaxis, :])
+
+
+def masks_combined(a):
+    keep = (a > -0.45) & (a < 0.95) | ~(a > 0.05) ^ (a > 1.22)    # no threshold on a point of A
+    keep &= a != 0.0
+    keep |= a > 1.38
+    return np.sum(np.where(keep, a * a, np.cos(a)))
+
+
+def integer_bits(a):
+    n = a.shape[0] & 7          # 16 & 7 == 0
+    return np.sum(a) * (n | 2) + (n ^ 3)
+
+
+@pytest.mark.parametrize("f", [outer_by_newaxis, masks_combined, integer_bits])
+def test_newaxis_and_boolean_operators_work_under_every_transform(f):
+    check_grad_vmap_jit(f, A)
+    np.testing.assert_allclose(tr.jit(f)(A), f(A), rtol=1e-12)          # numba compiles them too
+
+
+def calls_scipy_logsumexp(a):
+    return np.sum(a) + scipy.special.logsumexp(a)
+
+
+def calls_a_standard_library_function(a):
+    return np.sum(a) * statistics.fmean(a)
+
+
+def test_a_library_function_is_refused_at_the_users_line_never_inlined():
+    for f, name, package in [(calls_scipy_logsumexp, "scipy.special.logsumexp", "scipy"),
+                             (calls_a_standard_library_function, "statistics.fmean", "statistics")]:
+        for transform in (tr.grad, tr.jit, tr.vmap):
+            with pytest.raises(tr.TransformError) as err:
+                transform(f)(A)
+            assert f"test_regressions_frontend.py:{f.__code__.co_firstlineno + 1}:" in str(err.value), str(err.value)
+            assert f"a call to {name} (a function of the installed package {package})" in str(err.value)
+            assert "never inlines a library's source" in str(err.value)

@@ -166,7 +166,8 @@ def apply_primitive(prim: primitives.Primitive, args, keywords=()) -> cst.BaseEx
 
 
 _BINARY_NODES = {"+": cst.Add, "-": cst.Subtract, "*": cst.Multiply, "/": cst.Divide,
-                 "//": cst.FloorDivide, "%": cst.Modulo, "**": cst.Power, "@": cst.MatrixMultiply}
+                 "//": cst.FloorDivide, "%": cst.Modulo, "**": cst.Power, "@": cst.MatrixMultiply,
+                 "&": cst.BitAnd, "|": cst.BitOr, "^": cst.BitXor}
 _COMPARISON_NODES = {"<": cst.LessThan, "<=": cst.LessThanEqual, ">": cst.GreaterThan,
                      ">=": cst.GreaterThanEqual, "==": cst.Equal, "!=": cst.NotEqual}
 BINARY_TOKENS = {cls: token for token, cls in _BINARY_NODES.items()}

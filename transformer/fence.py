@@ -42,11 +42,9 @@ _REFUSED_NODES = {
     cst.Match: ("a match statement", "use if/elif/else"),
 }
 
-# Operators with no primitive: bitwise arithmetic on integers.
+# Operators with no primitive: shifts of integers.
 _REFUSED_OPERATORS = {
-    cst.BitAnd: "&", cst.BitOr: "|", cst.BitXor: "^", cst.LeftShift: "<<", cst.RightShift: ">>",
-    cst.BitAndAssign: "&=", cst.BitOrAssign: "|=", cst.BitXorAssign: "^=",
-    cst.LeftShiftAssign: "<<=", cst.RightShiftAssign: ">>=",
+    cst.LeftShift: "<<", cst.RightShift: ">>", cst.LeftShiftAssign: "<<=", cst.RightShiftAssign: ">>=",
 }
 
 _REFUSED_COMPARISONS = {
@@ -192,9 +190,7 @@ class Fence(cst.CSTVisitor):
     def _check_operator(self, node, operator):
         token = _REFUSED_OPERATORS.get(type(operator))
         if token is not None:
-            self.refuse(node, f"the bitwise operator {token}",
-                        "use np.logical_and / np.logical_or / np.logical_xor on booleans, "
-                        "or * and // by powers of two on integers")
+            self.refuse(node, f"the shift operator {token}", "use * and // by powers of two on integers")
 
     def visit_Name(self, node: cst.Name):
         if node not in self._not_values:
@@ -258,6 +254,12 @@ class Fence(cst.CSTVisitor):
             return
         if r.kind == "dtype":
             return  # np.float32(x): a cast
+        if r.kind == "library":
+            self.refuse(node, f"a call to {name} (a function of the installed package "
+                        f"{resolve.installed_package(r.value)}), which has no registered primitive; transformer "
+                        f"differentiates and compiles its primitives, and never inlines a library's source",
+                        "write it with NumPy functions (for example logsumexp as m + np.log(np.sum(np.exp(x - m)))), "
+                        "or make the call outside the transformed function and pass its result in")
         self.refuse(node, f"a call to {name} ({_describe(r.value)}), which is neither a supported "
                     f"primitive nor a Python function with source",
                     "use a NumPy function from transformer/primitives.py, or make the call outside "
@@ -284,11 +286,11 @@ class Fence(cst.CSTVisitor):
     def _check_value_use(self, node):
         """A free name read as a value must be a constant: not a function, not mutable state."""
         r = resolve.resolve(node, self.uf.lookup, self.locals)
-        if r.dotted in resolve.NAMED_CONSTANTS or r.dotted in ("True", "False", "None"):
+        if r.dotted in resolve.NAMED_CONSTANTS or r.dotted in ("True", "False", "None") or resolve.is_newaxis(r):
             return
         if r.kind == "primitive" and r.primitive.name in ("float", "int", "bool"):
             return  # a dtype, as in x.astype(float)
-        if r.kind in ("primitive", "user"):
+        if r.kind in ("primitive", "user", "library"):
             self.refuse(node, f"the function {r.dotted} used as a value",
                         "call it here; transformed code passes only numbers, arrays and tuples around")
         if r.kind == "module":

@@ -469,6 +469,8 @@ class _Normalizer:
     def global_value(self, node, r: resolve.Resolved):
         if r.dotted in resolve.NAMED_CONSTANTS:
             return cst.parse_expression(r.dotted)
+        if resolve.is_newaxis(r):
+            return cst.Name("None")
         if r.kind == "constant":
             return cst.Name(self.bind_constant(r.dotted.replace(".", "_"), r.value))
         if r.kind == "dtype":
@@ -843,6 +845,7 @@ _AUG_TO_BINARY = {
     cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
     cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo,
     cst.PowerAssign: cst.Power, cst.MatrixMultiplyAssign: cst.MatrixMultiply,
+    cst.BitAndAssign: cst.BitAnd, cst.BitOrAssign: cst.BitOr, cst.BitXorAssign: cst.BitXor,
 }
 
 

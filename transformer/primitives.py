@@ -131,6 +131,12 @@ _COMPARISONS = {
 for _name, (_spell, _op, _ufunc) in _COMPARISONS.items():
     register(_name, _spell, _op, COMPARE, ("x", "y"), aliases=(_ufunc,))
 
+# & | ^ : elementwise logic on booleans (masks), bitwise arithmetic on integers; never differentiable
+_BITWISE = {"bitwise_and": ("&", operator.and_, np.bitwise_and), "bitwise_or": ("|", operator.or_, np.bitwise_or),
+            "bitwise_xor": ("^", operator.xor, np.bitwise_xor)}
+for _name, (_spell, _op, _ufunc) in _BITWISE.items():
+    register(_name, _spell, _op, COMPARE, ("x", "y"), aliases=(_ufunc,))
+
 for _name in ["maximum", "minimum", "fmax", "fmin", "arctan2", "hypot", "logaddexp",
               "copysign", "logical_and", "logical_or", "logical_xor"]:
     _aliases = []

@@ -4,12 +4,18 @@ Names are resolved the way Python would at call time — local variables,
 closure cells, module globals, builtins — and the object found is classified:
 a primitive (``np.sin``, ``math.sin``, an aliased ``xp.sin`` are one
 primitive), another user function (inlined and transformed with the caller),
-a constant read at transform time, or something we cannot transform.
+a constant read at transform time, or something we cannot transform.  A
+function of an installed library (scipy, the standard library...) is never
+inlined, even though Python has its source: it is a ``library`` call, which
+the fence refuses unless a primitive stands for it.
 """
 from __future__ import annotations
 
 import builtins
+import functools
 import math
+import os
+import sysconfig
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -33,9 +39,14 @@ NAMED_CONSTANTS = {
 }
 
 
+def is_newaxis(r: "Resolved") -> bool:
+    """``np.newaxis`` (however NumPy was imported): it is ``None``, which an index reads as a new axis."""
+    return r.value is None and r.dotted.rpartition(".")[2] == "newaxis"
+
+
 @dataclass(frozen=True)
 class Resolved:
-    kind: str               # local | primitive | user | constant | dtype | module | loop | other | unknown
+    kind: str               # local | primitive | user | library | constant | dtype | module | loop | other | unknown
     value: Any = None
     primitive: Primitive | None = None
     dotted: str = ""        # the name as written, e.g. "np.sin"
@@ -70,7 +81,7 @@ def classify(value, dotted: str = "") -> Resolved:
     if isinstance(value, (custom_vjp, custom_jvp)):   # inlined through its forward rule / its own body
         return Resolved("user", value, None, dotted)
     if isinstance(value, types.FunctionType):
-        return Resolved("user", value, None, dotted)
+        return Resolved("library" if installed_package(value) else "user", value, None, dotted)
     try:
         if value in LOOP_BUILTINS:
             return Resolved("loop", LOOP_BUILTINS[value], None, dotted)
@@ -83,6 +94,24 @@ def classify(value, dotted: str = "") -> Resolved:
     if is_constant_value(value):
         return Resolved("constant", value, None, dotted)
     return Resolved("other", value, None, dotted)
+
+
+@functools.lru_cache(maxsize=None)
+def _installed_roots() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    return tuple({os.path.realpath(paths[key]) + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib")
+                  if key in paths})
+
+
+def installed_package(fn) -> str | None:
+    """The installed package (``scipy``, ``statistics``...) a Python function comes from, or None for
+    the user's own code (and transformer's: tr.nn, tr.lax are inlined wherever it is installed)."""
+    module = getattr(fn, "__module__", None) or ""
+    root = module.partition(".")[0]
+    if root == "transformer":
+        return None
+    filename = os.path.realpath(getattr(getattr(fn, "__code__", None), "co_filename", "") or "")
+    return (root or os.path.basename(filename)) if filename.startswith(_installed_roots()) else None
 
 
 def resolve(node: cst.BaseExpression, lookup, local_names) -> Resolved:
