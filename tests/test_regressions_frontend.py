@@ -297,3 +297,25 @@ def test_a_library_function_is_refused_at_the_users_line_never_inlined():
             assert f"test_regressions_frontend.py:{f.__code__.co_firstlineno + 1}:" in str(err.value), str(err.value)
             assert f"a call to {name} (a function of the installed package {package})" in str(err.value)
             assert "never inlines a library's source" in str(err.value)
+
+
+def reduces_tuples_of_axes(x):
+    return (np.sum(x, axis=(0, 2)), np.mean(x, axis=(-1, 0), keepdims=True), np.max(x, axis=(1, -1)),
+            np.min(x, axis=(2, 0, 1)), np.prod(x, axis=(-2, -1), keepdims=True), np.any(x > 0.5, axis=(0, 1)))
+
+
+def loss_of_tuple_axes(x):
+    return np.sum(np.mean(np.sin(x), axis=(0, 2)) ** 2) + np.sum(np.max(x * x, axis=(1, -1)))
+
+
+def test_reductions_over_a_tuple_of_axes_under_vmap():
+    x = np.random.default_rng(3).random((5, 2, 3, 4))
+    want = [np.stack(out) for out in zip(*[reduces_tuples_of_axes(e) for e in x])]
+    for got in (tr.vmap(reduces_tuples_of_axes)(x), tr.jit(tr.vmap(reduces_tuples_of_axes))(x),
+                tr.vmap(reduces_tuples_of_axes, in_axes=2)(np.moveaxis(x, 0, 2))):
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=1e-13)
+    per_example = np.stack([central_difference_grad(loss_of_tuple_axes, (e,)) for e in x])
+    for vmapped_grad in (tr.vmap(tr.grad(loss_of_tuple_axes)), tr.jit(tr.vmap(tr.grad(loss_of_tuple_axes)))):
+        np.testing.assert_allclose(vmapped_grad(x), per_example, rtol=1e-6, atol=1e-8)

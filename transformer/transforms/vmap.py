@@ -69,6 +69,11 @@ def _is_literal(atom) -> bool:
         isinstance(atom, cst.Name) and atom.value in ("True", "False", "None")
 
 
+# reductions over a tuple of axes that are the same reduction one axis after another
+# (NumPy's mean over (a, b) is the mean over b of the means over a: the groups are the same size)
+_REDUCED_ONE_AXIS_AT_A_TIME = {"sum", "mean", "max", "min", "prod", "any", "all"}
+
+
 def _shift(axis: int) -> int:
     """A per-example axis as an axis of the batched value (batch axis last)."""
     return axis if axis >= 0 else axis - 1
@@ -652,16 +657,31 @@ class _Batcher:
             flat = self.temp_of(cf.call("np.reshape", [self.contiguous(x), cf.tuple_of([cf.literal(-1),
                                                                                          cst.Name(self.batch_size)])]))
             return self.template(rule, x=flat, **extra)
+        keep = isinstance(keepdims, cst.Name) and keepdims.value == "True"
+        if isinstance(axis, cst.Tuple):
+            axes = [cf.int_literal(el.value) for el in axis.elements]
+            if None in axes or prim.name not in _REDUCED_ONE_AXIS_AT_A_TIME:
+                raise self.error(f"{prim.spelling} under vmap needs a literal int axis, or a literal tuple of them "
+                                 f"for sum, mean, max, min, prod, any and all", "reduce one axis at a time")
+            # reduce the axes one at a time: positive ones from the last (the others keep their
+            # place), then negative ones from the first (the same); keepdims moves none of them
+            order = sorted(a for a in axes if a >= 0)[::-1] + sorted(a for a in axes if a < 0)
+            for k in order:
+                x = self.temp_of(self._reduce_axis(rule, x, _shift(k), keep, extra))
+            return x
         k = cf.int_literal(axis)
         if k is None:
             raise self.error(f"{prim.spelling} under vmap needs a literal int axis (or none)",
                              "reduce one axis at a time")
-        k = _shift(k)
+        return self._reduce_axis(rule, x, _shift(k), keep, extra)
+
+    def _reduce_axis(self, rule, x, k, keepdims, extra):
+        """The template reduces the leading axis, so per-example axis ``k`` (of the batched value) goes first."""
         leading = self.temp_of(cf.call("np.moveaxis", [x, cf.literal(k), cf.literal(0)]))
         result = self.template(rule, x=leading, **extra)
         if rule.rule_options.get("keeps_axis"):
             return cf.call("np.moveaxis", [result, cf.literal(0), cf.literal(k)])
-        if isinstance(keepdims, cst.Name) and keepdims.value == "True":
+        if keepdims:
             return cf.call("np.expand_dims", [result, cf.literal(k)])
         return result
 
