@@ -447,3 +447,12 @@ def test_det_inv_trace_under_jit_of_grad():
     x = RNG.standard_normal((3, 3)) + 3.0 * np.eye(3)
     np.testing.assert_allclose(tr.jit(tr.grad(det_inv_trace))(x), central_difference_grad(det_inv_trace, [x]),
                                rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["fro", "nuc", "1", "-1", "inf", "-inf", "2", "-2", "None-axes01"])
+def test_matrix_norms_compile_for_the_cpu(name):
+    f = MATRIX_NORMS[name]
+    for x in (RNG.standard_normal((3, 4)), RNG.standard_normal((4, 2)).astype(np.float32)):
+        got, want = tr.jit(f)(x), f(x)
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_allclose(got, want, rtol=1e-5 if x.dtype == np.float32 else 1e-12)

@@ -598,9 +598,46 @@ _ord_norm = _reduction(_row_norm, _dtype_of(np.linalg.norm))
 def _norm_axis(x, axis, keepdims, param=0):  # param: ord (numba wants the typer's names on the impl)
     if isinstance(param, (types.NoneType, types.Omitted)) or param is None:
         return _two_norm(x, axis, keepdims, param)   # 2-norm of vectors, Frobenius of matrices
-    if isinstance(axis, types.BaseTuple) or (_is_none(axis) and x.ndim != 1):
-        raise TypingError("np.linalg.norm with ord= under jit needs one axis (matrix norms are not supported)")
+    if isinstance(param, types.StringLiteral) and param.literal_value == "fro":
+        return _two_norm(x, axis, keepdims, None)    # Frobenius: the 2-norm of all the entries
+    if _is_none(axis) and isinstance(x, types.Array) and x.ndim == 2:
+        return _matrix_norm(x, keepdims, param)
+    if isinstance(param, (types.StringLiteral, types.UnicodeType)) or isinstance(axis, types.BaseTuple) \
+            or (_is_none(axis) and x.ndim != 1):
+        raise TypingError("np.linalg.norm under jit: matrix norms other than 'fro' take a 2-D array and no axis")
     return _ord_norm(x, axis, keepdims, param)
+
+
+def _matrix_norm(x, keepdims, ord):
+    """NumPy's matrix norms of a 2-D array: 'nuc', and ord 1, -1, inf, -inf (column or row sums of
+    magnitudes), 2 and -2 (largest and smallest singular values)."""
+    cls = np.result_type(as_dtype(x.dtype), np.float32).type if as_dtype(x.dtype).kind == "f" else np.float64
+    nuclear = isinstance(ord, types.StringLiteral)
+    if nuclear and ord.literal_value != "nuc":
+        raise TypingError(f"np.linalg.norm: ord={ord.literal_value!r} is not a matrix norm")
+    if not isinstance(keepdims, (types.BooleanLiteral, types.NoneType, types.Omitted)) and keepdims is not None:
+        raise TypingError("np.linalg.norm under jit: keepdims must be a literal True or False")
+    keep = bool(getattr(keepdims, "literal_value", False))
+
+    def norm_of_matrix(x, axis, keepdims, param=0):
+        a = np.asarray(x).astype(cls)
+        if nuclear or param == 2 or param == -2:
+            singular = np.linalg.svd(a)[1]
+            value = np.sum(singular) if nuclear else (np.max(singular) if param == 2 else np.min(singular))
+        elif param == 1 or param == -1:
+            columns = np.sum(np.abs(a), axis=0)
+            value = np.max(columns) if param == 1 else np.min(columns)
+        elif param == np.inf or param == -np.inf:
+            rows = np.sum(np.abs(a), axis=1)
+            value = np.max(rows) if param == np.inf else np.min(rows)
+        else:
+            raise ValueError("np.linalg.norm: invalid norm order for matrices")
+        if keep:
+            out = np.empty((1, 1), cls)
+            out[0, 0] = value
+            return out
+        return cls(value)
+    return norm_of_matrix
 
 
 @overload(cumprod_axis)
