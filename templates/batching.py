@@ -334,10 +334,9 @@ def align_batch_batched(x):
     return np.expand_dims(x, -2)
 
 
-@rule("batching", "rt.zeros_like", "rt.copy", "rt.cast_like", "rt.cast_derivative", "rt.has_cotangent",
-      strategy="elementwise")
-def helper_align(x):
-    return np.expand_dims(np.asarray(x), -1)
+# runtime helpers that act elementwise: the same alignment as the elementwise primitives
+rule("batching", "rt.zeros_like", "rt.copy", "rt.cast_like", "rt.cast_derivative", "rt.has_cotangent",
+     strategy="elementwise")(align)
 
 
 # reverse mode's tape (strategy "tape" in the transform): a value pushed unbatched on a tape of batched ones

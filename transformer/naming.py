@@ -53,6 +53,3 @@ def tangent(name: str) -> str:
 def cotangent(name: str) -> str:
     return f"{name}_bar"
 
-
-def generated_function(transform: str, name: str) -> str:
-    return f"{transform}_{name}"
