@@ -222,11 +222,6 @@ _EFFECTFUL_SPELLINGS = {"rt.push", "rt.pop"}
 # Primitives whose result may share memory with an operand: an array that
 # came from one of these (or from a parameter) may be an alias, so writes into
 # it are never removed.
-_MAY_ALIAS = {"getitem", "reshape", "transpose", "ravel", "squeeze", "expand_dims", "swapaxes",
-              "broadcast_to", "asarray", "flip", "stop_gradient", "rt.unbroadcast", "rt.top", "rt.pop",
-              "rt.copy"}
-
-
 def shared_memory(a: Assignment) -> list[str]:
     """The variables whose memory the value ``a`` assigns may share: ``v = s[0]`` (a view of
     ``s``), ``v = s``, ``v = np.reshape(s, ...)``, a tape and the value pushed onto it; empty for
@@ -238,7 +233,7 @@ def shared_memory(a: Assignment) -> list[str]:
     if spelling(a.value) == "rt.push":
         return [n for op in operands(a.value) for n in atom_names(op)]
     prim = cf.primitive_of(a.value)
-    if prim is not None and prim.name not in _MAY_ALIAS:
+    if prim is not None and not prim.may_alias:          # (the registry says which return views)
         return []
     return atom_names(operands(a.value)[0]) if operands(a.value) else []
 

@@ -44,6 +44,7 @@ class Primitive:
     params: tuple[str, ...]         # positional parameter names (rules use them)
     keywords: tuple[str, ...] = ()  # keyword parameters it accepts
     aliases: tuple = field(default=(), repr=False)  # Python objects that mean this primitive
+    may_alias: bool = False         # its result may share memory with its first operand (a view)
 
     @property
     def is_operator(self) -> bool:
@@ -56,8 +57,8 @@ _BY_OBJECT: dict[int, Primitive] = {}
 _KEEP_ALIVE: list = []  # objects whose id() keys _BY_OBJECT
 
 
-def register(name, spelling, impl, kind, params, keywords=(), aliases=()) -> Primitive:
-    prim = Primitive(name, spelling, impl, kind, tuple(params), tuple(keywords), tuple(aliases))
+def register(name, spelling, impl, kind, params, keywords=(), aliases=(), may_alias=False) -> Primitive:
+    prim = Primitive(name, spelling, impl, kind, tuple(params), tuple(keywords), tuple(aliases), may_alias)
     if name in REGISTRY:
         raise ValueError(f"primitive {name!r} registered twice")
     REGISTRY[name] = prim
@@ -178,20 +179,20 @@ register("solve", "np.linalg.solve", np.linalg.solve, LINALG, ("a", "b"))
 register("det", "np.linalg.det", np.linalg.det, LINALG, ("x",))
 
 # ---------------------------------------------------------------------- shape
-register("reshape", "np.reshape", np.reshape, SHAPE, ("x", "shape"))
-register("transpose", "np.transpose", np.transpose, SHAPE, ("x",), keywords=("axes",))
-register("swapaxes", "np.swapaxes", np.swapaxes, SHAPE, ("x", "axis1", "axis2"))
-register("expand_dims", "np.expand_dims", np.expand_dims, SHAPE, ("x", "axis"))
-register("squeeze", "np.squeeze", np.squeeze, SHAPE, ("x",), keywords=("axis",))
-register("ravel", "np.ravel", np.ravel, SHAPE, ("x",))
-register("broadcast_to", "np.broadcast_to", np.broadcast_to, SHAPE, ("x", "shape"))
-register("flip", "np.flip", np.flip, SHAPE, ("x",), keywords=("axis",))
+register("reshape", "np.reshape", np.reshape, SHAPE, ("x", "shape"), may_alias=True)
+register("transpose", "np.transpose", np.transpose, SHAPE, ("x",), keywords=("axes",), may_alias=True)
+register("swapaxes", "np.swapaxes", np.swapaxes, SHAPE, ("x", "axis1", "axis2"), may_alias=True)
+register("expand_dims", "np.expand_dims", np.expand_dims, SHAPE, ("x", "axis"), may_alias=True)
+register("squeeze", "np.squeeze", np.squeeze, SHAPE, ("x",), keywords=("axis",), may_alias=True)
+register("ravel", "np.ravel", np.ravel, SHAPE, ("x",), may_alias=True)
+register("broadcast_to", "np.broadcast_to", np.broadcast_to, SHAPE, ("x", "shape"), may_alias=True)
+register("flip", "np.flip", np.flip, SHAPE, ("x",), keywords=("axis",), may_alias=True)
 register("concatenate", "np.concatenate", np.concatenate, SHAPE, ("arrays",), keywords=("axis",))
 register("stack", "np.stack", np.stack, SHAPE, ("arrays",), keywords=("axis",))
 register("hstack", "np.hstack", np.hstack, SHAPE, ("arrays",))
 register("vstack", "np.vstack", np.vstack, SHAPE, ("arrays",))
 register("copy", "np.copy", np.copy, SHAPE, ("x",))
-register("asarray", "np.asarray", np.asarray, SHAPE, ("x",), keywords=("dtype",), aliases=(np.array,))
+register("asarray", "np.asarray", np.asarray, SHAPE, ("x",), keywords=("dtype",), aliases=(np.array,), may_alias=True)
 register("astype", "rt.astype", runtime.astype, CAST, ("x", "dtype"))
 
 # -------------------------------------------------------------------- queries
@@ -218,11 +219,11 @@ register("bool", "bool", builtins.bool, CAST, ("x",))
 
 # -------------------------------------------------------------------- indexing
 # Spelled with subscripts in the core form: ``y = x[i, a:b]`` and ``x[i] = v``.
-register("getitem", "[]", operator.getitem, INDEX, ("x", "index"))
+register("getitem", "[]", operator.getitem, INDEX, ("x", "index"), may_alias=True)
 register("setitem", "[]=", operator.setitem, INDEX, ("x", "index", "value"))
 
 # --------------------------------------------------------------------- special
-register("stop_gradient", "lax.stop_gradient", lax.stop_gradient, SPECIAL, ("x",))
+register("stop_gradient", "lax.stop_gradient", lax.stop_gradient, SPECIAL, ("x",), may_alias=True)
 # The other collectives are registered where vmap gives them meaning (batching.py); ppermute's
 # permutation is a static tuple of (source, destination) pairs, spelled as a literal in core form.
 register("ppermute", "lax.ppermute", lax.ppermute, SPECIAL, ("x", "axis_name", "perm"), keywords=("inverse",))
@@ -248,4 +249,6 @@ for _name in ["zeros_like", "scalar_seed", "copy", "align_batch", "has_cotangent
     _sig = _inspect.signature(_impl)
     _params = tuple(p.name for p in _sig.parameters.values() if p.default is _inspect.Parameter.empty)
     _keywords = tuple(p.name for p in _sig.parameters.values() if p.default is not _inspect.Parameter.empty)
-    register(f"rt.{_name}", f"rt.{_name}", _impl, SPECIAL, _params, keywords=_keywords)
+    # the helpers that may hand back (a view of) their first argument: a tape's top, an unchanged cotangent
+    register(f"rt.{_name}", f"rt.{_name}", _impl, SPECIAL, _params, keywords=_keywords,
+             may_alias=_name in ("unbroadcast", "top", "pop", "copy"))

@@ -35,9 +35,9 @@ from ..exits import structure_exits
 from . import register
 
 # calls whose result may share memory with (or be) an argument
-_MAY_ALIAS = ("np.reshape", "np.ravel", "np.transpose", "np.squeeze", "np.expand_dims", "np.swapaxes",
-              "np.moveaxis", "np.broadcast_to", "np.asarray", "np.atleast_1d", "np.atleast_2d",
-              "rt.", "lax.")
+# helpers of generated code whose results columns treats as possible views, whatever the registry
+# says: it only decides what to copy, so it errs on the side of copying
+_HELPER_MODULES = ("rt.", "lax.")
 # calls that change their first argument (a tape)
 _MUTATORS = ("rt.push", "rt.pop")
 
@@ -141,6 +141,13 @@ def _names(node) -> _Names:
     return found
 
 
+def _may_alias(call: cst.Call) -> bool:
+    """A call whose result may share memory with its first argument: a registered view, a helper,
+    or a call the registry does not know (np.moveaxis, written by vmap)."""
+    prim = cf.primitive_of(call)
+    return prim is None or prim.may_alias or _spelling(call.func).startswith(_HELPER_MODULES)
+
+
 def _spelling(func) -> str:
     return cf.code_of(func) if isinstance(func, (cst.Name, cst.Attribute)) else ""
 
@@ -180,7 +187,7 @@ def _aliases(stmts) -> dict[str, set[str]]:
             join(target, value.value)
         elif isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
             join(target, value.value.value)
-        elif isinstance(value, cst.Call) and _spelling(value.func).startswith(_MAY_ALIAS):
+        elif isinstance(value, cst.Call) and _may_alias(value):
             # a view (or the helper's result) is of the first argument; a tape holds what is pushed
             shared = value.args if _spelling(value.func) == "rt.push" else value.args[:1]
             for arg in shared:
