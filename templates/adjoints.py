@@ -229,7 +229,12 @@ def arctan2(z_bar, z, x, y):
 
 @rule("adjoint", "hypot", wrt=("x", "y"))
 def hypot(z_bar, z, x, y):
-    return rt.unbroadcast(z_bar * x / z, x), rt.unbroadcast(z_bar * y / z, y)
+    """At x = y = 0 there is no derivative; JAX's convention gives each argument 1/2 there (a tie of
+    max(|x|, |y|), each |.| with slope +1 at 0) where x / z would be 0 / 0."""
+    at_zero = z == 0
+    safe_z = np.where(at_zero, 1.0, z)
+    return (rt.unbroadcast(z_bar * np.where(at_zero, 0.5, x / safe_z), x),
+            rt.unbroadcast(z_bar * np.where(at_zero, 0.5, y / safe_z), y))
 
 
 @rule("adjoint", "logaddexp", wrt=("x", "y"))

@@ -239,7 +239,9 @@ def arctan2_tangent(x, y, x_dot, y_dot):
 
 @rule("tangent", "hypot")
 def hypot_tangent(x, y, z, x_dot, y_dot):
-    return (x * x_dot + y * y_dot) / z
+    """JAX's convention at x = y = 0, as the adjoint: half of each tangent."""
+    at_zero = z == 0
+    return np.where(at_zero, 0.5 * (x_dot + y_dot), (x * x_dot + y * y_dot) / np.where(at_zero, 1.0, z))
 
 
 @rule("tangent", "logaddexp")

@@ -286,7 +286,7 @@ class _Writer:
             size = int(np.prod(shape))
             self.bind(self.fresh(), f"({expr}).reshape({size}).reshape(1, {size}).T", (size, 1))
         else:
-            a = self.var(lambda s: s == shape)
+            a = self.var(lambda s: s == shape) or f"({expr})"     # (no variable has the broadcast shape)
             self.helpers.add("smooth_mix")
             self.bind(self.fresh(), f"smooth_mix({a}, {a}).reshape({int(np.prod(shape))}).sum()", ())
 

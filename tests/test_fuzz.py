@@ -288,7 +288,9 @@ def test_jit_vmap_cpu_matches_a_python_loop(program, seed):
     batched, in_axes = _batch(program, args, seed)
     expected = _loop_reference(f, batched, args, in_axes)
     tame(expected)
-    assert_close(tr.jit(tr.vmap(f, in_axes=in_axes))(*batched), expected, 1e-10, 1e-12, "jit(vmap)")
+    with known_refusals_rejected():
+        got = tr.jit(tr.vmap(f, in_axes=in_axes))(*batched)
+    assert_close(got, expected, 1e-10, 1e-12, "jit(vmap)")
 
 
 @fuzz_settings("jit_grad_loops_cpu")

@@ -813,6 +813,8 @@ def norm_ord_weights(x, norm, ord, axis=None, keepdims=False):
 
 @overload(rt.transpose_vjp)
 def transpose_vjp(g, axes=None):
+    if not _is_array(g):                  # a 0-d array's transpose: its cotangent is a number (numba has
+        return lambda g, axes=None: g     # no np.transpose of a scalar)
     if _is_none(axes):
         return lambda g, axes=None: np.transpose(g)
     ndim = g.ndim
