@@ -22,11 +22,14 @@ from .. import runtime as rt
 
 
 def _part_kinds(index) -> list:
-    """Per part of the index tuple: 'int', 'slice', 'array' (1-D integers) or ('mask', ndim)."""
+    """Per part of the index tuple: 'int', 'slice', 'none' (np.newaxis), 'array' (1-D integers)
+    or ('mask', ndim)."""
     kinds = []
     for part in index.types if isinstance(index, types.BaseTuple) else (index,):
         if isinstance(part, types.Integer):
             kinds.append("int")
+        elif isinstance(part, types.NoneType):
+            kinds.append("none")
         elif isinstance(part, types.SliceType):
             kinds.append("slice")
         elif isinstance(part, types.Array) and isinstance(part.dtype, types.Boolean):
@@ -42,7 +45,13 @@ def _part_kinds(index) -> list:
 def _add_at_source(kinds) -> str:
     lines = ["def add_at(g, index, values):"]
     target, arrays, kinds_of_target = [], [], []     # the parts of g's index in the loop
+    # values' axes in a basic index: one per slice and per new axis (read at 0: its length is 1)
+    values_axes = [":" if kind == "slice" else "0" for kind in kinds if kind in ("slice", "none")]
+    if "none" in kinds and any(kind not in ("int", "slice", "none") for kind in kinds):
+        raise TypingError("an index with np.newaxis and an array or mask is not supported in compiled reverse mode")
     for j, kind in enumerate(kinds):
+        if kind == "none":
+            continue
         lines.append(f"    p{j} = index[{j}]")
         if isinstance(kind, tuple):                       # a mask: its positions' coordinates
             lines.append(f"    m{j} = np.nonzero(p{j})")
@@ -56,7 +65,8 @@ def _add_at_source(kinds) -> str:
             target.append(f"p{j}[k]" if kind == "array" else f"p{j}")
             kinds_of_target.append(kind)
     if not arrays:
-        lines += [f"    g[{', '.join(target)}] += values", "    return g"]
+        read = f"values[{', '.join(values_axes)}]" if "none" in kinds else "values"
+        lines += [f"    g[{', '.join(target)}] += {read}", "    return g"]
         return "\n".join(lines)
     first = target[arrays[0]].replace("[k]", "")
     # next to an array, an integer is an array index too (NumPy broadcasts them together)
@@ -73,6 +83,18 @@ def _add_at_source(kinds) -> str:
 def take(x, index):
     """``x[index]`` for one index part (numba's own read of a mask of two or more dimensions is wrong)."""
     return x[index]
+
+
+def whole(x):
+    """``x[...]`` read: numba cannot lower an index that is a bare Ellipsis."""
+    return x[...]
+
+
+@overload(whole)
+def _whole(x):
+    if isinstance(x, types.Array):
+        return lambda x: x          # the same memory, as the view x[...] is
+    return None
 
 
 def _is_mask(t) -> bool:

@@ -24,7 +24,7 @@ from .numba_arrays import (broadcast_to, clip, det, dot, flip_axis, inner, inv, 
                            ndim, reshape, scalar_like, solve, squeeze, trace, vdot)
 from .numba_reductions import (all_axis, any_axis, cumprod_axis, max_axis, mean_axis, min_axis,  # noqa: F401
                                norm_axis, prod_axis, std_axis, sum_axis, var_axis)
-from .numba_indexing import put, take  # noqa: F401
+from .numba_indexing import put, take, whole  # noqa: F401
 from .numba_rows import softmax_last_axis  # noqa: F401
 
 # Built when first needed: a warm start from the cache builds no libcst nodes.
@@ -165,6 +165,11 @@ def _weak_literals(operands: list) -> list:
     return [_helper("scalar_like", names[0], op) if _is_number_literal(op) else op for op in operands]
 
 
+def _is_whole(node) -> bool:
+    return isinstance(node, cst.Subscript) and len(node.slice) == 1 \
+        and isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.Ellipsis)
+
+
 class _Lower(cst.CSTTransformer):
     def __init__(self, shapes: Shapes):
         super().__init__()
@@ -179,6 +184,8 @@ class _Lower(cst.CSTTransformer):
             return cst.Expr(_helper("put", target.value, target.slice[0].slice.value, updated.value))
         if self._may_be_mask(updated.value):
             return updated.with_changes(value=_helper("take", updated.value.value, updated.value.slice[0].slice.value))
+        if _is_whole(updated.value):             # y = x[...]: numba cannot lower a bare Ellipsis index
+            return updated.with_changes(value=_helper("whole", updated.value.value))
         return updated
 
     def _may_be_mask(self, node) -> bool:

@@ -1,0 +1,25 @@
+"""Regressions (the rule table's jit_grad cells, run with TRANSFORMER_TABLE_NUMBA_DERIVATIVES=1):
+
+* ``e[...] = x`` under ``jit(grad)`` escaped as numba's NotImplementedError: the backward sweep reads
+  ``e_bar[...]``, an index numba cannot lower on its own (``nl.whole`` reads it now);
+* ``x[None, 0]`` under ``jit(grad)`` was refused: ``rt.add_at``'s overload took no ``np.newaxis``
+  part (the new axis of the cotangent is now read at 0).
+"""
+import numpy as np
+
+import transformer as tr
+from oracles import central_difference_grad
+from regressions import newaxis_and_ellipsis_indices as case
+
+X = np.random.default_rng(0).random((3, 4))
+
+
+def test_jit_grad_through_new_axes_in_basic_indices():
+    expected = central_difference_grad(case.basic_slices, (X,))
+    for grad in (tr.grad(case.basic_slices), tr.jit(tr.grad(case.basic_slices))):
+        np.testing.assert_allclose(grad(X), expected, rtol=1e-6, atol=1e-9)
+
+
+def test_jit_grad_through_a_write_by_ellipsis():
+    expected = central_difference_grad(case.fill_by_ellipsis, (X,))
+    np.testing.assert_allclose(tr.jit(tr.grad(case.fill_by_ellipsis))(X), expected, rtol=1e-7)
