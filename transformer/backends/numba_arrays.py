@@ -60,6 +60,20 @@ def _broadcast_to(x, shape):
     return lambda x, shape: np.broadcast_to(x, shape)
 
 
+def transpose(x, axes=None):
+    return np.transpose(x, axes)
+
+
+@overload(transpose)
+def _transpose(x, axes=None):
+    # numba's np.transpose takes arrays only; NumPy's of a number (a 0-d result: (v.sum(0)).T) is itself
+    if not _is_array(x):
+        return lambda x, axes=None: x
+    if _is_none(axes):
+        return lambda x, axes=None: np.transpose(x)
+    return lambda x, axes=None: np.transpose(x, axes)
+
+
 def squeeze(x, axis):
     return np.squeeze(x, axis=axis)
 

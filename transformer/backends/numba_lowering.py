@@ -21,7 +21,7 @@ from .. import core_form as cf
 from .. import primitives
 from ..transforms.shapes import SCALAR, Shapes
 from .numba_arrays import (broadcast_to, clip, det, dot, flip_axis, inner, inv, linspace, matmul,  # noqa: F401
-                           ndim, reshape, scalar_like, solve, squeeze, trace, vdot)
+                           ndim, reshape, scalar_like, solve, squeeze, trace, transpose, vdot)
 from .numba_reductions import (all_axis, any_axis, cumprod_axis, max_axis, mean_axis, min_axis,  # noqa: F401
                                norm_axis, prod_axis, std_axis, sum_axis, var_axis)
 from .numba_indexing import put, take, whole  # noqa: F401
@@ -80,6 +80,10 @@ def _norm(prim, args):
                    args.get("ord", _none()))
 
 
+def _transpose(prim, args):
+    return _helper("transpose", args["x"], args.get("axes", _none()))
+
+
 def _squeeze(prim, args):
     return _helper("squeeze", args["x"], args.get("axis", _none()))
 
@@ -126,6 +130,7 @@ _RULES.update({
     "cumprod": _cumprod,
     "norm": _norm,
     "squeeze": _squeeze,
+    "transpose": _transpose,
     "flip": _flip,
     "linspace": _linspace,
     "concatenate": _concatenate,
