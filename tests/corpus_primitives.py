@@ -57,7 +57,8 @@ def comparisons(x, y):
     return (x < y, x <= y, x > y, x >= y, x == y, x != y, np.less(x, y), np.less_equal(x, y),
             np.greater(x, y), np.greater_equal(x, y), np.equal(x, x), np.not_equal(x, y),
             np.logical_and(big, small), np.logical_or(big, small), np.logical_xor(big, small),
-            ~big, np.invert(big), np.bitwise_not(small), np.logical_not(big))
+            ~big, np.invert(big), np.bitwise_not(small), np.logical_not(big),
+            big & small, big | small, big ^ small)
 
 
 def integer_math(a, b):

@@ -342,7 +342,8 @@ def case_every_elementwise_primitive_matches_numpy():
         for x, y in [(inside, inside[::-1]), (special, special[::-1])]:
             if name == "arccosh":
                 x = x + 1.0
-            if name in ("invert", "logical_not", "logical_and", "logical_or", "logical_xor"):
+            if name in ("invert", "logical_not", "logical_and", "logical_or", "logical_xor",
+                        "bitwise_and", "bitwise_or", "bitwise_xor"):
                 x, y = x > 0.5, y > 0.5
             with np.errstate(all="ignore"):
                 want = fn(x, y)
