@@ -190,10 +190,8 @@ def show_ptx(args, target: str) -> int:
             sys.stderr.write(run.stderr)
             return run.returncode
         env.pop("NUMBA_ENABLE_CUDASIM")
-        script = ("import sys; from transformer import cli; "
-                  "sys.exit(cli.print_ptx(*sys.argv[1:]))")
-        run = subprocess.run([sys.executable, "-c", script, str(launches), args.cc], capture_output=True,
-                             text=True, env=env)
+        run = subprocess.run([sys.executable, "-m", "transformer.backends.cuda_ptx", str(launches),
+                              "--cc", args.cc, "--ptx"], capture_output=True, text=True, env=env)
         sys.stderr.write(run.stderr)
         write_code(run.stdout, color=False)
         return run.returncode
@@ -238,39 +236,19 @@ def record_launches(target_spec: str, apply: str, args_text: str, out: str) -> i
     """(On the simulator, in a process of its own.)  Run the function and record its kernel launches."""
     import transformer
     from .backends import cuda_ptx
-    from .errors import TransformError
 
-    file_text, func_name = split_target(target_spec)
-    try:
+    def record():
+        file_text, func_name = split_target(target_spec)
         user_fn = find_function(load_module(file_text), func_name, file_text)
         transformed = apply_expression(apply, user_fn)
         jitted = transformed if getattr(transformed, "target", None) == "cuda" else \
             transformer.jit(transformed, target="cuda")
         with cuda_ptx.recording_launches() as found:
             jitted(*example_arguments(args_text))
-    except UsageError as err:
-        print(f"transformer: error: {err}", file=sys.stderr)
-        return USAGE_ERROR
-    except TransformError as err:
-        print(f"transformer: refused: {_first_line(err)}", file=sys.stderr)
-        return REFUSED
-    cuda_ptx.write_launches(found, out)
-    return 0
+        cuda_ptx.write_launches(found, out)
+        return 0
 
-
-def print_ptx(launches: str, cc_text: str) -> int:
-    """(Without the simulator.)  Compile each recorded kernel and print its PTX under a short header."""
-    from .backends import cuda_ptx
-
-    cc = tuple(int(part) for part in cc_text.split("."))
-    refused = 0
-    for launch in cuda_ptx.read_launches(launches):
-        try:
-            print(cuda_ptx.describe_compiled(cuda_ptx.compile_launch(launch, cc)))
-        except cuda_ptx.PtxCompileError as err:
-            refused += 1
-            print(f"transformer: refused by the CUDA compiler: {err}", file=sys.stderr)
-    return REFUSED if refused else 0
+    return reported(record)
 
 
 def stage_header(title: str) -> str:
@@ -503,11 +481,16 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    return reported(lambda: args.run(args))
+
+
+def reported(command) -> int:
+    """Run a command; a usage mistake or a refusal is one line on stderr and its exit code."""
     from .errors import TransformError
 
-    args = parser().parse_args(argv)
     try:
-        return args.run(args)
+        return command()
     except UsageError as err:
         print(f"transformer: error: {err}", file=sys.stderr)
         return USAGE_ERROR

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
-import os
 import re
 import shutil
 import subprocess
@@ -260,25 +259,32 @@ def describe_compiled(compiled: CompiledKernel) -> str:
 
 # ------------------------------------------------------------- as a program
 def main(argv=None) -> int:
-    """``python -m transformer.backends.cuda_ptx LAUNCHES.jsonl --cc 9.0``: compile every recorded
-    launch for one compute capability, one JSON line each (``"ok"`` or the compiler's refusal).
+    """``python -m transformer.backends.cuda_ptx LAUNCHES.jsonl --cc 9.0 [--ptx]``: compile every
+    recorded launch for one compute capability, one JSON line each (``"ok"`` or the compiler's
+    refusal), or with ``--ptx`` each kernel's PTX under its header (``transformer show --ptx``).
     One process per capability: numba-cuda caches device functions per argument types only."""
     import argparse
     import json
     parser = argparse.ArgumentParser(prog="python -m transformer.backends.cuda_ptx")
     parser.add_argument("launches")
     parser.add_argument("--cc", default="9.0", help="compute capability, e.g. 9.0 (sm_90) or 8.0")
+    parser.add_argument("--ptx", action="store_true", help="print each kernel's PTX instead of a JSON line")
     args = parser.parse_args(argv)
     cc = tuple(int(part) for part in args.cc.split("."))
+    refused = 0
     for launch in read_launches(args.launches):
         record = {"kernel": launch.name, "signature": launch.signature_text(), "where": launch.where}
         try:
             compiled = compile_launch(launch, cc)
             record.update(outcome="ok", registers=compiled.registers, spill_bytes=compiled.spill_bytes)
         except PtxCompileError as err:
+            refused += 1
             record.update(outcome=str(err))
-        print(json.dumps(record), flush=True)
-    return 0
+            if args.ptx:
+                print(f"transformer: refused by the CUDA compiler: {err}", file=sys.stderr)
+                continue
+        print(describe_compiled(compiled) if args.ptx else json.dumps(record), flush=True)
+    return 1 if args.ptx and refused else 0
 
 
 if __name__ == "__main__":
