@@ -285,6 +285,7 @@ class _Driver:
         stores = ", ".join(f"{o}_out[{i}]" for o in outputs) + ("," if len(outputs) == 1 else "")
         kernel_params = ", ".join([n] + [f"{p}, {p}_step" for p in inputs] + [f"{o}_out" for o in outputs])
         return (cst.Module([fn]).code +
+                f"# the device copy: the same code, its np.exp, np.sqrt... taken from libdevice (cuda_numpy)\n"
                 f"{element}_device = cuda.jit(device=True)(cu.device_math({element}))\n\n\n"
                 f"@cuda.jit\n"
                 f"def {kernel}({kernel_params}):\n"
