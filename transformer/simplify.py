@@ -47,20 +47,22 @@ def merge_first_contributions(func: cst.FunctionDef, mutated: set) -> cst.Functi
 
 def _merge_block(stmts, mutated) -> list:
     stmts = [_merge_children(s, mutated) for s in stmts]
+    names = [dataflow.all_names(s) for s in stmts]      # once per statement: the scan below is quadratic
     i = 0
     while i < len(stmts):
         name = _is_zero_init(stmts[i])
         if name is not None and name not in mutated:
             for j in range(i + 1, len(stmts)):
-                if name in dataflow.all_names(stmts[j]):
+                if name in names[j]:
                     contribution = _accumulation(stmts[j], name)
                     if contribution is not None:
                         merged = stmts[j].with_changes(body=[cst.Assign([cst.AssignTarget(cst.Name(name))], contribution)])
                         stmts[j] = merged
+                        names[j] = dataflow.all_names(merged)
                         if i + 1 < len(stmts):
                             stmts[i + 1] = stmts[i + 1].with_changes(
                                 leading_lines=[*stmts[i].leading_lines, *stmts[i + 1].leading_lines])
-                        del stmts[i]
+                        del stmts[i], names[i]
                         i -= 1
                     break
         i += 1
@@ -118,14 +120,11 @@ def _fold(value):
 
 
 class _Substitute(cst.CSTTransformer):
-    def __init__(self, name, atom):
-        self.name, self.atom = name, atom
+    def __init__(self, atoms: dict):
+        self.atoms = atoms
 
     def leave_Name(self, original, updated):
-        return self.atom if updated.value == self.name else updated
-
-    def leave_AssignTarget(self, original, updated):
-        return updated
+        return self.atoms.get(updated.value, updated)
 
 
 def fold_constants(func: cst.FunctionDef) -> cst.FunctionDef:
@@ -137,9 +136,14 @@ def fold_constants(func: cst.FunctionDef) -> cst.FunctionDef:
 def _fold_block(stmts, counts) -> list:
     stmts = [_fold_children(s, counts) for s in stmts]
     out = []
-    i = 0
-    while i < len(stmts):
-        stmt = stmts[i]
+    forwarded = {}          # temp -> the atom it held, substituted in each later statement as it is reached
+    carried_lines = []      # a forwarded statement's comments and blank lines, kept on the next one
+    for i, stmt in enumerate(stmts):
+        if forwarded:
+            stmt = stmt.visit(_Substitute(forwarded))
+        if carried_lines:
+            stmt = stmt.with_changes(leading_lines=[*carried_lines, *stmt.leading_lines])
+            carried_lines = []
         if isinstance(stmt, cst.SimpleStatementLine):
             a = dataflow.classify(stmt)
             if a.kind == "assign":
@@ -149,14 +153,10 @@ def _fold_block(stmts, counts) -> list:
                     a = dataflow.classify(stmt)
                 if cf.is_atom(a.value) and counts.count.get(a.target) == 1 and a.target.startswith("_t") \
                         and _can_forward(a, stmts[i + 1:]):
-                    rest = [s.visit(_Substitute(a.target, a.value)) for s in stmts[i + 1:]]
-                    if rest and stmt.leading_lines:
-                        rest[0] = rest[0].with_changes(leading_lines=[*stmt.leading_lines, *rest[0].leading_lines])
-                    stmts = stmts[:i + 1] + rest
-                    i += 1
+                    forwarded[a.target] = a.value
+                    carried_lines = list(stmt.leading_lines)
                     continue
         out.append(stmt)
-        i += 1
     return out
 
 
