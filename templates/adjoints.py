@@ -694,9 +694,9 @@ def kept_writes(z_bar, z, g, index):
 
 @rule("adjoint", "rt.norm_ord_weights", wrt=("x", "norm"))
 def norm_ord_weights(z_bar, z, x, norm, ord, axis=None, keepdims=False):
-    # d weights = a * dx + b * d norm (spread over the reduced axes): its transpose
-    a, b = rt.norm_ord_curvature(x, norm, ord, axis, keepdims)
-    return a * z_bar, np.sum(b * z_bar, axis=axis, keepdims=keepdims)
+    # d weights = H dx + b * d norm (spread over the reduced axes): its transpose, H symmetric
+    along_x, b = rt.norm_ord_curvature(x, norm, ord, axis, keepdims, z_bar)   # symmetric in x
+    return along_x, np.sum(b * z_bar, axis=axis, keepdims=keepdims)
 
 
 unsupported("adjoint", ["rt.norm_ord_curvature"],

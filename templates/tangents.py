@@ -764,8 +764,8 @@ def solve_vjp_a_tangent(g, a, solution, g_dot, a_dot, solution_dot):
 
 @rule("tangent", "rt.norm_ord_weights")
 def norm_ord_weights_tangent(x, norm, x_dot, norm_dot, ord, axis=None, keepdims=False):
-    a, b = rt.norm_ord_curvature(x, norm, ord, axis, keepdims)
-    return a * x_dot + b * rt.expand_to(norm_dot, x, axis, keepdims)
+    along_x, b = rt.norm_ord_curvature(x, norm, ord, axis, keepdims, x_dot)
+    return along_x + b * rt.expand_to(norm_dot, x, axis, keepdims)
 
 
 @rule("tangent", "rt.take_at")

@@ -279,6 +279,10 @@ def norm_1(v): return np.linalg.norm(v, 1)                           # noqa: E70
 def norm_inf(v): return np.linalg.norm(v, np.inf)                    # noqa: E704
 def norm_1_axis(x): return np.linalg.norm(x, ord=1, axis=0)          # noqa: E704
 def norm_inf_axis(x): return np.linalg.norm(x, ord=np.inf, axis=1)   # noqa: E704
+def norm_spectral(x): return np.linalg.norm(x, 2)                   # noqa: E704
+def norm_smallest(x): return np.linalg.norm(x, -2)                   # noqa: E704
+def norm_nuclear(x): return np.linalg.norm(x, "nuc")                 # noqa: E704
+def norm_nuclear_axes(x): return np.linalg.norm(x, "nuc", axis=(2, 0))   # noqa: E704
 
 
 # ------------------------------------------------------------------ linear algebra
@@ -621,6 +625,11 @@ def _rows():
                       ("norm_1_axis", lambda r: (away_from_zero(r, 3, 4),)), ("norm_inf_axis", one)]:
         add_(Row(name, g[name], gen, refuses=TUPLE_AXIS if name == "norm_fro" else {}))
     add_(Row("norm_f32", norm_axis, lambda r: (F32(r, 3, 4),)))
+    # the singular-value norms: distinct singular values (uniform entries give them), so both orders exist
+    add_(Row("norm_spectral", norm_spectral, lambda r: (U(r, 3, 4),)))
+    add_(Row("norm_smallest", norm_smallest, lambda r: (U(r, 4, 3),)))
+    add_(Row("norm_nuclear", norm_nuclear, lambda r: (U(r, 3, 4),)))
+    add_(Row("norm_nuclear_axes", norm_nuclear_axes, lambda r: (U(r, 3, 2, 4),), refuses=TUPLE_AXIS))
     # linear algebra
     add_(Row("dot_vectors", dot, lambda r: (U(r, 4), U(r, 4))))
     add_(Row("dot_matrices", dot, lambda r: (U(r, 3, 4), U(r, 4, 2))))

@@ -360,25 +360,74 @@ def norm_ord_weights(x, norm, ord, axis=None, keepdims=False):
     return slope * _tie_shares(sums == keep, across, slope.dtype)
 
 
-def norm_ord_curvature(x, norm, ord, axis=None, keepdims=False):
-    """``(a, b)``, shaped as ``x``, with d weights = a * dx + b * d norm (the norm's change spread
-    over the axes it reduces) for ``weights = norm_ord_weights(x, norm, ord, axis, keepdims)``: the
-    second derivative of a norm with ``ord``.  A vector p-norm's weights are s (|x| / norm)^(p-1);
-    'fro' has x / norm; where the weights are piecewise constant (ord 1, inf, -inf, 0, and a
-    matrix's 1, -1, inf, -inf) both are zero, as JAX's derivative of them is."""
+def norm_ord_curvature(x, norm, ord, axis, keepdims, direction):
+    """``(h, b)``: the change of ``weights = norm_ord_weights(x, norm, ord, axis, keepdims)`` is
+    ``h + b * d norm`` (the norm's change spread over the axes it reduces) when ``x`` moves along
+    ``direction``, with ``norm`` held.  The second derivative of a norm with ``ord``.
+
+    The map from ``direction`` to ``h`` is symmetric (a Hessian's part), so the adjoint rule
+    passes its cotangent as ``direction``.  A vector p-norm's weights are s (|x| / norm)^(p-1),
+    so ``h`` is elementwise; 'fro' has x / norm.  The singular-value norms (2, -2, 'nuc') do not
+    depend on ``norm``: ``h`` is the derivative of the singular vectors
+    (``_singular_value_curvature``).  Where the weights are piecewise constant (ord 1, inf, -inf,
+    0, and a matrix's 1, -1, inf, -inf) both are zero, as JAX's derivative of them is."""
     x = np.asarray(x)
     axes = _norm_axes(x, ord, axis)
     keep = norm if keepdims else np.expand_dims(norm, axes)
-    weights = norm_ord_weights(x, norm, ord, axis, keepdims)
     if len(axes) == 1 and ord not in (np.inf, -np.inf, 0, 1):
-        return (ord - 1) * (np.abs(x) / keep) ** (ord - 2) / keep, -(ord - 1) * weights / keep
+        weights = norm_ord_weights(x, norm, ord, axis, keepdims)
+        return (ord - 1) * (np.abs(x) / keep) ** (ord - 2) / keep * direction, -(ord - 1) * weights / keep
     if ord in ("fro", "f"):
-        return np.ones_like(weights) / keep, -weights / keep
+        return direction / keep, -x / keep / keep
     if ord in (2, -2, "nuc"):
-        raise ValueError(f"second derivatives of the matrix norm ord={ord!r} (of its singular values) are "
-                         f"not implemented; the default 2-norm and ord='fro' have them")
-    zero = np.zeros_like(weights)
+        return _singular_value_curvature(x, ord, axes, direction), np.zeros_like(x, dtype=_float_dtype(x))
+    zero = np.zeros_like(x, dtype=_float_dtype(x))
     return zero, zero
+
+
+def _singular_value_curvature(x, ord, axes, direction):
+    """The change of ``_singular_value_weights(x, ord, axes)`` when ``x`` moves along ``direction``.
+
+    With the full SVD x = U S V^T and P = U^T direction V (m x n, singular values padded with zeros):
+    'nuc' (weights U V^T) changes by U C V^T with C[j, i] = (P[j, i] - P[i, j]) / (s_i + s_j), zero
+    where both are zero (a rank-deficient matrix: the norm has no derivative there, and 0 is the
+    subgradient's choice).  ord 2 / -2 (weights u_t v_t^T for the largest / smallest s_t) changes by
+    du_t v_t^T + u_t dv_t^T, du_t = sum_j u_j (s_t P[j, t] + s_j P[t, j]) / (s_t^2 - s_j^2) and
+    dv_t = sum_j v_j (s_j P[j, t] + s_t P[t, j]) / (s_t^2 - s_j^2), j != t.  That divides by zero
+    where s_t ties with another singular value: the norm has no second derivative there (nor in JAX,
+    whose SVD derivative is not finite there either)."""
+    x = np.asarray(x)
+    dtype = _float_dtype(x)
+    moved = np.moveaxis(x, axes, (-2, -1)).astype(dtype)
+    along = np.moveaxis(np.asarray(direction), axes, (-2, -1)).astype(dtype)
+    m, n = moved.shape[-2:]
+    u, s, vh = np.linalg.svd(moved, full_matrices=True)
+    v = np.swapaxes(vh, -1, -2)
+    p = np.swapaxes(u, -1, -2) @ along @ v                   # (..., m, n)
+    size = max(m, n)
+    square = np.zeros(p.shape[:-2] + (size, size), dtype)
+    square[..., :m, :n] = p
+    padded = np.zeros(s.shape[:-1] + (size,), dtype)
+    padded[..., :s.shape[-1]] = s
+    if ord == "nuc":
+        total = padded[..., :, None] + padded[..., None, :]
+        difference = square - np.swapaxes(square, -1, -2)
+        c = np.where(total == 0, 0, difference / np.where(total == 0, 1, total))
+        change = u @ c[..., :m, :n] @ vh
+    else:
+        t = 0 if ord == 2 else min(m, n) - 1                  # NumPy's singular values come largest first
+        s_t = padded[..., t:t + 1]
+        column, row = square[..., :, t], square[..., t, :]    # P[j, t] and P[t, j] for every j
+        gap = s_t ** 2 - padded ** 2
+        gap[..., t] = 1                                       # j = t contributes nothing
+        a = (s_t * column + padded * row) / gap
+        b = (padded * column + s_t * row) / gap
+        a[..., t] = 0
+        b[..., t] = 0
+        du = np.einsum("...ij,...j->...i", u, a[..., :m])
+        dv = np.einsum("...ij,...j->...i", v, b[..., :n])
+        change = du[..., :, None] * vh[..., t, None, :] + u[..., :, t, None] * dv[..., None, :]
+    return np.moveaxis(change, (-2, -1), axes)
 
 
 def _norm_axes(x, ord, axis):

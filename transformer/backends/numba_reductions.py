@@ -25,7 +25,7 @@ import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core.errors import TypingError
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic, overload, register_jitable
 from numba.np.numpy_support import as_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
@@ -602,42 +602,94 @@ def _norm_axis(x, axis, keepdims, param=0):  # param: ord (numba wants the typer
         return _two_norm(x, axis, keepdims, None)    # Frobenius: the 2-norm of all the entries
     if _is_none(axis) and isinstance(x, types.Array) and x.ndim == 2:
         return _matrix_norm(x, keepdims, param)
+    if isinstance(axis, types.BaseTuple) and len(axis) == 2 and isinstance(x, types.Array):
+        return _matrix_norms_over(x, axis, keepdims, param)
     if isinstance(param, (types.StringLiteral, types.UnicodeType)) or isinstance(axis, types.BaseTuple) \
             or (_is_none(axis) and x.ndim != 1):
         raise TypingError("np.linalg.norm under jit: matrix norms other than 'fro' take a 2-D array and no axis")
     return _ord_norm(x, axis, keepdims, param)
 
 
-def _matrix_norm(x, keepdims, ord):
-    """NumPy's matrix norms of a 2-D array: 'nuc', and ord 1, -1, inf, -inf (column or row sums of
-    magnitudes), 2 and -2 (largest and smallest singular values)."""
+def _matrix_norm_kernel(x, ord):
+    """``(cls, value_of)``: the result's scalar type, and a jitted ``value_of(a, ord)``, the norm of one
+    2-D array: 'nuc', ord 1, -1, inf, -inf (column or row sums of magnitudes), 2 and -2 (largest and
+    smallest singular values)."""
     cls = np.result_type(as_dtype(x.dtype), np.float32).type if as_dtype(x.dtype).kind == "f" else np.float64
     nuclear = isinstance(ord, types.StringLiteral)
     if nuclear and ord.literal_value != "nuc":
         raise TypingError(f"np.linalg.norm: ord={ord.literal_value!r} is not a matrix norm")
-    if not isinstance(keepdims, (types.BooleanLiteral, types.NoneType, types.Omitted)) and keepdims is not None:
-        raise TypingError("np.linalg.norm under jit: keepdims must be a literal True or False")
-    keep = bool(getattr(keepdims, "literal_value", False))
 
-    def norm_of_matrix(x, axis, keepdims, param=0):
-        a = np.asarray(x).astype(cls)
+    @register_jitable
+    def value_of(a, param):
         if nuclear or param == 2 or param == -2:
             singular = np.linalg.svd(a)[1]
-            value = np.sum(singular) if nuclear else (np.max(singular) if param == 2 else np.min(singular))
-        elif param == 1 or param == -1:
+            return np.sum(singular) if nuclear else (np.max(singular) if param == 2 else np.min(singular))
+        if param == 1 or param == -1:
             columns = np.sum(np.abs(a), axis=0)
-            value = np.max(columns) if param == 1 else np.min(columns)
-        elif param == np.inf or param == -np.inf:
+            return np.max(columns) if param == 1 else np.min(columns)
+        if param == np.inf or param == -np.inf:
             rows = np.sum(np.abs(a), axis=1)
-            value = np.max(rows) if param == np.inf else np.min(rows)
-        else:
-            raise ValueError("np.linalg.norm: invalid norm order for matrices")
+            return np.max(rows) if param == np.inf else np.min(rows)
+        raise ValueError("np.linalg.norm: invalid norm order for matrices")
+    return cls, value_of
+
+
+def _literal_keepdims(keepdims) -> bool:
+    if not isinstance(keepdims, (types.BooleanLiteral, types.NoneType, types.Omitted)) and keepdims is not None:
+        raise TypingError("np.linalg.norm under jit: keepdims must be a literal True or False")
+    return bool(getattr(keepdims, "literal_value", False))
+
+
+def _matrix_norm(x, keepdims, ord):
+    """NumPy's matrix norms of a 2-D array (``_matrix_norm_kernel``)."""
+    cls, value_of = _matrix_norm_kernel(x, ord)
+    keep = _literal_keepdims(keepdims)
+
+    def norm_of_matrix(x, axis, keepdims, param=0):
+        value = value_of(np.asarray(x).astype(cls), param)
         if keep:
             out = np.empty((1, 1), cls)
             out[0, 0] = value
             return out
         return cls(value)
     return norm_of_matrix
+
+
+def _matrix_norms_over(x, axis, keepdims, ord):
+    """NumPy's matrix norms over a literal pair of axes of an n-D array: the two axes are moved last
+    (in the pair's order, which decides rows and columns), and each matrix of the stack is normed."""
+    if not all(isinstance(a, types.IntegerLiteral) for a in axis):
+        raise TypingError("np.linalg.norm under jit: a matrix norm's axis pair must be literal integers")
+    ndim = x.ndim
+    rows, columns = (a.literal_value % ndim for a in axis)
+    if rows == columns:
+        raise TypingError("np.linalg.norm: the two axes of a matrix norm must differ")
+    kept = tuple(a for a in range(ndim) if a not in (rows, columns))
+    permutation = kept + (rows, columns)
+    cls, value_of = _matrix_norm_kernel(x, ord)
+    keep = _literal_keepdims(keepdims)
+    n_kept = len(kept)
+    out_ndim = ndim if keep else n_kept
+
+    def norms_over(x, axis, keepdims, param=0):
+        moved = np.ascontiguousarray(np.transpose(np.asarray(x), permutation)).astype(cls)
+        shape = np.array(moved.shape)
+        m, n = shape[-2], shape[-1]
+        count = 1
+        for k in range(n_kept):
+            count *= shape[k]
+        stack = moved.reshape((count, m, n))
+        out = np.empty(count, cls)
+        for b in range(count):
+            out[b] = value_of(stack[b], param)
+        out_shape = np.array(x.shape)
+        if keep:
+            out_shape[rows] = 1
+            out_shape[columns] = 1
+        else:
+            out_shape = shape[:n_kept]
+        return _shaped(out, to_fixed_tuple(out_shape, out_ndim))
+    return norms_over
 
 
 @overload(cumprod_axis)

@@ -28,7 +28,7 @@ import libcst as cst
 import numpy as np
 from numba import njit, typeof, types
 from numba.core.errors import TypingError
-from numba.extending import overload
+from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
@@ -777,12 +777,91 @@ def norm_vjp(g, x, norm, axis=None, keepdims=False):
     return lambda g, x, norm, axis=None, keepdims=False: rt.expand_to(g / norm, x, axis, keepdims) * x
 
 
-@overload(rt.norm_ord_weights)
+def _matrix_weights_kernel(x, ord):
+    """A jitted ``weights_of(a, norm, ord)``: d norm / d a of one 2-D array's matrix norm, with
+    rt.norm_ord_weights's conventions (ties share; slope +1 of |a| at 0)."""
+    cls = _float_class(x)
+    if isinstance(ord, types.UnicodeType) and not isinstance(ord, types.StringLiteral):
+        raise TypingError("np.linalg.norm under jit: a string ord must be a literal ('fro' or 'nuc')")
+    name = ord.literal_value if isinstance(ord, types.StringLiteral) else None
+    if name not in (None, "fro", "f", "nuc"):
+        raise TypingError(f"np.linalg.norm: ord={name!r} is not a matrix norm")
+    frobenius, nuclear = name in ("fro", "f"), name == "nuc"
+
+    @register_jitable
+    def shares(hits):
+        out = np.zeros(hits.shape, cls)
+        count = 0
+        for i in range(hits.size):
+            count += hits[i]
+        for i in range(hits.size):
+            if hits[i]:
+                out[i] = cls(1) / count
+        return out
+
+    @register_jitable
+    def weights_of(a, norm, param):
+        slope = np.where(a >= 0, cls(1), cls(-1))
+        if frobenius:
+            return a / norm
+        if nuclear or param == 2 or param == -2:
+            u, s, vh = np.linalg.svd(a, full_matrices=False)
+            if nuclear:
+                w = np.ones(s.size, cls)
+            else:
+                w = shares(s == (np.max(s) if param == 2 else np.min(s)))
+            return (u * w.reshape((1, s.size))) @ vh
+        if param == 1 or param == -1:
+            columns = np.sum(np.abs(a), axis=0)
+            return slope * shares(columns == norm).reshape((1, a.shape[1]))
+        rows = np.sum(np.abs(a), axis=1)
+        return slope * shares(rows == norm).reshape((a.shape[0], 1))
+    return weights_of
+
+
+def _matrix_norm_weights(x, norm, ord, axis, keepdims):
+    """rt.norm_ord_weights of a matrix norm: a 2-D ``x`` with no axis, or a literal pair of axes (each
+    matrix of the stack moved last, weighed, and moved back)."""
+    cls = _float_class(x)
+    weights_of = _matrix_weights_kernel(x, ord)
+    if _is_none(axis):
+        return lambda x, norm, ord, axis=None, keepdims=False: weights_of(
+            np.asarray(x).astype(cls), cls(_flat(norm)[0]), ord)
+    if not all(isinstance(a, types.IntegerLiteral) for a in axis):
+        raise TypingError("the derivative of np.linalg.norm under jit: a matrix norm's axis pair must be "
+                          "literal integers")
+    ndim = x.ndim
+    rows, columns = (a.literal_value % ndim for a in axis)
+    kept = tuple(a for a in range(ndim) if a not in (rows, columns))
+    permutation = kept + (rows, columns)
+    inverse = tuple(permutation.index(a) for a in range(ndim))
+    n_kept = len(kept)
+
+    def stacked_weights(x, norm, ord, axis=None, keepdims=False):
+        moved = np.ascontiguousarray(np.transpose(np.asarray(x), permutation)).astype(cls)
+        shape = moved.shape
+        count = 1
+        for k in range(n_kept):
+            count *= shape[k]
+        stack = moved.reshape((count, shape[ndim - 2], shape[ndim - 1]))
+        norms = _flat(norm)
+        out = np.empty_like(stack)
+        for b in range(count):
+            out[b] = weights_of(stack[b], cls(norms[b]), ord)
+        return np.ascontiguousarray(np.transpose(out.reshape(shape), inverse))
+    return stacked_weights
+
+
+@overload(rt.norm_ord_weights, prefer_literal=True)   # ord='fro' / 'nuc' decide the code
 def norm_ord_weights(x, norm, ord, axis=None, keepdims=False):
-    # vector norms only, as the CPU target's np.linalg.norm with ord= (numba_reductions.norm_axis)
-    if not _is_array(x) or isinstance(axis, types.BaseTuple) or (_is_none(axis) and x.ndim != 1):
+    # the norms the CPU target's np.linalg.norm with ord= computes (numba_reductions.norm_axis)
+    if not _is_array(x):
+        raise TypingError("the derivative of np.linalg.norm with ord= under jit needs an array")
+    if (_is_none(axis) and x.ndim == 2) or (isinstance(axis, types.BaseTuple) and len(axis) == 2):
+        return _matrix_norm_weights(x, norm, ord, axis, keepdims)
+    if isinstance(axis, types.BaseTuple) or (_is_none(axis) and x.ndim != 1):
         raise TypingError("the derivative of np.linalg.norm with ord= under jit needs a vector norm "
-                          "(one axis); matrix norms are not supported")
+                          "(one axis), or a matrix norm over two axes")
     cls = _float_class(x)
 
     def vector_weights(x, norm, ord, axis=None, keepdims=False):
