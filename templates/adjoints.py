@@ -548,9 +548,7 @@ def inner_vjp_y(z_bar, z, g, x, y):
 # vmap's products with one batched operand: per example they are np.dot and the two
 # helpers above.  The cotangent of the unbatched operand sums over the examples, each a
 # product of two batched factors: a loop over the examples (batch axis last).
-# @ of such a pair is np.dot's product while the examples have at most two dimensions, which is
-# what these adjoints compute (their helpers refuse more at run time)
-@rule("adjoint", "rt.dot_batched_x", "rt.matmul_batched_x", wrt=("x", "y"))
+@rule("adjoint", "rt.dot_batched_x", wrt=("x", "y"))
 def dot_batched_x(z_bar, z, x, y):
     y_bar = rt.zeros_like(y)
     for b in range(np.shape(x)[-1]):
@@ -558,12 +556,47 @@ def dot_batched_x(z_bar, z, x, y):
     return rt.dot_vjp_x_batched_g(z_bar, x[..., 0], y), y_bar
 
 
-@rule("adjoint", "rt.dot_batched_y", "rt.matmul_batched_y", wrt=("x", "y"))
+@rule("adjoint", "rt.dot_batched_y", wrt=("x", "y"))
 def dot_batched_y(z_bar, z, x, y):
     x_bar = rt.zeros_like(x)
     for b in range(np.shape(y)[-1]):
         x_bar = x_bar + rt.dot_vjp_x(z_bar[..., b], x, y[..., b])
     return x_bar, rt.dot_vjp_y_batched_g(z_bar, x, y[..., 0])
+
+
+# @'s: the same products where an example and the other factor have at most two dimensions (the
+# matmul helpers call np.dot's there), stacks of matrices past that
+@rule("adjoint", "rt.matmul_batched_x", wrt=("x", "y"))
+def matmul_batched_x(z_bar, z, x, y):
+    y_bar = rt.zeros_like(y)
+    for b in range(np.shape(x)[-1]):
+        y_bar = y_bar + rt.matmul_vjp_y(z_bar[..., b], x[..., b], y)
+    return rt.matmul_vjp_x_batched_g(z_bar, x[..., 0], y), y_bar
+
+
+@rule("adjoint", "rt.matmul_batched_y", wrt=("x", "y"))
+def matmul_batched_y(z_bar, z, x, y):
+    x_bar = rt.zeros_like(x)
+    for b in range(np.shape(y)[-1]):
+        x_bar = x_bar + rt.matmul_vjp_x(z_bar[..., b], x, y[..., b])
+    return x_bar, rt.matmul_vjp_y_batched_g(z_bar, x, y[..., 0])
+
+
+@rule("adjoint", "rt.matmul_vjp_x_batched_g", wrt=("g", "y"))
+def matmul_vjp_x_batched_g(z_bar, z, g, x, y):
+    # linear in g: per example g_b @ y^T (summed to x's shape), whose transpose is z_bar_b @ y
+    y_bar = rt.zeros_like(y)
+    for b in range(np.shape(g)[-1]):
+        y_bar = y_bar + rt.matmul_vjp_y(g[..., b], z_bar[..., b], y)
+    return rt.matmul_batched_x(z_bar, y), y_bar
+
+
+@rule("adjoint", "rt.matmul_vjp_y_batched_g", wrt=("g", "x"))
+def matmul_vjp_y_batched_g(z_bar, z, g, x, y):
+    x_bar = rt.zeros_like(x)
+    for b in range(np.shape(g)[-1]):
+        x_bar = x_bar + rt.matmul_vjp_x(g[..., b], x, z_bar[..., b])
+    return rt.matmul_batched_y(x, z_bar), x_bar
 
 
 @rule("adjoint", "rt.dot_vjp_x_batched_g", wrt=("g", "y"))
@@ -590,6 +623,17 @@ def dot_vjp_y_batched_gx(z_bar, z, g, x, y):
     for b in range(np.shape(x)[-1]):
         g_bar[..., b] = np.dot(x[..., b], z_bar[..., b])
         x_bar[..., b] = rt.dot_vjp_x(g[..., b], x[..., b], z_bar[..., b])
+    return g_bar, x_bar
+
+
+@rule("adjoint", "rt.matmul_vjp_y_batched_gx", wrt=("g", "x"))
+def matmul_vjp_y_batched_gx(z_bar, z, g, x, y):
+    # per example, the adjoint of rt.matmul_vjp_y: a loop over the examples
+    g_bar = rt.zeros_like(g)
+    x_bar = rt.zeros_like(x)
+    for b in range(np.shape(x)[-1]):
+        g_bar[..., b] = np.matmul(x[..., b], z_bar[..., b])
+        x_bar[..., b] = rt.matmul_vjp_x(g[..., b], x[..., b], z_bar[..., b])
     return g_bar, x_bar
 
 

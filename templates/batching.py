@@ -261,6 +261,21 @@ def dot_identity_y(x, basis):
     return rt.dot_identity_y(x, basis)
 
 
+def matmul_vjp_x_batched_g(g, x_example, y):
+    """``rt.matmul_vjp_x`` of a batched cotangent (dot_vjp_x_batched_g's where @ is np.dot)."""
+    return rt.matmul_vjp_x_batched_g(g, x_example, y)
+
+
+def matmul_vjp_y_batched_g(g, x, y_example):
+    """``rt.matmul_vjp_y`` of a batched cotangent."""
+    return rt.matmul_vjp_y_batched_g(g, x, y_example)
+
+
+def matmul_vjp_y_batched_gx(g, x, y):
+    """``rt.matmul_vjp_y`` with the cotangent and ``x`` batched."""
+    return rt.matmul_vjp_y_batched_gx(g, x, y)
+
+
 def dot_rows_x(x_rows, y):
     """``np.dot(example, y)`` where vmap still holds ``x`` batch-first: one product, no copy."""
     return rt.dot_rows_x(x_rows, y)
@@ -321,7 +336,8 @@ def scalar_seed_batched(out):
 
 # The rest run once per example.
 @rule("batching", "rt.expand_to", "rt.dot_batched_x", "rt.dot_batched_y", "rt.matmul_batched_x",
-      "rt.matmul_batched_y", "rt.dot_vjp_x_batched_g",
+      "rt.matmul_batched_y", "rt.dot_vjp_x_batched_g", "rt.matmul_vjp_x_batched_g", "rt.matmul_vjp_y_batched_g",
+      "rt.matmul_vjp_y_batched_gx",
       "rt.dot_vjp_y_batched_g", "rt.dot_vjp_y_batched_gx", "rt.dot_rows_x", "rt.dot_vjp_y_rows_gx", "rt.dot_identity_y", "rt.extremum_vjp", "rt.prod_vjp", "rt.cumsum_vjp", "rt.cumprod_vjp", "rt.inner_vjp_x", "rt.inner_vjp_y", "rt.norm_vjp", "rt.norm_ord_weights", "rt.norm_ord_curvature", "rt.transpose_vjp",
       "rt.trace_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b", "rt.add_at", "rt.take_at", "rt.kept_writes", strategy="loop")
 def helper_example(x, b):

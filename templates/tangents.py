@@ -672,6 +672,21 @@ def matmul_batched_y_tangent(x, y, x_dot, y_dot):
     return rt.matmul_batched_y(x_dot, y) + rt.matmul_batched_y(x, y_dot)
 
 
+@rule("tangent", "rt.matmul_vjp_x_batched_g")
+def matmul_vjp_x_batched_g_tangent(g, x, y, g_dot, y_dot):
+    return rt.matmul_vjp_x_batched_g(g_dot, x, y) + rt.matmul_vjp_x_batched_g(g, x, y_dot)
+
+
+@rule("tangent", "rt.matmul_vjp_y_batched_g")
+def matmul_vjp_y_batched_g_tangent(g, x, y, g_dot, x_dot):
+    return rt.matmul_vjp_y_batched_g(g_dot, x, y) + rt.matmul_vjp_y_batched_g(g, x_dot, y)
+
+
+@rule("tangent", "rt.matmul_vjp_y_batched_gx")
+def matmul_vjp_y_batched_gx_tangent(g, x, y, g_dot, x_dot):
+    return rt.matmul_vjp_y_batched_gx(g_dot, x, y) + rt.matmul_vjp_y_batched_gx(g, x_dot, y)
+
+
 @rule("tangent", "rt.dot_vjp_x_batched_g")
 def dot_vjp_x_batched_g_tangent(g, x, y, g_dot, y_dot):
     return rt.dot_vjp_x_batched_g(g_dot, x, y) + rt.dot_vjp_x_batched_g(g, x, y_dot)

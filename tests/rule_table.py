@@ -288,6 +288,7 @@ def norm_nuclear_axes(x): return np.linalg.norm(x, "nuc", axis=(2, 0))   # noqa:
 # ------------------------------------------------------------------ linear algebra
 def dot(x, y): return np.dot(x, y)                 # noqa: E704
 def matmul(x, y): return x @ y                     # noqa: E704
+def matmul_shared_right(y, x): return x @ y                        # noqa: E704  (vmap_none: y shared)
 def matmul_fn(x, y): return np.matmul(x, y)        # noqa: E704
 def dot_method(x, y): return x.dot(y)              # noqa: E704
 def outer(x, y): return np.outer(x, y)             # noqa: E704
@@ -507,9 +508,16 @@ def dot_rows(x, w): return tr.vmap(_dot_rows, in_axes=(0, None))(x, w)     # noq
 def dot_batched(x, w): return tr.vmap(_dot_sin_rows, in_axes=(0, None))(x, w)   # noqa: E704
 def _matmul_sin_rows(x, w): return np.sin(x) @ w                           # noqa: E704
 def matmul_batched(x, w): return tr.vmap(_matmul_sin_rows, in_axes=(0, None))(x, w)   # noqa: E704
+def dot_shared_left(x, w): return tr.vmap(_dot_rows, in_axes=(None, 0))(x, w)   # noqa: E704
+def _matmul_loss(x, w): return np.sum(np.tanh(x @ w))                     # noqa: E704
 _dot_loss_w = tr.grad(_dot_loss, argnums=1)
 _dot_loss_of_sin_w = tr.grad(_dot_loss_of_sin, argnums=1)
 _dot_loss_of_sin_x = tr.grad(_dot_loss_of_sin)
+_matmul_loss_w = tr.grad(_matmul_loss, argnums=1)
+
+
+def matmul_grads_batched(x, w):
+    return tr.vmap(_matmul_loss_w, in_axes=(0, None))(x, w)
 
 
 def dot_grads_batched(x, w):
@@ -643,9 +651,17 @@ def _rows():
     add_(Row("dot_grads_batched", dot_grads_batched, lambda r: (U(r, 5, 4), U(r, 4, 3)),
              skip={**one_factor, "jax": "its helpers are tr.grad objects, which the jax translation cannot read"},
              refuses={"vmap0": "the arguments of np.full differ between examples"}))
+    add_(Row("dot_shared_left", dot_shared_left, lambda r: (U(r, 3, 4), U(r, 5, 4)), skip=one_factor))
+    add_(Row("matmul_grads_batched", matmul_grads_batched, lambda r: (U(r, 5, 4), U(r, 4, 3)),
+             skip={**one_factor, "jax": "its helper is a tr.grad object, which the jax translation cannot read"},
+             refuses={"vmap0": "the arguments of np.full differ between examples"}))
     add_(Row("matmul_vector", matmul_fn, lambda r: (U(r, 4), U(r, 4, 2))))
     add_(Row("matmul_rank3", matmul, lambda r: (U(r, 2, 3, 4), U(r, 2, 4, 2))))
     add_(Row("matmul_rank3_by_2", matmul, lambda r: (U(r, 2, 3, 4), U(r, 4, 2))))
+    # a stack times a shared factor under vmap_none: vmap's one-product helpers past two dimensions
+    add_(Row("matmul_rank3_shared", matmul_shared_right, lambda r: (U(r, 2, 4, 2), U(r, 2, 3, 4))))
+    add_(Row("matmul_stack_by_vector_shared", matmul_shared_right, lambda r: (U(r, 4), U(r, 2, 3, 4))))
+    add_(Row("matmul_vector_by_stack_shared", matmul_shared_right, lambda r: (U(r, 2, 3, 4), U(r, 3))))
     add_(Row("matmul_f32", matmul, lambda r: (F32(r, 3, 4), F32(r, 4, 2))))
     add_(Row("quadratic_hessian", quadratic, lambda r: (U(r, 3, 16), U(r, 16)), hessian=1))
     add_(Row("outer", outer, lambda r: (U(r, 3), U(r, 4))))

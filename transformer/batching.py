@@ -31,7 +31,9 @@ _PRODUCT_PARAMS = {"dot_batched_x": ("x", "y"), "dot_batched_y": ("x", "y"), "ma
                    "matmul_batched_y": ("x", "y"), "dot_vjp_x_batched_g": ("g", "x", "y"),
                    "dot_vjp_y_batched_g": ("g", "x", "y"), "dot_vjp_y_batched_gx": ("g", "x", "y"),
                    "dot_rows_x": ("x_rows", "y"), "dot_vjp_y_rows_gx": ("g", "x_rows", "y"),
-                   "dot_identity_y": ("x", "basis")}
+                   "dot_identity_y": ("x", "basis"), "matmul_vjp_x_batched_g": ("g", "x", "y"),
+                   "matmul_vjp_y_batched_g": ("g", "x", "y"),
+                   "matmul_vjp_y_batched_gx": ("g", "x", "y")}
 for _name, _params in _PRODUCT_PARAMS.items():
     if f"rt.{_name}" not in primitives.REGISTRY:
         primitives.register(f"rt.{_name}", f"rt.{_name}", getattr(runtime, _name), primitives.SPECIAL, _params)

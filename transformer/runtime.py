@@ -216,17 +216,47 @@ def dot_batched_y(x, y):
 
 def matmul_batched_x(x, y):
     """``example @ y`` for every example of ``x``: dot_batched_x's one product while an example
-    and ``y`` have at most two dimensions (there @ is np.dot), else @ of each example's stack."""
+    and ``y`` have at most two dimensions (there @ is np.dot), else one @ of the examples' stack."""
     if max(np.ndim(x) - 1, np.ndim(y)) <= 2:
         return dot_batched_x(x, y)
-    return np.stack([np.matmul(x[..., b], y) for b in range(np.shape(x)[-1])], axis=-1)
+    examples = np.moveaxis(x, -1, 0)                      # example b is examples[b]
+    batch, shape = np.shape(examples)[0], np.shape(examples)[1:]
+    if len(shape) == 1:                                   # a vector @ a stack: a row, dropped after
+        rows = np.reshape(examples, (batch,) + (1,) * (np.ndim(y) - 2) + (1,) + shape)
+        return _batch_last(np.matmul(rows, y)[..., 0, :], 0)
+    # the batch axis in front of every stack axis @ broadcasts, so it pairs with no axis of y
+    lead = (1,) * max(0, np.ndim(y) - len(shape))
+    return _batch_last(np.matmul(np.reshape(examples, (batch,) + lead + shape), y), 0)
 
 
 def matmul_batched_y(x, y):
     """``x @ example`` for every example of ``y`` (see matmul_batched_x)."""
     if max(np.ndim(x), np.ndim(y) - 1) <= 2:
         return dot_batched_y(x, y)
-    return np.stack([np.matmul(x, y[..., b]) for b in range(np.shape(y)[-1])], axis=-1)
+    examples = np.moveaxis(y, -1, 0)
+    batch, shape = np.shape(examples)[0], np.shape(examples)[1:]
+    if len(shape) == 1:                                   # a stack @ a vector: a column, dropped after
+        columns = np.reshape(examples, (batch,) + (1,) * (np.ndim(x) - 2) + shape + (1,))
+        return _batch_last(np.matmul(x, columns)[..., 0], 0)
+    if np.ndim(x) == 1:
+        return _batch_last(np.matmul(x, examples), 0)
+    lead = (1,) * max(0, np.ndim(x) - len(shape))
+    return _batch_last(np.matmul(x, np.reshape(examples, (batch,) + lead + shape)), 0)
+
+
+def matmul_vjp_x_batched_g(g, x, y):
+    """``matmul_vjp_x(example of g, x, y)`` for every example of the cotangent ``g`` (``x``, one
+    example's operand, gives only a shape): dot_vjp_x_batched_g's one product where @ is np.dot."""
+    if np.ndim(x) <= 2 and np.ndim(y) <= 2:
+        return dot_vjp_x_batched_g(g, x, y)
+    return np.stack([matmul_vjp_x(g[..., b], x, y) for b in range(np.shape(g)[-1])], axis=-1)
+
+
+def matmul_vjp_y_batched_g(g, x, y):
+    """``matmul_vjp_y(example of g, x, y)`` for every example of ``g``."""
+    if np.ndim(x) <= 2 and np.ndim(y) <= 2:
+        return dot_vjp_y_batched_g(g, x, y)
+    return np.stack([matmul_vjp_y(g[..., b], x, y) for b in range(np.shape(g)[-1])], axis=-1)
 
 
 def dot_vjp_x_batched_g(g, x, y):
@@ -266,6 +296,14 @@ def dot_vjp_y_batched_gx(g, x, y):
         return g * x if np.ndim(y) == 1 else np.expand_dims(x, 1) * np.expand_dims(g, 0)
     return np.einsum("mn...,mk...->nk...", x, np.reshape(g, (np.shape(g)[0], -1, np.shape(g)[-1]))).reshape(
         np.shape(y) + np.shape(g)[-1:])
+
+
+def matmul_vjp_y_batched_gx(g, x, y):
+    """``matmul_vjp_y(example of g, example of x, y)`` for every example: dot_vjp_y_batched_gx where
+    @ is np.dot, one @ per example past two dimensions."""
+    if np.ndim(x) - 1 <= 2 and np.ndim(y) <= 2:
+        return dot_vjp_y_batched_gx(g, x, y)
+    return np.stack([matmul_vjp_y(g[..., b], x[..., b], y) for b in range(np.shape(g)[-1])], axis=-1)
 
 
 def dot_identity_y(x, basis):

@@ -524,15 +524,90 @@ def dot_batched_x(x, y):
     return rows
 
 
+# @ with one batched factor: np.dot's products where an example and the other factor have at most
+# two dimensions (there @ is np.dot); past that, @ of each example (numba has no broadcasting @ of
+# stacks but numba_arrays.matmul, which these call once per example)
+def _per_example(product, batched_at):
+    """A jitted ``f(a, b, c)`` stacking ``product`` of each example (batch axis last) of argument
+    ``batched_at`` (0 or 1; "both" for arguments 0 and 1 together), the others passed whole."""
+    if batched_at == 0:
+        def example(a, b, k):
+            return a[..., k], b
+    elif batched_at == 1:
+        def example(a, b, k):
+            return a, b[..., k]
+    else:
+        def example(a, b, k):
+            return a[..., k], b[..., k]
+    example = register_jitable(example)
+    count_from = 1 if batched_at == 1 else 0
+
+    def per_example(a, b, c):
+        n = (a, b)[count_from].shape[-1]
+        first_a, first_b = example(a, b, 0)
+        first = product(first_a, first_b, c)
+        out = np.empty(first.shape + (n,), first.dtype)
+        out[..., 0] = first
+        for k in range(1, n):
+            a_k, b_k = example(a, b, k)
+            out[..., k] = product(a_k, b_k, c)
+        return out
+    return per_example
+
+
+@register_jitable
+def _matmul_of(x, y, unused):
+    return _matmul(x, y)
+
+
 @overload(rt.matmul_batched_x)
 def matmul_batched_x(x, y):
-    # compiled, examples have at most two dimensions (dot_batched_x checks), where @ is np.dot
-    return lambda x, y: rt.dot_batched_x(x, y)
+    if max(x.ndim - 1, getattr(y, "ndim", 0)) <= 2:
+        return lambda x, y: rt.dot_batched_x(x, y)
+    stacked = register_jitable(_per_example(_matmul_of, 0))
+    return lambda x, y: stacked(x, y, 0)
 
 
 @overload(rt.matmul_batched_y)
 def matmul_batched_y(x, y):
-    return lambda x, y: rt.dot_batched_y(x, y)
+    if max(getattr(x, "ndim", 0), y.ndim - 1) <= 2:
+        return lambda x, y: rt.dot_batched_y(x, y)
+    stacked = register_jitable(_per_example(_matmul_of, 1))
+    return lambda x, y: stacked(x, y, 0)
+
+
+@register_jitable
+def _matmul_vjp_x_of(g, x, y):
+    return rt.matmul_vjp_x(g, x, y)
+
+
+@register_jitable
+def _matmul_vjp_y_of(g, x, y):
+    return rt.matmul_vjp_y(g, x, y)
+
+
+@overload(rt.matmul_vjp_x_batched_g)
+def matmul_vjp_x_batched_g(g, x, y):
+    if getattr(x, "ndim", 0) <= 2 and getattr(y, "ndim", 0) <= 2:
+        return lambda g, x, y: rt.dot_vjp_x_batched_g(g, x, y)
+    stacked = register_jitable(_per_example(_matmul_vjp_x_of, 0))
+    return lambda g, x, y: stacked(g, x, y)
+
+
+@overload(rt.matmul_vjp_y_batched_g)
+def matmul_vjp_y_batched_g(g, x, y):
+    if getattr(x, "ndim", 0) <= 2 and getattr(y, "ndim", 0) <= 2:
+        return lambda g, x, y: rt.dot_vjp_y_batched_g(g, x, y)
+    stacked = register_jitable(_per_example(_matmul_vjp_y_of, 0))
+    return lambda g, x, y: stacked(g, x, y)
+
+
+@overload(rt.matmul_vjp_y_batched_gx)
+def matmul_vjp_y_batched_gx(g, x, y):
+    if x.ndim - 1 <= 2 and getattr(y, "ndim", 0) <= 2:
+        return lambda g, x, y: rt.dot_vjp_y_batched_gx(g, x, y)
+    stacked = register_jitable(_per_example(_matmul_vjp_y_of, "both"))
+    return lambda g, x, y: stacked(g, x, y)
 
 
 @overload(rt.dot_batched_y)

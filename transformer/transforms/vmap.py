@@ -781,23 +781,26 @@ class _Batcher:
             return self.template(t.dot_identity_y, x=args[0], basis=args[1])
         if prim.name in ("dot", "matmul") and not all(batched):
             self.add_comment(why)
-            if batched[0] and self.has_rows(args[0]):
+            if batched[0] and self.has_rows(args[0]) and prim.name == "dot":   # np.dot's rows: one product
                 return self.template(t.dot_rows_x, x_rows=self.rows_of(args[0]), y=args[1])
             if prim.name == "matmul":     # @ and np.dot differ past two dimensions per example
                 return self.template(t.matmul_batched_x if batched[0] else t.matmul_batched_y, x=args[0], y=args[1])
             return self.template(t.dot_batched_x if batched[0] else t.dot_batched_y, x=args[0], y=args[1])
-        # @'s adjoint helpers are np.dot's while examples have at most two dimensions (checked at run time)
+        # @'s adjoint helpers have their own (np.dot's where examples have at most two dimensions)
+        matmul = prim.name.startswith("rt.matmul")
         if prim.name in ("rt.dot_vjp_x", "rt.matmul_vjp_x") and batched[0] and not batched[2]:
             self.add_comment(why)
-            return self.template(t.dot_vjp_x_batched_g, g=args[0], x_example=self.first_example(args[1]),
-                                 y=args[2])
+            return self.template(t.matmul_vjp_x_batched_g if matmul else t.dot_vjp_x_batched_g, g=args[0],
+                                 x_example=self.first_example(args[1]), y=args[2])
         if prim.name in ("rt.dot_vjp_y", "rt.matmul_vjp_y") and batched[0] and not batched[1]:
             self.add_comment(why)
-            return self.template(t.dot_vjp_y_batched_g, g=args[0], x=args[1],
-                                 y_example=self.first_example(args[2]))
+            return self.template(t.matmul_vjp_y_batched_g if matmul else t.dot_vjp_y_batched_g, g=args[0],
+                                 x=args[1], y_example=self.first_example(args[2]))
         if prim.name in ("rt.dot_vjp_y", "rt.matmul_vjp_y") and batched[0] and batched[1] and not batched[2]:
             self.add_comment("# strategy: the cotangent and x are batched: elementwise for examples of rank 0 and 1 "
                              "(the helper loops over the examples only for matrices)")
+            if matmul:
+                return self.template(t.matmul_vjp_y_batched_gx, g=args[0], x=args[1], y=args[2])
             if self.has_rows(args[1]):
                 return self.template(t.dot_vjp_y_rows_gx, g=args[0], x_rows=self.rows_of(args[1]), y=args[2])
             return self.template(t.dot_vjp_y_batched_gx, g=args[0], x=args[1], y=args[2])
