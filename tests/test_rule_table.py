@@ -13,16 +13,14 @@ compile one function per group of rows (generated into a temporary module:
 each row's function called in turn) and compare each row's part; a group that
 fails to compile is split in halves until the rows at fault are found.
 
-``jit_grad`` and ``jit_jvp`` run only with TRANSFORMER_TABLE_NUMBA_DERIVATIVES=1: a group of
-24 derivative rows took minutes to compile on 2 cores, more than CI's budget holds.  CI
-compiles derivatives of the corpora instead (tests/test_grad_jit.py).
+``jit_grad`` and ``jit_jvp`` group fewer rows (DERIVATIVE_GROUP_SIZE): a reverse sweep is a
+large function, and LLVM's optimisation time grows faster than its size.
 """
 from __future__ import annotations
 
 import functools
 import hashlib
 import importlib
-import os
 import sys
 import tempfile
 import types
@@ -42,8 +40,10 @@ from transformer.forward import _forward
 from transformer.normalize import normalize
 from transformer.transformed import Transformed
 
-GROUP_SIZE = 24          # rows per numba compile
-NUMBA_DERIVATIVES = os.environ.get("TRANSFORMER_TABLE_NUMBA_DERIVATIVES") == "1"
+GROUP_SIZE = 24          # rows per numba compile of their values
+# rows per numba compile of their derivatives: LLVM's -O3 is superlinear in a function's size, and a
+# reverse sweep is large (24 rows: 54-78 s; the same rows as 3 groups of 8: 36 s; 6 groups of 4: 37 s)
+DERIVATIVE_GROUP_SIZE = 8
 BATCH = 3                # examples per vmap check
 
 
@@ -387,8 +387,9 @@ def group_of(row, check, kind) -> tuple:
     if check in row.refuses or not runs_on_python(row, kind):
         return kind, (row.name,)
     members = [r.name for r in ROWS if applies(r, check) and check not in r.refuses and runs_on_python(r, kind)]
-    k = members.index(row.name) // GROUP_SIZE
-    return kind, tuple(members[k * GROUP_SIZE:(k + 1) * GROUP_SIZE])
+    size = GROUP_SIZE if kind == "values" else DERIVATIVE_GROUP_SIZE
+    k = members.index(row.name) // size
+    return kind, tuple(members[k * size:(k + 1) * size])
 
 
 def grouped_result(row, check, kind):
@@ -601,7 +602,7 @@ def test_vmap(row, check):
     assert_same(got, want, f"{row.name} under vmap(in_axes={axes})", **value_tolerance(row))
 
 
-@pytest.mark.parametrize("row", cells("jit_grad") if NUMBA_DERIVATIVES else [])
+@pytest.mark.parametrize("row", cells("jit_grad"))
 def test_jit_grad(row):
     grads, _ = grouped_result(row, "jit_grad", "grad")
     for k, i in enumerate(wrt(row)):
@@ -609,7 +610,7 @@ def test_jit_grad(row):
                     dtype=dtype_of(fresh_args(row)[i]), python_scalars=True, **tolerance(row))
 
 
-@pytest.mark.parametrize("row", cells("jit_jvp") if NUMBA_DERIVATIVES else [])
+@pytest.mark.parametrize("row", cells("jit_jvp"))
 def test_jit_jvp(row):
     if "jit_jvp" in row.refuses:       # a refusal is made before numba is called: no group needed
         result = run_or_refuse(row, "jit_jvp", lambda: tr.jvp(tr.jit(row.fn), fresh_args(row), tangents(row)))
