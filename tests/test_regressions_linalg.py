@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import transformer as tr
-from oracles import central_difference_grad, central_difference_jvp
+from oracles import central_difference_grad, central_difference_hessian, central_difference_jvp
 
 RNG = np.random.default_rng(7)
 
@@ -171,11 +171,13 @@ def test_second_derivatives_of_norms_with_ord():
     np.testing.assert_allclose(tr.grad(_gradient_of_the_1_norm_against_x)(x), np.sign(x), rtol=1e-12)
 
 
-def test_second_derivative_of_a_singular_value_norm_is_refused():
+def test_hessian_of_a_singular_value_norm():
+    # it was a run-time ValueError; now the singular vectors are differentiated (more cases, and
+    # reverse over reverse, in tests/regressions/test_singular_norms_and_shared_stacks.py)
     def nuclear(a):
         return np.linalg.norm(a, "nuc")
-    with pytest.raises(ValueError, match="ord='nuc'"):
-        tr.hessian(nuclear)(RNG.standard_normal((3, 3)))
+    a = RNG.standard_normal((3, 3))
+    np.testing.assert_allclose(tr.hessian(nuclear)(a), central_difference_hessian(nuclear, [a]), rtol=1e-5, atol=1e-6)
 
 
 def _gradient_of_the_1_norm_against_x(x):
