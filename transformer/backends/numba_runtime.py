@@ -576,38 +576,21 @@ def matmul_batched_y(x, y):
     return lambda x, y: stacked(x, y, 0)
 
 
-@register_jitable
-def _matmul_vjp_x_of(g, x, y):
-    return rt.matmul_vjp_x(g, x, y)
+def _matmul_vjp_batched(helper, dot_helper, product, batched_at):
+    """The overload of one of @'s adjoint helpers under vmap: np.dot's ``dot_helper`` where an
+    example and ``y`` have at most two dimensions, else ``product`` of each example."""
+    def typer(g, x, y):
+        example_rank = x.ndim - 1 if batched_at == "both" else getattr(x, "ndim", 0)
+        if example_rank <= 2 and getattr(y, "ndim", 0) <= 2:
+            return lambda g, x, y: dot_helper(g, x, y)
+        stacked = register_jitable(_per_example(product, batched_at))
+        return lambda g, x, y: stacked(g, x, y)
+    overload(helper)(typer)
 
 
-@register_jitable
-def _matmul_vjp_y_of(g, x, y):
-    return rt.matmul_vjp_y(g, x, y)
-
-
-@overload(rt.matmul_vjp_x_batched_g)
-def matmul_vjp_x_batched_g(g, x, y):
-    if getattr(x, "ndim", 0) <= 2 and getattr(y, "ndim", 0) <= 2:
-        return lambda g, x, y: rt.dot_vjp_x_batched_g(g, x, y)
-    stacked = register_jitable(_per_example(_matmul_vjp_x_of, 0))
-    return lambda g, x, y: stacked(g, x, y)
-
-
-@overload(rt.matmul_vjp_y_batched_g)
-def matmul_vjp_y_batched_g(g, x, y):
-    if getattr(x, "ndim", 0) <= 2 and getattr(y, "ndim", 0) <= 2:
-        return lambda g, x, y: rt.dot_vjp_y_batched_g(g, x, y)
-    stacked = register_jitable(_per_example(_matmul_vjp_y_of, 0))
-    return lambda g, x, y: stacked(g, x, y)
-
-
-@overload(rt.matmul_vjp_y_batched_gx)
-def matmul_vjp_y_batched_gx(g, x, y):
-    if x.ndim - 1 <= 2 and getattr(y, "ndim", 0) <= 2:
-        return lambda g, x, y: rt.dot_vjp_y_batched_gx(g, x, y)
-    stacked = register_jitable(_per_example(_matmul_vjp_y_of, "both"))
-    return lambda g, x, y: stacked(g, x, y)
+_matmul_vjp_batched(rt.matmul_vjp_x_batched_g, rt.dot_vjp_x_batched_g, rt.matmul_vjp_x, 0)
+_matmul_vjp_batched(rt.matmul_vjp_y_batched_g, rt.dot_vjp_y_batched_g, rt.matmul_vjp_y, 0)
+_matmul_vjp_batched(rt.matmul_vjp_y_batched_gx, rt.dot_vjp_y_batched_gx, rt.matmul_vjp_y, "both")
 
 
 @overload(rt.dot_batched_y)
