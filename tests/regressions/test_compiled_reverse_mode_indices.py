@@ -1,4 +1,4 @@
-"""Regressions (the rule table's jit_grad cells, run with TRANSFORMER_TABLE_NUMBA_DERIVATIVES=1):
+"""Regressions (the rule table's jit_grad cells):
 
 * ``e[...] = x`` under ``jit(grad)`` escaped as numba's NotImplementedError: the backward sweep reads
   ``e_bar[...]``, an index numba cannot lower on its own (``nl.whole`` reads it now);
