@@ -157,7 +157,7 @@ def scipy_call(x):
 
 
 def library_python_function(x):
-    return scipy.special.logsumexp(x)  # REFUSED: scipy.special.logsumexp(x)
+    return scipy.special.comb(x, 2)  # REFUSED: scipy.special.comb(x, 2)
 
 
 def print_call(x):

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+from scipy import special
 
 import transformer as tr
 
@@ -482,6 +483,33 @@ def nn_functions(x):
     return tr.nn.relu(x), tr.nn.softmax(x, axis=-1), tr.nn.logsumexp(x, axis=0)
 
 
+# definitions (templates/definitions.py): NumPy and scipy functions written with primitives
+def roll_flat(x): return np.roll(x, 2)                           # noqa: E704
+def roll_axis(x): return np.roll(x, -1, axis=1)                  # noqa: E704
+def diff_(x): return np.diff(x), np.diff(x, 2, axis=0)           # noqa: E704
+def flips(x): return np.fliplr(x) * 2.0, np.flipud(x)            # noqa: E704
+def rot90_(x): return np.rot90(x), np.rot90(x, 2), np.rot90(x, -1, axes=(1, 0))   # noqa: E704
+def triangles(x): return np.tril(x), np.triu(x, 1), np.tril(x, -1)   # noqa: E704
+def cross_(a, b): return np.cross(a, b)                          # noqa: E704
+def logaddexp2_(x, y): return np.logaddexp2(x, y)                # noqa: E704
+def sinc_(x): return np.sinc(x)                                  # noqa: E704
+def heaviside_(x, y): return np.heaviside(x - 0.5, y)            # noqa: E704
+def closeness(x, y): return np.isclose(x, y), np.allclose(x, x), np.count_nonzero(x > 0.5, axis=0)   # noqa: E704
+def ptp_(x): return np.ptp(x), np.ptp(x, axis=0), np.ptp(x, axis=1, keepdims=True)   # noqa: E704
+def nan_reductions(x): return np.nansum(x), np.nanmean(x, axis=0), np.nanmax(x, axis=1), np.nanmin(x)   # noqa: E704
+def trapezoid_(y, x): return np.trapezoid(y), np.trapezoid(y, x[0], axis=-1), np.trapezoid(y, dx=0.5, axis=0)   # noqa: E704
+def polyval_(p, x): return np.polyval(p, x)                      # noqa: E704
+def cov_(x): return np.cov(x), np.cov(x, rowvar=False, bias=True), np.cov(x, ddof=0)   # noqa: E704
+def corrcoef_(x): return np.corrcoef(x)                          # noqa: E704
+def convolve_(a, v): return np.convolve(a, v), np.convolve(a, v, mode="same"), np.convolve(v, a, mode="valid")   # noqa: E704
+def correlate_(a, v): return np.correlate(a, v), np.correlate(a, v, mode="full")   # noqa: E704
+def logsumexp_(x): return special.logsumexp(x), special.logsumexp(x, axis=1), special.logsumexp(x, axis=0, keepdims=True)   # noqa: E704
+def logsumexp_weighted(x, b): return special.logsumexp(x, axis=-1, b=b)   # noqa: E704
+def expit_logit(x): return special.expit(x), special.logit(x), special.expit(-30.0 * x)   # noqa: E704
+def xlogy_(x, y): return special.xlogy(x, y), special.xlog1py(x, y)   # noqa: E704
+def softmaxes(x): return special.softmax(x), special.softmax(x, axis=0), special.log_softmax(x, axis=1)   # noqa: E704
+
+
 # collectives: each row maps its function over the leading axis with a named axis
 def _psum(x): return x / tr.lax.psum(x * x, "i")             # noqa: E704
 def _pmean(x): return x - tr.lax.pmean(x, "i")               # noqa: E704
@@ -736,6 +764,24 @@ def _rows():
     add_(Row("custom_jvp", custom_jvp, one, skip=no_jax,
              refuses=no(VMAPS, "vmap of a custom_jvp function is not written yet")))
     add_(Row("nn_functions", nn_functions, lambda r: (U(r, 3, 4, lo=-2.0, hi=2.0),)))
+    # definitions
+    square = lambda r: (U(r, 3, 3),)                            # noqa: E731
+    comparable = lambda r: (U(r, 3, 4), np.where(r.uniform(size=(3, 4)) < 0.5, 0.0, U(r, 3, 4)))   # noqa: E731
+    for name, gen in [("roll_flat", one), ("roll_axis", one), ("diff_", one), ("flips", one), ("rot90_", square),
+                      ("triangles", one), ("cross_", lambda r: (U(r, 3, 3), U(r, 3))), ("logaddexp2_", two),
+                      ("sinc_", lambda r: (U(r, 3, 4, lo=-1.5, hi=1.5),)), ("ptp_", one), ("nan_reductions", one),
+                      ("trapezoid_", lambda r: (U(r, 3, 4), U(r, 2, 4))),
+                      ("convolve_", lambda r: (U(r, 5), U(r, 3))),
+                      ("correlate_", lambda r: (U(r, 5), U(r, 3))), ("logsumexp_", one),
+                      ("logsumexp_weighted", two), ("expit_logit", one),
+                      ("xlogy_", lambda r: (np.where(r.uniform(size=4) < 0.5, 0.0, U(r, 4)), U(r, 4))),
+                      ("softmaxes", one)]:
+        add_(Row(name, g[name], gen))
+    add_(Row("cov_", cov_, one))
+    add_(Row("corrcoef_", corrcoef_, one))
+    add_(Row("polyval_", polyval_, lambda r: (U(r, 4), U(r, 3)), refuses=TAPED))   # Horner's loop over p
+    add_(Row("heaviside_", heaviside_, lambda r: (np.array([0.5, 0.2, 0.9, 0.5]), U(r, 4)), wrt=(1,)))
+    add_(Row("closeness", closeness, comparable, skip=NO_DERIVATIVE(BOOLEAN)))
     collective = {"vmap1": "the row maps over axis 0 itself; vmap1 would map a different axis than its collective",
                   "vmap_none": ONE_ARG}
     for name in ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermute"]:

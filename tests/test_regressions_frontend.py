@@ -280,8 +280,8 @@ def test_newaxis_and_boolean_operators_work_under_every_transform(f):
     np.testing.assert_allclose(tr.jit(f)(A), f(A), rtol=1e-12)          # numba compiles them too
 
 
-def calls_scipy_logsumexp(a):
-    return np.sum(a) + scipy.special.logsumexp(a)
+def calls_scipy_comb(a):
+    return np.sum(a) + scipy.special.comb(a, 2)
 
 
 def calls_a_standard_library_function(a):
@@ -289,7 +289,7 @@ def calls_a_standard_library_function(a):
 
 
 def test_a_library_function_is_refused_at_the_users_line_never_inlined():
-    for f, name, package in [(calls_scipy_logsumexp, "scipy.special.logsumexp", "scipy"),
+    for f, name, package in [(calls_scipy_comb, "scipy.special.comb", "scipy"),
                              (calls_a_standard_library_function, "statistics.fmean", "statistics")]:
         for transform in (tr.grad, tr.jit, tr.vmap):
             with pytest.raises(tr.TransformError) as err:

@@ -14,17 +14,15 @@ each row's function called in turn) and compare each row's part; a group that
 fails to compile is split in halves until the rows at fault are found.
 
 ``jit_grad`` and ``jit_jvp`` group fewer rows (DERIVATIVE_GROUP_SIZE): a reverse sweep is a
-large function, and LLVM's optimisation time grows faster than its size.  They run with
-TRANSFORMER_TABLE_NUMBA_DERIVATIVES=1: their 462 cells take 12.4 min on 2 cores, which the rest of
-the suite (about 30 min) leaves no room for under CI's 45.  CI compiles derivatives of the corpora
-instead (tests/test_grad_jit.py).
+large function, and LLVM's optimisation time grows faster than its size.  The suite compiles at
+LLVM -O1 (tests/conftest.py), where their 462 cells fit in CI beside the rest.
 """
 from __future__ import annotations
 
 import functools
 import hashlib
 import importlib
-import os
+import inspect
 import sys
 import tempfile
 import types
@@ -45,10 +43,10 @@ from transformer.normalize import normalize
 from transformer.transformed import Transformed
 
 GROUP_SIZE = 24          # rows per numba compile of their values
-# rows per numba compile of their derivatives: LLVM's -O3 is superlinear in a function's size, and a
-# reverse sweep is large (24 rows: 54-78 s; the same rows as 3 groups of 8: 36 s; 6 groups of 4: 37 s)
+# rows per numba compile of their derivatives: LLVM's optimisation is superlinear in a function's
+# size, and a reverse sweep is large (at -O3, 24 rows: 54-78 s, the same rows as 3 groups of 8: 36 s;
+# at -O1, 24 linear-algebra and shape rows took 175 s as groups of 24, 141 s as groups of 8)
 DERIVATIVE_GROUP_SIZE = 8
-NUMBA_DERIVATIVES = os.environ.get("TRANSFORMER_TABLE_NUMBA_DERIVATIVES") == "1"
 BATCH = 3                # examples per vmap check
 
 
@@ -607,7 +605,7 @@ def test_vmap(row, check):
     assert_same(got, want, f"{row.name} under vmap(in_axes={axes})", **value_tolerance(row))
 
 
-@pytest.mark.parametrize("row", cells("jit_grad") if NUMBA_DERIVATIVES else [])
+@pytest.mark.parametrize("row", cells("jit_grad"))
 def test_jit_grad(row):
     grads, _ = grouped_result(row, "jit_grad", "grad")
     for k, i in enumerate(wrt(row)):
@@ -615,7 +613,7 @@ def test_jit_grad(row):
                     dtype=dtype_of(fresh_args(row)[i]), python_scalars=True, **tolerance(row))
 
 
-@pytest.mark.parametrize("row", cells("jit_jvp") if NUMBA_DERIVATIVES else [])
+@pytest.mark.parametrize("row", cells("jit_jvp"))
 def test_jit_jvp(row):
     if "jit_jvp" in row.refuses:       # a refusal is made before numba is called: no group needed
         result = run_or_refuse(row, "jit_jvp", lambda: tr.jvp(tr.jit(row.fn), fresh_args(row), tangents(row)))
@@ -660,7 +658,8 @@ def jaxified(fn):
         "lax": _Namespace(lambda n: getattr(jax.lax, n) if n in lax_names else None),
         "nn": jax.nn,
     }[name])
-    names = dict(fn.__globals__, np=jnp, math=_Namespace(lambda n: getattr(jnp, math_names.get(n, n))), tr=tr_like)
+    names = dict(fn.__globals__, np=jnp, math=_Namespace(lambda n: getattr(jnp, math_names.get(n, n))), tr=tr_like,
+                 special=importlib.import_module("jax.scipy.special"))
     return types.FunctionType(fn.__code__, names, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
@@ -786,6 +785,18 @@ def exercised() -> frozenset:
 def test_every_primitive_has_a_row(name):
     assert name in exercised(), (f"primitive {name!r} is registered but no row of tests/rule_table.py applies "
                                  f"it, nor do the derivatives and batching of any row generate it")
+
+
+@pytest.mark.parametrize("dotted", sorted(primitives.definitions()))
+def test_every_definition_has_a_row(dotted):
+    """A NumPy function transformer defines (templates/definitions.py) is called by some row, under the
+    name it is defined for (``np.roll``; ``special.logsumexp`` for scipy.special's)."""
+    module, _, name = dotted.rpartition(".")
+    spelling = f"special.{name}" if module == "scipy.special" else dotted
+    if primitives.definition_of(getattr(importlib.import_module(primitives._module_of(dotted)), name, None)) is None:
+        pytest.skip(f"{dotted} is not in this NumPy or scipy")
+    assert any(spelling + "(" in inspect.getsource(row.fn) for row in ROWS), \
+        f"{dotted} is defined in templates/definitions.py but no row of tests/rule_table.py calls it"
 
 
 def test_every_check_is_named():

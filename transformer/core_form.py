@@ -66,6 +66,9 @@ class CoreFunction:
     constants: dict[str, object] = field(default_factory=dict)  # module-level names bound by value
     # functions transforms call at transform time (custom_vjp backward rules), by name
     functions: dict[str, object] = field(default_factory=dict)
+    # names that may hold None at run time (a run-time argument, a variable assigned None): an
+    # `is None` test of one cannot be decided when the function is specialized
+    maybe_none: set[str] = field(default_factory=set)
 
     @property
     def name(self) -> str:

@@ -51,6 +51,14 @@ _REFUSED_COMPARISONS = {
     cst.Is: "is", cst.IsNot: "is not", cst.In: "in", cst.NotIn: "not in",
 }
 
+def _is_none_test(node: cst.Comparison) -> bool:
+    """``x is None`` or ``x is not None``: one comparison, with None on one side."""
+    if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, (cst.Is, cst.IsNot)):
+        return False
+    sides = (node.left, node.comparisons[0].comparator)
+    return any(isinstance(side, cst.Name) and side.value == "None" for side in sides)
+
+
 # Array attributes the core form can express (besides methods).
 _ARRAY_ATTRIBUTES = set(methods.ATTRIBUTES)
 
@@ -197,6 +205,8 @@ class Fence(cst.CSTVisitor):
             self._check_value_use(node)
 
     def visit_Comparison(self, node: cst.Comparison):
+        if _is_none_test(node):     # decided when the function is specialized (normalize.comparison)
+            return
         for target in node.comparisons:
             word = _REFUSED_COMPARISONS.get(type(target.operator))
             if word is not None:

@@ -28,10 +28,12 @@ def gelu(x):
     return 0.5 * x * (1.0 + np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))
 
 
-def logsumexp(x, axis=-1):
+def logsumexp(x, axis=-1, keepdims=False):
     peak = np.max(x, axis=axis, keepdims=True)
-    total = np.sum(np.exp(x - peak), axis=axis)
-    return np.log(total) + np.squeeze(peak, axis=axis)
+    result = np.log(np.sum(np.exp(x - peak), axis=axis, keepdims=True)) + peak
+    if not keepdims:        # a literal: decided when the caller is transformed
+        result = np.squeeze(result, axis=axis)
+    return result
 
 
 def softmax(x, axis=-1):

@@ -7,8 +7,11 @@ inlined (each inlined statement keeps a comment naming its own file and line).
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
+import inspect
 import linecache
+import operator
 
 import libcst as cst
 import numpy as np
@@ -25,8 +28,9 @@ _LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellips
 _CAST_DTYPES = {"float": np.float64, "int": np.int64, "bool": np.bool_}
 
 
-def normalize(fn) -> CoreFunction:
-    """The core form of a user function (fenced first)."""
+def normalize(fn, static: dict | None = None) -> CoreFunction:
+    """The core form of a user function (fenced first).  ``static`` holds the values of its static
+    arguments: one that is None is None in the body, so that `is None` tests of it are decided."""
     uf = source.load(fn)
     fence.check(uf)
     scope = NameScope()
@@ -34,6 +38,12 @@ def normalize(fn) -> CoreFunction:
     params = [p.name.value for p in uf.node.params.params]
     rename = {p: scope.claim(p) for p in params}
     norm = _Normalizer(uf, core, rename, stack=(uf.fn.__code__,))
+    static = static or {}
+    for p in params:
+        if p not in static:
+            core.maybe_none.add(rename[p])      # a run-time argument may be None
+        elif static[p] is None and p in _param_only_names(uf.node):
+            norm.substitute[p] = cst.Name("None")
     body = norm.block(uf.node.body.body, top_level=True)
     # defaults are applied by the caller's Python wrapper; commas are left to
     # libcst so that a transform may drop a parameter (a static argument)
@@ -59,6 +69,8 @@ class _Normalizer:
         self.rename = rename                    # user local name -> output name
         self.locals = uf.local_names
         self.stack = stack                      # code objects being inlined (recursion check)
+        # transformer's own functions (templates/definitions.py, tr.nn), inlined for the user's call
+        self.ours = (getattr(uf.fn, "__module__", None) or "").startswith("transformer.")
         self.out: list = []
         self.comment: str | None = None
         self.loop_conditions: list = []         # per enclosing loop: statements recomputing a while-condition
@@ -74,6 +86,8 @@ class _Normalizer:
         self.out.append(stmt)
 
     def assign(self, target: str, value):
+        if isinstance(value, cst.Name) and value.value == "None":
+            self.core.maybe_none.add(target)
         self.emit(cf.assign(target, value))
 
     def block(self, stmts, top_level=False) -> list:
@@ -108,6 +122,8 @@ class _Normalizer:
             return None
         line = self.uf.line(node)
         text = linecache.getline(self.uf.filename, line).strip()
+        if self.ours:   # a line of np.roll's definition: not an origin, so errors name the user's call
+            return f"# {text}   ({self.uf.short_filename}:{line})"
         return f"# {text}   [{self.uf.short_filename}:{line}]"
 
     # ----------------------------------------------------------- statements
@@ -243,6 +259,14 @@ class _Normalizer:
 
     def if_statement(self, node: cst.If):
         test = self.atom(node.test)
+        if _is_bool_literal(test):          # decided now (an `is None` test): write the branch taken
+            if test.value == "True":
+                self.out.extend(self.block(node.body.body))
+            elif isinstance(node.orelse, cst.If):
+                self.if_statement(node.orelse)
+            elif isinstance(node.orelse, cst.Else):
+                self.out.extend(self.block(node.orelse.body.body))
+            return
         body = self.block(node.body.body)
         orelse = None
         if isinstance(node.orelse, cst.If):          # elif -> else: if
@@ -427,15 +451,22 @@ class _Normalizer:
         if isinstance(node, cst.UnaryOperation):
             if isinstance(node.operator, cst.Minus) and isinstance(node.expression, (cst.Integer, cst.Float)):
                 return cst.UnaryOperation(cst.Minus(), node.expression.with_changes(lpar=[], rpar=[]))
-            return cst.UnaryOperation(type(node.operator)(), self.atom(node.expression))
+            operand = self.atom(node.expression)
+            if isinstance(node.operator, cst.Not) and _is_bool_literal(operand):   # `not keepdims`, decided now
+                return cst.Name(str(operand.value != "True"))
+            return cst.UnaryOperation(type(node.operator)(), operand)
         if isinstance(node, cst.BinaryOperation):
-            return cst.BinaryOperation(self.atom(node.left), type(node.operator)(), self.atom(node.right))
+            left, right = self.atom(node.left), self.atom(node.right)
+            folded = _integer_arithmetic(left, node.operator, right)
+            if folded is not None:      # k % 4 with k a literal: decided now, so `if k % 4 == 1` is too
+                return cf.literal(folded)
+            return cst.BinaryOperation(left, type(node.operator)(), right)
         if isinstance(node, cst.BooleanOperation):
             return cst.Name(self.short_circuit(node))
         if isinstance(node, cst.Comparison):
             return self.comparison(node)
         if isinstance(node, cst.IfExp):
-            return cst.Name(self.if_expression(node))
+            return self.if_expression(node)
         if isinstance(node, cst.Call):
             return self.call(node, discard)
         if isinstance(node, cst.Subscript):
@@ -521,6 +552,13 @@ class _Normalizer:
         left = self.atom(node.left)
         if len(node.comparisons) == 1:
             target = node.comparisons[0]
+            if isinstance(target.operator, (cst.Is, cst.IsNot)):    # the fence let only `is None` through
+                return self.none_test(node, left, self.atom(target.comparator), isinstance(target.operator, cst.IsNot))
+            right = self.atom(target.comparator)
+            decided = _literal_comparison(left, target.operator, right)
+            if decided is not None:     # mode == "full" on a parameter given a literal: decided now
+                return cst.Name(str(decided))
+            return cst.Comparison(left, [cst.ComparisonTarget(type(target.operator)(), right)])
             return cst.Comparison(left, [cst.ComparisonTarget(type(target.operator)(), self.atom(target.comparator))])
         # a < b < c  ->  _t = a < b; if _t: _t = b < c
         result = self.temp()
@@ -529,6 +567,25 @@ class _Normalizer:
         self.assign(result, cst.Comparison(left, [cst.ComparisonTarget(type(first.operator)(), right)]))
         self._chain(result, right, rest)
         return cst.Name(result)
+
+    def none_test(self, node, left, right, negated: bool) -> cst.Name:
+        """``axis is None`` is decided here, when the function is specialized, as JAX decides it when
+        tracing: each side must be a literal (which a helper's parameter is when its caller passes one
+        or leaves it at its default), a static argument, or a variable that is never None: one that
+        holds an array or a number (``logsumexp(a, b=weights)``).  A run-time argument, or a variable
+        assigned None, may be None: testing one is refused.  The result is the literal True or False,
+        so the branch it tests is the only one written (if_statement)."""
+        sides = [_literal_kind(side) or self._value_kind(side) for side in (left, right)]
+        if None in sides:
+            raise self.error(node, "an `is None` test of a value computed at run time",
+                             "`is None` is decided when transformer specializes the function: test a "
+                             "parameter that the call gives a literal (or leaves at its default)")
+        return cst.Name(str((sides[0] == sides[1]) != negated))
+
+    def _value_kind(self, atom) -> str | None:
+        if isinstance(atom, cst.Name) and atom.value not in self.core.maybe_none:
+            return "value"
+        return None
 
     def _chain(self, result, left, rest):
         if not rest:
@@ -543,9 +600,11 @@ class _Normalizer:
         self.comment = comment
         self.emit(cst.If(test=cst.Name(result), body=cf.block(inner)))
 
-    def if_expression(self, node: cst.IfExp) -> str:
+    def if_expression(self, node: cst.IfExp):
         result = self.temp()
         test = self.atom(node.test)
+        if _is_bool_literal(test):      # decided now (an `is None` test): only the branch taken
+            return self.atom(node.body if test.value == "True" else node.orelse)
         comment, self.comment = self.comment, None
         saved, self.out = self.out, []
         self.assign(result, self.value(node.body))
@@ -554,7 +613,7 @@ class _Normalizer:
         orelse, self.out = self.out, saved
         self.comment = comment
         self.emit(cst.If(test=test, body=cf.block(body), orelse=cst.Else(cf.block(orelse))))
-        return result
+        return cst.Name(result)
 
     def subscript(self, node: cst.Subscript):
         receiver = self.atom(node.value)
@@ -665,10 +724,21 @@ class _Normalizer:
         if fn.__code__ in self.stack:
             cycle = " -> ".join(c.co_name for c in self.stack + (fn.__code__,))
             raise self.error(node, f"recursion ({cycle}) cannot be transformed", "write it as a loop")
+        fn = _variant_for(node, fn)
         callee = source.load(fn)
-        fence.check(callee, helper=True)
-        bound = self.bind_arguments(node, fn, callee)
-        result = self.inline_bound(callee, bound)
+        if primitives.definition_name(fn) is not None:      # np.roll: ours, refused at the user's line
+            try:
+                fence.check(callee, helper=True)
+                bound = self.bind_arguments(node, fn, callee)
+                result = self.inline_bound(callee, bound)
+            except TransformError as err:
+                if err.location is not None and err.location.filename == self.uf.location(node).filename:
+                    raise
+                raise self.error(node, f"{primitives.definition_name(fn)}: {err.bare_message}", err.hint) from None
+        else:
+            fence.check(callee, helper=True)
+            bound = self.bind_arguments(node, fn, callee)
+            result = self.inline_bound(callee, bound)
         if result is None:
             if not discard:
                 raise self.error(node, f"{fn.__name__}() returns nothing, but its result is used")
@@ -750,23 +820,23 @@ class _Normalizer:
         positional = [a for a in node.args if a.keyword is None]
         if len(positional) > len(names):
             count = f"{len(names)} positional argument{'' if len(names) == 1 else 's'}"
-            raise self.error(node, f"{fn.__name__}() takes {count} but got {len(positional)}")
+            raise self.error(node, f"{_called_name(fn)}() takes {count} but got {len(positional)}")
         for pname, arg in zip(names, positional):
             bound[pname] = self.lambda_called(arg.value) or self.atom(arg.value)
         for arg in node.args:
             if arg.keyword is not None:
                 key = arg.keyword.value
                 if key not in keyword_names:
-                    raise self.error(arg, f"{fn.__name__}() has no parameter {key!r}")
+                    raise self.error(arg, f"{_called_name(fn)}() has no parameter {key!r}")
                 bound[key] = self.lambda_called(arg.value) or self.atom(arg.value)
         defaults = dict(zip(names[len(names) - len(fn.__defaults__ or ()):], fn.__defaults__ or ()))
         defaults.update(fn.__kwdefaults__ or {})
         for pname in keyword_names:
             if pname not in bound:
                 if pname not in defaults:
-                    raise self.error(node, f"{fn.__name__}() is missing the argument {pname!r}")
+                    raise self.error(node, f"{_called_name(fn)}() is missing the argument {pname!r}")
                 value = defaults[pname]
-                bound[pname] = cf.literal(value) if isinstance(value, (bool, int, float, str, type(None))) \
+                bound[pname] = cf.literal(value) if _literal_default(value) \
                     else cst.Name(self.bind_constant(f"{fn.__name__}_{pname}", value))
         return bound
 
@@ -904,6 +974,91 @@ class LocalLambda:
             leftover = home.comment
             home.substitute, home.lambdas, home.out, home.comment = saved
             caller.comment = leftover
+
+
+def _called_name(fn) -> str:
+    """How the user called ``fn``: ``np.roll`` for a definition, else its own name."""
+    return primitives.definition_name(fn) or fn.__name__
+
+
+def _variant_for(node: cst.Call, fn):
+    """The variant of a definition for the arguments a call gives (primitives.define's when_given)."""
+    variants = getattr(fn, "when_given", None)
+    if not variants:
+        return fn
+    names = list(inspect.signature(fn).parameters)
+    positional = [arg.value for arg in node.args if arg.keyword is None]
+    for keyword, variant in variants.items():
+        given = next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == keyword),
+                     None)
+        if given is None and names.index(keyword) < len(positional):
+            given = positional[names.index(keyword)]
+        if given is not None and not (isinstance(given, cst.Name) and given.value == "None"):
+            return variant
+    return fn
+
+
+def _literal_default(value) -> bool:
+    """A default the call site can spell as a literal (``axes=(0, 1)`` stays a tuple of ints)."""
+    if isinstance(value, tuple):
+        return all(_literal_default(v) for v in value)
+    return isinstance(value, (bool, int, float, str, type(None)))
+
+
+def _is_bool_literal(node) -> bool:
+    return isinstance(node, cst.Name) and node.value in ("True", "False")
+
+
+def _literal_kind(node) -> str | None:
+    """'None' or 'value' for a literal atom (None, a number, a string, True/False, a tuple of them),
+    None for anything known only at run time."""
+    if isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
+        return "None" if node.value == "None" else "value"
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+        return "value"
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.expression, (cst.Integer, cst.Float)):
+        return "value"
+    if isinstance(node, cst.Tuple) and all(_literal_kind(e.value) == "value" for e in node.elements):
+        return "value"
+    return None
+
+
+_LITERAL_COMPARISONS = {cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.LessThan: operator.lt,
+                        cst.LessThanEqual: operator.le, cst.GreaterThan: operator.gt,
+                        cst.GreaterThanEqual: operator.ge}
+
+
+def _literal_comparison(left, op, right) -> bool | None:
+    """The value of a comparison of two literals (``"full" == "same"``, ``1 < 2``), else None."""
+    compare = _LITERAL_COMPARISONS.get(type(op))
+    if compare is None or _literal_kind(left) != "value" or _literal_kind(right) != "value":
+        return None
+    try:
+        return bool(compare(ast.literal_eval(_code(left)), ast.literal_eval(_code(right))))
+    except (ValueError, TypeError, SyntaxError):
+        return None
+
+
+_INTEGER_ARITHMETIC = {cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
+                       cst.FloorDivide: operator.floordiv, cst.Modulo: operator.mod}
+
+
+def _integer_arithmetic(left, op, right) -> int | None:
+    """The value of + - * // % on two int literals, else None."""
+    compute = _INTEGER_ARITHMETIC.get(type(op))
+    if compute is None or _literal_kind(left) != "value" or _literal_kind(right) != "value":
+        return None
+    try:
+        a, b = ast.literal_eval(_code(left)), ast.literal_eval(_code(right))
+    except (ValueError, SyntaxError):
+        return None
+    if type(a) is not int or type(b) is not int or (b == 0 and compute in (operator.floordiv, operator.mod)):
+        return None
+    return compute(a, b)
+
+
+def _code(node) -> str:
+    return cst.Module([]).code_for_node(node)
 
 
 def _literal_int(node) -> int | None:

@@ -229,6 +229,85 @@ register("stop_gradient", "lax.stop_gradient", lax.stop_gradient, SPECIAL, ("x",
 register("ppermute", "lax.ppermute", lax.ppermute, SPECIAL, ("x", "axis_name", "perm"), keywords=("inverse",))
 
 
+# ----------------------------------------------------------------- definitions
+# NumPy and scipy functions that transformer defines in NumPy (templates/definitions.py), as
+# jax.numpy defines np.roll or np.diff with its primitives: a call to one is inlined as its
+# definition, so every transform handles it with the rules of the primitives the definition calls.
+DEFINITIONS: dict[str, Callable] = {}           # "np.roll" -> its definition
+_DEFINED_OBJECTS: dict[int, Callable] = {}      # id(np.roll) -> its definition
+_UNRESOLVED: dict[str, Callable] = {}           # names whose module is not imported yet (scipy.special)
+_definitions_loaded = False
+
+
+_VARIANT_OF: dict[Callable, str] = {}           # trapezoid_sampled -> "np.trapezoid"
+
+
+def define(*dotted_names: str, when_given: dict | None = None):
+    """Register the decorated function as the definition of each dotted name ("np.roll",
+    "scipy.special.logsumexp").  ``when_given={"x": trapezoid_sampled}``: a call that gives ``x``
+    (not as a literal None) is inlined as that variant, so neither tests ``x is None``, which an
+    argument known only at run time could not decide."""
+    def decorate(definition):
+        definition.when_given = dict(when_given or {})
+        for variant in definition.when_given.values():
+            _VARIANT_OF[variant] = dotted_names[0]
+        for dotted in dotted_names:
+            if dotted in DEFINITIONS:
+                raise ValueError(f"{dotted} defined twice")
+            DEFINITIONS[dotted] = definition
+            _UNRESOLVED[dotted] = definition
+        return definition
+    return decorate
+
+
+def _module_of(dotted: str) -> str:
+    module = dotted.rpartition(".")[0]
+    return "numpy" + module[2:] if module == "np" or module.startswith("np.") else module
+
+
+def definitions() -> dict[str, Callable]:
+    """Every definition, by the dotted name it stands for (templates/definitions.py loaded once)."""
+    global _definitions_loaded
+    if not _definitions_loaded:
+        _definitions_loaded = True
+        import importlib
+        importlib.import_module("transformer.templates.definitions")   # registers them
+    return DEFINITIONS
+
+
+def definition_of(obj) -> Callable | None:
+    """The definition transformer inlines for a NumPy or scipy function (np.roll...), or None.
+
+    A name is matched to its object once its module is imported (never imported here: a
+    program that calls scipy.special.logsumexp has imported scipy.special)."""
+    definitions()
+    found = _DEFINED_OBJECTS.get(id(obj))
+    if found is None and _UNRESOLVED:
+        import sys
+        for dotted, definition in list(_UNRESOLVED.items()):
+            module = sys.modules.get(_module_of(dotted))
+            if module is None:
+                continue
+            del _UNRESOLVED[dotted]
+            target = getattr(module, dotted.rpartition(".")[2], None)
+            if target is None:
+                continue
+            if lookup(target) is not None:
+                raise ValueError(f"{dotted} is a primitive; it cannot have a definition too")
+            _DEFINED_OBJECTS.setdefault(id(target), definition)
+            _KEEP_ALIVE.append(target)
+        found = _DEFINED_OBJECTS.get(id(obj))
+    return found
+
+
+def definition_name(fn) -> str | None:
+    """The first name a definition stands for ("np.roll"), or None for any other function."""
+    for dotted, definition in DEFINITIONS.items():
+        if definition is fn:
+            return dotted
+    return _VARIANT_OF.get(fn)
+
+
 def operator_name(spelling: str, arity: int) -> str:
     """The primitive named by an operator token in the core form."""
     for prim in REGISTRY.values():

@@ -76,6 +76,9 @@ def classify(value, dotted: str = "") -> Resolved:
     prim = primitives.lookup(value) if not isinstance(value, (bool, int, float, str)) else None
     if prim is not None:
         return Resolved("primitive", value, prim, dotted)
+    definition = primitives.definition_of(value) if prim is None and callable(value) else None
+    if definition is not None:                  # np.roll, scipy.special.logsumexp: ours, in NumPy
+        return Resolved("user", definition, None, dotted)
     if hasattr(value, "__transformer_fn__"):   # another transformed function (e.g. @tr.jit helper)
         return Resolved("user", value, None, dotted)
     if isinstance(value, (custom_vjp, custom_jvp)):   # inlined through its forward rule / its own body

@@ -7,12 +7,12 @@ def grad_broadcast_bias(x):
     _t1 = _t0 ** 2
     _t2 = np.sum(_t1)
     # backward sweep: cotangents flow from the output back to the inputs
-    _t18 = rt.scalar_seed(_t2)
+    _t17 = rt.scalar_seed(_t2)
     # vjp of: return np.sum((x + b) ** 2)   [corpus_grad.py:109]
-    _t3 = rt.expand_to(_t18, _t1, axis=None, keepdims=False)
+    _t3 = rt.expand_to(_t17, _t1, axis=None, keepdims=False)
     _t7 = _t3 * 2
-    _t10 = _t7 * _t0
-    _t11 = rt.unbroadcast(_t10, _t0)
-    _t16 = rt.unbroadcast(_t11, x)
-    x_bar = _t16
+    _t9 = _t7 * _t0
+    _t10 = rt.unbroadcast(_t9, _t0)
+    _t15 = rt.unbroadcast(_t10, x)
+    x_bar = _t15
     return x_bar

@@ -10,9 +10,9 @@ def grad_poly(x):
     _t6 = _t5 - 5.0
     _t7 = np.sum(_t6)
     # backward sweep: cotangents flow from the output back to the inputs
-    _t49 = rt.scalar_seed(_t7)
+    _t47 = rt.scalar_seed(_t7)
     # vjp of: return np.sum(3.0 * x ** 3 - 2.0 * x ** 2 + x - 5.0)   [corpus_grad.py:28]
-    _t8 = rt.expand_to(_t49, _t6, axis=None, keepdims=False)
+    _t8 = rt.expand_to(_t47, _t6, axis=None, keepdims=False)
     _t9 = rt.unbroadcast(_t8, _t5)
     _t12 = rt.unbroadcast(_t9, _t4)
     _t13 = rt.unbroadcast(_t9, x)
@@ -23,14 +23,14 @@ def grad_poly(x):
     _t19 = _t16 * 2.0
     _t20 = rt.unbroadcast(_t19, _t2)
     _t24 = _t20 * 2
-    _t27 = _t24 * x
-    _t28 = rt.unbroadcast(_t27, x)
-    x_bar = x_bar + _t28
-    _t35 = _t14 * 3.0
-    _t36 = rt.unbroadcast(_t35, _t0)
-    _t40 = _t36 * 3
-    _t42 = x ** 2
-    _t43 = _t40 * _t42
-    _t44 = rt.unbroadcast(_t43, x)
-    x_bar = x_bar + _t44
+    _t26 = _t24 * x
+    _t27 = rt.unbroadcast(_t26, x)
+    x_bar = x_bar + _t27
+    _t34 = _t14 * 3.0
+    _t35 = rt.unbroadcast(_t34, _t0)
+    _t39 = _t35 * 3
+    _t40 = x ** 2
+    _t41 = _t39 * _t40
+    _t42 = rt.unbroadcast(_t41, x)
+    x_bar = x_bar + _t42
     return x_bar

@@ -1,11 +1,11 @@
 def grad_softmax_ce(x):
     # forward sweep: the original computation, recording what the backward sweep needs
     # p = tr.nn.softmax(x)   [corpus_grad.py:150]
-    # shifted = np.exp(x - np.max(x, axis=axis, keepdims=True))   [nn.py:38]
+    # shifted = np.exp(x - np.max(x, axis=axis, keepdims=True))   (nn.py:40)
     _t0 = np.max(x, axis=-1, keepdims=True)
     _t1 = x - _t0
     softmax_shifted = np.exp(_t1)
-    # return shifted / np.sum(shifted, axis=axis, keepdims=True)   [nn.py:39]
+    # return shifted / np.sum(shifted, axis=axis, keepdims=True)   (nn.py:41)
     _t2 = np.sum(softmax_shifted, axis=-1, keepdims=True)
     _t3 = softmax_shifted / _t2
     # p = tr.nn.softmax(x)   [corpus_grad.py:150]
@@ -26,7 +26,6 @@ def grad_softmax_ce(x):
     _t15 = _t12 / p
     p_bar = _t15
     # vjp of: p = tr.nn.softmax(x)   [corpus_grad.py:150]
-    # vjp of: return shifted / np.sum(shifted, axis=axis, keepdims=True)   [nn.py:39]
     _t16 = p_bar / _t2
     _t17 = rt.unbroadcast(_t16, softmax_shifted)
     _t18 = -p_bar
@@ -36,7 +35,6 @@ def grad_softmax_ce(x):
     softmax_shifted_bar = _t17
     _t22 = rt.expand_to(_t21, softmax_shifted, axis=-1, keepdims=True)
     softmax_shifted_bar = softmax_shifted_bar + _t22
-    # vjp of: shifted = np.exp(x - np.max(x, axis=axis, keepdims=True))   [nn.py:38]
     _t23 = softmax_shifted_bar * softmax_shifted
     _t24 = rt.unbroadcast(_t23, x)
     _t25 = -_t23

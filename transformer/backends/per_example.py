@@ -47,7 +47,7 @@ def take_vmap(core: CoreFunction, options: dict) -> PerExampleVmap | None:
         return None
     if not _is_scalar_code(core.node.body.body) or return_arity(core.node.body.body) is None:
         return None
-    return PerExampleVmap(core.node, core.scope, core.sources, core.constants, core.functions, in_axes)
+    return PerExampleVmap(core.node, core.scope, core.sources, core.constants, core.functions, in_axes=in_axes)
 
 
 def _is_scalar_code(stmts) -> bool:

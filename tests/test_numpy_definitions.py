@@ -1,0 +1,116 @@
+"""NumPy and scipy functions defined with primitives (templates/definitions.py), and the
+specialization-time decisions they rely on: `is None`, literal comparisons and `not` of a literal.
+
+Each function's values and derivatives under every transform are the rule table's rows
+(tests/rule_table.py); these tests cover what the rows cannot: where errors point, which
+branches are written, and the inputs a row cannot hold (NaNs, top-level weights).
+"""
+import numpy as np
+import pytest
+import scipy.special
+
+import oracles
+import transformer as tr
+
+X = np.array([[0.3, -1.2, 2.0], [1.5, 0.7, -0.4]])
+
+
+def static_branches(x, axis=None, mode="full", k=2):
+    if axis is None:
+        out = np.sum(x)
+    else:
+        out = np.sum(x, axis=axis)
+    if mode == "same":
+        out = out * 2.0
+    elif mode == "full":
+        out = out * 3.0
+    return out * k if k > 1 else out
+
+
+def calls_static_branches(x):
+    return np.sum(static_branches(x) + static_branches(x, 0, mode="same", k=1))
+
+
+def test_is_none_and_literal_comparisons_are_decided_when_specialized():
+    want = calls_static_branches(X)
+    assert tr.jit(calls_static_branches)(X) == pytest.approx(want)
+    np.testing.assert_allclose(tr.grad(calls_static_branches)(X), np.full_like(X, 3 * (3.0 * 2) + 2.0))   # the scalar term broadcasts over 3 entries
+    source = tr.grad(calls_static_branches).source(X)
+    assert "is None" not in source and "'same'" not in source    # only the branches taken are written
+
+
+def branches_on_a_run_time_argument(x, w):
+    return np.sum(x) if w is None else np.sum(x * w)
+
+
+def test_an_is_none_test_of_a_run_time_argument_is_refused_at_its_line():
+    with pytest.raises(tr.TransformError) as err:
+        tr.grad(branches_on_a_run_time_argument)(X, X)
+    assert f"test_numpy_definitions.py:{branches_on_a_run_time_argument.__code__.co_firstlineno + 1}:" in str(err.value)
+    assert "`is None` test of a value computed at run time" in str(err.value)
+
+
+def test_a_static_none_argument_decides_its_is_none_test():
+    f = tr.jit(branches_on_a_run_time_argument, static_argnums=1)
+    assert f(X, None) == pytest.approx(np.sum(X))
+
+
+def weighted_logsumexp(x, w):
+    return np.sum(scipy.special.logsumexp(x, axis=1, b=w))
+
+
+def test_logsumexp_weights_passed_as_an_argument():
+    # b is a run-time argument: the definition's weighted variant is chosen because the call gives b
+    w = np.array([[1.0, 2.0, 0.5], [0.3, 0.3, 3.0]])
+    want = np.sum(scipy.special.logsumexp(X, axis=1, b=w))
+    assert tr.jit(weighted_logsumexp)(X, w) == pytest.approx(want)
+    for grad in (tr.grad(weighted_logsumexp, argnums=(0, 1)), tr.jit(tr.grad(weighted_logsumexp, argnums=(0, 1)))):
+        gx, gw = grad(X, w)
+        np.testing.assert_allclose(gx, oracles.central_difference_grad(weighted_logsumexp, (X, w), 0), atol=1e-6)
+        np.testing.assert_allclose(gw, oracles.central_difference_grad(weighted_logsumexp, (X, w), 1), atol=1e-6)
+
+
+def nan_sums(x):
+    return np.nansum(x) + np.sum(np.nanmean(x, axis=0))
+
+
+def test_nan_entries_are_skipped_and_get_no_gradient():
+    x = X.copy()
+    x[0, 1] = np.nan
+    assert tr.jit(nan_sums)(x) == pytest.approx(nan_sums(x))
+    g = tr.grad(nan_sums)(x)
+    # 1 from the sum, 1 / (entries of its column that are not NaN) from the column's mean
+    np.testing.assert_allclose(g, [[1.5, 0.0, 1.5], [1.5, 2.0, 1.5]])
+
+
+def rolls_with_a_keyword_numpy_does_not_name(x):
+    return np.sum(np.roll(x, 1, axes=0))
+
+
+def test_an_error_inside_a_definition_names_the_users_call():
+    with pytest.raises(tr.TransformError) as err:
+        tr.grad(rolls_with_a_keyword_numpy_does_not_name)(X)
+    line = rolls_with_a_keyword_numpy_does_not_name.__code__.co_firstlineno + 1
+    assert f"test_numpy_definitions.py:{line}:" in str(err.value)
+    assert "np.roll" in str(err.value) and "axes" in str(err.value)
+
+
+def logsumexp_keepdims(x):
+    return np.sum(tr.nn.logsumexp(x, axis=1, keepdims=True) * x)
+
+
+def test_nn_logsumexp_takes_keepdims():
+    want = np.sum(scipy.special.logsumexp(X, axis=1, keepdims=True) * X)
+    assert tr.jit(logsumexp_keepdims)(X) == pytest.approx(want)
+    np.testing.assert_allclose(tr.grad(logsumexp_keepdims)(X), oracles.central_difference_grad(logsumexp_keepdims, (X,)),
+                               atol=1e-6)
+
+
+def convolves(a, v):
+    return np.sum(np.convolve(a, v) ** 2) + np.sum(np.correlate(a, v, mode="same") * a)
+
+
+def test_convolution_second_order_needs_no_tape():
+    a, v = np.array([0.5, -1.0, 2.0, 0.3, 1.1]), np.array([0.2, 0.7, -0.4])
+    hess = tr.hessian(convolves)(a, v)
+    np.testing.assert_allclose(hess, oracles.central_difference_hessian(convolves, (a, v)), atol=1e-6)
