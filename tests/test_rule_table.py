@@ -648,7 +648,8 @@ class _Namespace:
 
 
 def jaxified(fn):
-    """``fn`` with np, math and tr meaning jax.numpy, jax.numpy and jax's own transforms."""
+    """``fn`` with np, math, scipy and tr meaning jax.numpy, jax.numpy (jax.scipy.special for erf, erfc and
+    lgamma), jax.scipy and jax's own transforms."""
     jax = _jax()
     jnp = jax.numpy
     math_names = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2", "pow": "power",
@@ -660,7 +661,10 @@ def jaxified(fn):
         "lax": _Namespace(lambda n: getattr(jax.lax, n) if n in lax_names else None),
         "nn": jax.nn,
     }[name])
-    names = dict(fn.__globals__, np=jnp, math=_Namespace(lambda n: getattr(jnp, math_names.get(n, n))), tr=tr_like)
+    special = jax.scipy.special
+    math_special = {"erf": special.erf, "erfc": special.erfc, "lgamma": special.gammaln}
+    names = dict(fn.__globals__, np=jnp, tr=tr_like, scipy=_Namespace(lambda n: {"special": special}[n]),
+                 math=_Namespace(lambda n: math_special.get(n) or getattr(jnp, math_names.get(n, n))))
     return types.FunctionType(fn.__code__, names, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
