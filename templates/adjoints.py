@@ -172,6 +172,37 @@ def rad2deg(z_bar, z, x):
     return z_bar * 57.29577951308232
 
 
+@rule("adjoint", "erf", wrt=("x",))
+def erf(z_bar, z, x):
+    return z_bar * 1.1283791670955126 * np.exp(-x * x)          # 2 / sqrt(pi)
+
+
+@rule("adjoint", "erfc", wrt=("x",))
+def erfc(z_bar, z, x):
+    return -z_bar * 1.1283791670955126 * np.exp(-x * x)
+
+
+@rule("adjoint", "erfinv", wrt=("x",))
+def erfinv(z_bar, z, x):
+    return z_bar * 0.886226925452758 * np.exp(z * z)            # sqrt(pi) / 2: 1 / erf'(z)
+
+
+@rule("adjoint", "gammaln", wrt=("x",))
+def gammaln(z_bar, z, x):
+    return z_bar * lax.digamma(x)
+
+
+@rule("adjoint", "digamma", wrt=("x",))
+def digamma(z_bar, z, x):
+    return z_bar * lax.polygamma(1, x)
+
+
+@rule("adjoint", "polygamma", wrt=("x",))
+def polygamma(z_bar, z, n, x):
+    # the order n is a whole number: no derivative (scipy's polygamma is NaN between them)
+    return rt.unbroadcast(z_bar * lax.polygamma(n + 1, x), x)
+
+
 # ----------------------------------------------------------------- binary
 @rule("adjoint", "add", wrt=("x", "y"))
 def add(z_bar, z, x, y):

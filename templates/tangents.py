@@ -163,6 +163,37 @@ def rad2deg_tangent(x_dot):
     return 57.29577951308232 * x_dot               # 180 / pi
 
 
+@rule("tangent", "erf")
+def erf_tangent(x, x_dot):
+    return 1.1283791670955126 * np.exp(-x * x) * x_dot          # 2 / sqrt(pi)
+
+
+@rule("tangent", "erfc")
+def erfc_tangent(x, x_dot):
+    return -1.1283791670955126 * np.exp(-x * x) * x_dot
+
+
+@rule("tangent", "erfinv")
+def erfinv_tangent(z, x_dot):
+    return 0.886226925452758 * np.exp(z * z) * x_dot            # sqrt(pi) / 2: 1 / erf'(z)
+
+
+@rule("tangent", "gammaln")
+def gammaln_tangent(x, x_dot):
+    return lax.digamma(x) * x_dot
+
+
+@rule("tangent", "digamma")
+def digamma_tangent(x, x_dot):
+    return lax.polygamma(1, x) * x_dot
+
+
+@rule("tangent", "polygamma")
+def polygamma_tangent(n, x, x_dot):
+    # the order n is a whole number: it carries no tangent
+    return lax.polygamma(n + 1, x) * x_dot
+
+
 @rule("tangent", "negative")
 def negative_tangent(x_dot):
     return -x_dot

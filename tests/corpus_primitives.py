@@ -8,6 +8,7 @@ with calling the function itself, which is plain NumPy.
 import math
 
 import numpy as np
+import scipy.special
 
 import transformer as tr
 
@@ -34,6 +35,15 @@ def scalar_math(s):
             math.fabs(-s), math.radians(s), math.degrees(s), math.isnan(s), math.isinf(s), math.isfinite(s),
             math.pow(s, 3.0), math.atan2(s, 2.0), math.hypot(s, 2.0), math.copysign(s, -1.0),
             max(s, 0.5), min(s, 0.5), not (s > 0.5), s ** 2, s // 0.25, s % 0.25)
+
+
+def special_functions(x):
+    """x in (0.1, 0.9): scipy.special's error and gamma functions, tr.lax's names for them, math's twins.
+    polygamma is tr.lax's: scipy.special.polygamma of float32 is float64, where transformer keeps float32."""
+    s = float(x[0, 0])
+    return (scipy.special.erf(x), scipy.special.erfc(x), scipy.special.erfinv(x - 0.5), scipy.special.gammaln(x),
+            scipy.special.digamma(x), scipy.special.psi(x - 1.0), tr.lax.polygamma(1, x), tr.lax.polygamma(3, x),
+            tr.lax.erf_inv(x), tr.lax.lgamma(x), math.erf(s), math.erfc(s), math.lgamma(s))
 
 
 def binary_math(x, y):

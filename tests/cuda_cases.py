@@ -313,7 +313,7 @@ def _elementwise_functions():
     from pathlib import Path
 
     from transformer import primitives as p
-    lines = ["import numpy as np", ""]
+    lines = ["import numpy as np", "from transformer import lax", ""]      # lax: the special functions' spelling
     names = []
     for prim in p.REGISTRY.values():
         if prim.kind not in (p.UNARY, p.BINARY, p.COMPARE) or prim.name == "not":

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from scipy import special
+import scipy.special
 
 import transformer as tr
 
@@ -157,6 +157,25 @@ def rint(x): return np.rint(x) * x                 # noqa: E704
 def trunc(x): return np.trunc(x) * x               # noqa: E704
 def round_(x): return np.round(x, 1) * x           # noqa: E704
 def abs_builtin(x): return abs(x)                  # noqa: E704
+
+
+# scipy.special's error and gamma functions (lax.erf, lax.lgamma... in core form)
+def erf(x): return scipy.special.erf(x)             # noqa: E704
+def erfc(x): return scipy.special.erfc(x)           # noqa: E704
+def erfinv(x): return scipy.special.erfinv(x)       # noqa: E704
+def gammaln(x): return scipy.special.gammaln(x)     # noqa: E704
+def digamma(x): return scipy.special.digamma(x)     # noqa: E704
+def polygamma(x): return scipy.special.polygamma(1, x) * scipy.special.polygamma(2, x)   # noqa: E704
+
+
+def special_math_scalars(s):
+    """math's erf, erfc and lgamma: the same primitives as scipy.special's."""
+    return math.erf(s) * math.erfc(s) + math.lgamma(s)
+
+
+def negative_non_integers(rng, *shape):
+    """Values in (k + 0.2, k + 0.8) for k = -4..-1: left of zero, away from the poles at the integers."""
+    return np.floor(U(rng, *shape, lo=-4.0, hi=0.0)) + U(rng, *shape, lo=0.2, hi=0.8)
 
 
 def math_scalars(s):
@@ -503,11 +522,11 @@ def cov_(x): return np.cov(x), np.cov(x, rowvar=False, bias=True), np.cov(x, ddo
 def corrcoef_(x): return np.corrcoef(x)                          # noqa: E704
 def convolve_(a, v): return np.convolve(a, v), np.convolve(a, v, mode="same"), np.convolve(v, a, mode="valid")   # noqa: E704
 def correlate_(a, v): return np.correlate(a, v), np.correlate(a, v, mode="full")   # noqa: E704
-def logsumexp_(x): return special.logsumexp(x), special.logsumexp(x, axis=1), special.logsumexp(x, axis=0, keepdims=True)   # noqa: E704
-def logsumexp_weighted(x, b): return special.logsumexp(x, axis=-1, b=b)   # noqa: E704
-def expit_logit(x): return special.expit(x), special.logit(x), special.expit(-30.0 * x)   # noqa: E704
-def xlogy_(x, y): return special.xlogy(x, y), special.xlog1py(x, y)   # noqa: E704
-def softmaxes(x): return special.softmax(x), special.softmax(x, axis=0), special.log_softmax(x, axis=1)   # noqa: E704
+def logsumexp_(x): return scipy.special.logsumexp(x), scipy.special.logsumexp(x, axis=1), scipy.special.logsumexp(x, axis=0, keepdims=True)   # noqa: E704
+def logsumexp_weighted(x, b): return scipy.special.logsumexp(x, axis=-1, b=b)   # noqa: E704
+def expit_logit(x): return scipy.special.expit(x), scipy.special.logit(x), scipy.special.expit(-30.0 * x)   # noqa: E704
+def xlogy_(x, y): return scipy.special.xlogy(x, y), scipy.special.xlog1py(x, y)   # noqa: E704
+def softmaxes(x): return scipy.special.softmax(x), scipy.special.softmax(x, axis=0), scipy.special.log_softmax(x, axis=1)   # noqa: E704
 
 
 # collectives: each row maps its function over the leading axis with a named axis
@@ -571,6 +590,18 @@ def _rows():
     add_(Row("exp_scalar", exp, lambda r: (U(r),)))
     add_(Row("abs_builtin", abs_builtin, lambda r: (away_from_zero(r, 3, 4),)))
     add_(Row("math_scalars", math_scalars, lambda r: (U(r),)))
+    add_(Row("erf", erf, lambda r: (U(r, 3, 4, lo=-2.0, hi=2.0),)))
+    add_(Row("erfc", erfc, lambda r: (U(r, 3, 4, lo=-2.0, hi=2.0),)))
+    add_(Row("erfinv", erfinv, lambda r: (U(r, 3, 4, lo=-0.9, hi=0.9),)))
+    add_(Row("gammaln", gammaln, lambda r: (U(r, 3, 4, lo=0.2, hi=6.0),)))
+    add_(Row("digamma", digamma, lambda r: (U(r, 3, 4, lo=0.2, hi=6.0),)))
+    add_(Row("polygamma", polygamma, lambda r: (U(r, 3, 4, lo=0.2, hi=6.0),)))
+    add_(Row("gammaln_negative", gammaln, lambda r: (negative_non_integers(r, 3, 4),)))
+    add_(Row("digamma_negative", digamma, lambda r: (negative_non_integers(r, 3, 4),)))
+    for name, gen in [("erf", lambda r: F32(r, 3, 4, lo=-2.0, hi=2.0)), ("erfinv", lambda r: F32(r, 3, 4, lo=-0.9, hi=0.9)),
+                      ("gammaln", lambda r: F32(r, 3, 4, lo=0.2, hi=6.0)), ("digamma", lambda r: F32(r, 3, 4, lo=0.2, hi=6.0))]:
+        add_(Row(name + "_f32", g[name], lambda r, gen=gen: (gen(r),)))
+    add_(Row("special_math_scalars", special_math_scalars, lambda r: (U(r, lo=0.2, hi=0.9),)))
     for name in STEP_FUNCTIONS:
         add_(Row(name, g[name], lambda r: (U(r, 3, 4, lo=-1.9, hi=1.9) + 0.05,)))
     add_(Row("round_decimals", round_, lambda r: (U(r, 3, 4) + 0.013,)))

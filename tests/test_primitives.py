@@ -50,6 +50,7 @@ class Case:
 CASES = [
     Case("unary_math", lambda d: (uniform(3, 4, dtype=d),)),
     Case("scalar_math", lambda d: (0.3,), dtypes=("float64",)),
+    Case("special_functions", lambda d: (uniform(3, 4, dtype=d),)),
     Case("binary_math", lambda d: (uniform(3, 4, dtype=d), uniform(3, 4, dtype=d, seed=1)), dtypes=("float64",)),
     Case("with_literals", lambda d: (uniform(3, 4, dtype=d),), dtypes=("float64", "float32", "int32")),
     Case("comparisons", lambda d: (uniform(3, 4, dtype=d), uniform(3, 4, dtype=d, seed=1)), dtypes=("float64",)),

@@ -646,7 +646,8 @@ class _Namespace:
 
 
 def jaxified(fn):
-    """``fn`` with np, math and tr meaning jax.numpy, jax.numpy and jax's own transforms."""
+    """``fn`` with np, math, scipy and tr meaning jax.numpy, jax.numpy (jax.scipy.special for erf, erfc and
+    lgamma), jax.scipy and jax's own transforms."""
     jax = _jax()
     jnp = jax.numpy
     math_names = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2", "pow": "power",
@@ -658,8 +659,10 @@ def jaxified(fn):
         "lax": _Namespace(lambda n: getattr(jax.lax, n) if n in lax_names else None),
         "nn": jax.nn,
     }[name])
-    names = dict(fn.__globals__, np=jnp, math=_Namespace(lambda n: getattr(jnp, math_names.get(n, n))), tr=tr_like,
-                 special=importlib.import_module("jax.scipy.special"))
+    special = jax.scipy.special
+    math_special = {"erf": special.erf, "erfc": special.erfc, "lgamma": special.gammaln}
+    names = dict(fn.__globals__, np=jnp, tr=tr_like, scipy=_Namespace(lambda n: {"special": special}[n]),
+                 math=_Namespace(lambda n: math_special.get(n) or getattr(jnp, math_names.get(n, n))))
     return types.FunctionType(fn.__code__, names, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
@@ -790,12 +793,11 @@ def test_every_primitive_has_a_row(name):
 @pytest.mark.parametrize("dotted", sorted(primitives.definitions()))
 def test_every_definition_has_a_row(dotted):
     """A NumPy function transformer defines (templates/definitions.py) is called by some row, under the
-    name it is defined for (``np.roll``; ``special.logsumexp`` for scipy.special's)."""
-    module, _, name = dotted.rpartition(".")
-    spelling = f"special.{name}" if module == "scipy.special" else dotted
+    name it is defined for (``np.roll``, ``scipy.special.logsumexp``)."""
+    name = dotted.rpartition(".")[2]
     if primitives.definition_of(getattr(importlib.import_module(primitives._module_of(dotted)), name, None)) is None:
         pytest.skip(f"{dotted} is not in this NumPy or scipy")
-    assert any(spelling + "(" in inspect.getsource(row.fn) for row in ROWS), \
+    assert any(dotted + "(" in inspect.getsource(row.fn) for row in ROWS), \
         f"{dotted} is defined in templates/definitions.py but no row of tests/rule_table.py calls it"
 
 

@@ -1,6 +1,8 @@
 """Primitives that have no NumPy spelling, used inside transformed functions."""
 from __future__ import annotations
 
+import numpy as np
+
 
 def stop_gradient(x):
     """Return ``x`` unchanged; derivatives do not flow through it."""
@@ -54,3 +56,45 @@ def ppermute(x, axis_name, perm, *, inverse=False):
     a flag keeps the permutation a static literal in generated code."""
     raise NameError(f"lax.ppermute over {axis_name!r} runs only inside pmap(..., axis_name={axis_name!r}): "
                     f"vmap has no ppermute rule yet")
+
+
+# ----------------------------------------------------------- special functions
+# scipy.special's (and math's erf, erfc, lgamma) under JAX's lax names, which generated code
+# spells.  scipy.special is imported on the first call, not with transformer (it takes about as
+# long to import as transformer itself).  Each keeps float32 as float32.
+def erf(x):
+    """The error function, elementwise (scipy.special.erf, math.erf)."""
+    from scipy import special
+    return special.erf(x)
+
+
+def erfc(x):
+    """1 - erf(x) without the cancellation (scipy.special.erfc, math.erfc)."""
+    from scipy import special
+    return special.erfc(x)
+
+
+def erf_inv(x):
+    """The inverse of erf on (-1, 1) (scipy.special.erfinv)."""
+    from scipy import special
+    return special.erfinv(x)
+
+
+def lgamma(x):
+    """log |Gamma(x)| (scipy.special.gammaln, math.lgamma)."""
+    from scipy import special
+    return special.gammaln(x)
+
+
+def digamma(x):
+    """Gamma'(x) / Gamma(x), the derivative of lgamma (scipy.special.digamma, scipy.special.psi)."""
+    from scipy import special
+    return special.digamma(x)
+
+
+def polygamma(n, x):
+    """The n-th derivative of digamma (scipy.special.polygamma), in x's precision: scipy computes
+    it in float64 whatever x is (and answers scalars with 0-d arrays, made scalars here)."""
+    from scipy import special
+    result = special.polygamma(n, x)
+    return result.astype(np.result_type(x, 1.0), copy=False)[()]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import sys
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -55,9 +56,15 @@ REGISTRY: dict[str, Primitive] = {}
 BY_SPELLING: dict[str, Primitive] = {}
 _BY_OBJECT: dict[int, Primitive] = {}
 _KEEP_ALIVE: list = []  # objects whose id() keys _BY_OBJECT
+# module -> [(attribute, primitive)]: aliases in a library that transformer does not import itself
+# (scipy.special), bound once the user has imported it (see lookup)
+_LIBRARY_ALIASES: dict[str, list[tuple[str, Primitive]]] = {}
 
 
-def register(name, spelling, impl, kind, params, keywords=(), aliases=(), may_alias=False) -> Primitive:
+def register(name, spelling, impl, kind, params, keywords=(), aliases=(), may_alias=False,
+             library_aliases=()) -> Primitive:
+    """``library_aliases``: dotted names such as ``"scipy.special.erf"``, for objects of a module
+    that importing transformer should not import."""
     prim = Primitive(name, spelling, impl, kind, tuple(params), tuple(keywords), tuple(aliases), may_alias)
     if name in REGISTRY:
         raise ValueError(f"primitive {name!r} registered twice")
@@ -65,14 +72,29 @@ def register(name, spelling, impl, kind, params, keywords=(), aliases=(), may_al
     if not prim.is_operator:  # operators are found by token and arity instead
         BY_SPELLING[spelling] = prim
     for obj in (impl, *aliases):
-        _BY_OBJECT.setdefault(id(obj), prim)
-        _KEEP_ALIVE.append(obj)
+        _bind(obj, prim)
+    for dotted in library_aliases:
+        module, _, attribute = dotted.rpartition(".")
+        _LIBRARY_ALIASES.setdefault(module, []).append((attribute, prim))
     return prim
+
+
+def _bind(obj, prim: Primitive) -> None:
+    _BY_OBJECT.setdefault(id(obj), prim)
+    _KEEP_ALIVE.append(obj)
 
 
 def lookup(obj) -> Primitive | None:
     """The primitive a Python object stands for (np.sin, math.sin, abs...), or None."""
-    return _BY_OBJECT.get(id(obj))
+    prim = _BY_OBJECT.get(id(obj))
+    if prim is None and _LIBRARY_ALIASES:
+        # a user's function can only hold scipy.special.erf once scipy.special is imported, so
+        # binding its aliases at the first miss after that import misses none
+        for module in [m for m in _LIBRARY_ALIASES if m in sys.modules]:
+            for attribute, aliased in _LIBRARY_ALIASES.pop(module):
+                _bind(getattr(sys.modules[module], attribute), aliased)
+        prim = _BY_OBJECT.get(id(obj))
+    return prim
 
 
 def get(name: str) -> Primitive:
@@ -153,6 +175,22 @@ for _name in ["maximum", "minimum", "fmax", "fmin", "arctan2", "hypot", "logadde
         _aliases = [math.copysign]
     register(_name, f"np.{_name}", getattr(np, _name),
              COMPARE if _name.startswith("logical") else BINARY, ("x", "y"), aliases=_aliases)
+
+# scipy.special's error and gamma functions, spelled by their names in JAX's lax (transformer.lax
+# holds them; a compiled target lowers them, numba_special and cuda_lax); polygamma is the
+# derivative of digamma, and of itself
+_SCIPY_SPECIAL = {  # name: (its lax function, its names in scipy.special, the math function that means it)
+    "erf": (lax.erf, ("erf",), math.erf),
+    "erfc": (lax.erfc, ("erfc",), math.erfc),
+    "erfinv": (lax.erf_inv, ("erfinv",), None),
+    "gammaln": (lax.lgamma, ("gammaln",), math.lgamma),
+    "digamma": (lax.digamma, ("digamma", "psi"), None),
+}
+for _name, (_fn, _scipy_names, _math_twin) in _SCIPY_SPECIAL.items():
+    register(_name, f"lax.{_fn.__name__}", _fn, UNARY, ("x",), aliases=(_math_twin,) if _math_twin else (),
+             library_aliases=tuple(f"scipy.special.{n}" for n in _scipy_names))
+register("polygamma", "lax.polygamma", lax.polygamma, BINARY, ("n", "x"),
+         library_aliases=("scipy.special.polygamma",))
 
 register("where", "np.where", np.where, SPECIAL, ("condition", "x", "y"))
 register("clip", "np.clip", np.clip, SPECIAL, ("x", "lo", "hi"))

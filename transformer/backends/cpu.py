@@ -17,7 +17,7 @@ from numba.core import errors as numba_errors
 from ..emit import MODULE_PREAMBLE, user_location_in
 from ..errors import CompileError
 from . import (cpu_lanes, cpu_vmap, numba_fusion, numba_indexing, numba_loops, numba_lowering,  # noqa: F401
-               numba_parallel, numba_runtime, per_example)
+               numba_parallel, numba_runtime, numba_special, per_example)
 
 NAME = "cpu"
 PREAMBLE = (MODULE_PREAMBLE + "from transformer.backends import numba_lowering as nl\n"

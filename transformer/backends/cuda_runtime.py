@@ -17,15 +17,16 @@ from numba import cuda
 
 from .. import runtime
 from . import cuda_kernels as kernels
-from . import cuda_numpy
+from . import cuda_lax, cuda_numpy
 
 
 def device_math(fn):
     """``fn`` as device code: the same code, with ``np`` standing for ``cuda_numpy`` (NumPy's
-    elementwise functions as numba-cuda can lower them on scalars).  The function's globals
-    are copied here, so everything it names must be defined before it, as generated modules do."""
+    elementwise functions as numba-cuda can lower them on scalars) and ``lax`` for ``cuda_lax``
+    (its special functions).  The function's globals are copied here, so everything it names
+    must be defined before it, as generated modules do."""
     import types
-    scope = dict(fn.__globals__, np=cuda_numpy)
+    scope = dict(fn.__globals__, np=cuda_numpy, lax=cuda_lax)
     return types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
