@@ -45,6 +45,10 @@ class Primitive:
     keywords: tuple[str, ...] = ()  # keyword parameters it accepts
     aliases: tuple = field(default=(), repr=False)  # Python objects that mean this primitive
     may_alias: bool = False         # its result may share memory with its first operand (a view)
+    # the names of the results of a primitive that returns a tuple (NumPy's field names), in order:
+    # the core form binds the tuple to one name and picks each by position (_t0 = np.linalg.eigh(a);
+    # w = _t0[0]); reverse mode gives each result a cotangent of its own, vmap a batching of its own
+    results: tuple[str, ...] = ()
 
     @property
     def is_operator(self) -> bool:
@@ -57,8 +61,9 @@ _BY_OBJECT: dict[int, Primitive] = {}
 _KEEP_ALIVE: list = []  # objects whose id() keys _BY_OBJECT
 
 
-def register(name, spelling, impl, kind, params, keywords=(), aliases=(), may_alias=False) -> Primitive:
-    prim = Primitive(name, spelling, impl, kind, tuple(params), tuple(keywords), tuple(aliases), may_alias)
+def register(name, spelling, impl, kind, params, keywords=(), aliases=(), may_alias=False, results=()) -> Primitive:
+    prim = Primitive(name, spelling, impl, kind, tuple(params), tuple(keywords), tuple(aliases), may_alias,
+                     tuple(results))
     if name in REGISTRY:
         raise ValueError(f"primitive {name!r} registered twice")
     REGISTRY[name] = prim
