@@ -182,6 +182,13 @@ register("trace", "np.trace", np.trace, LINALG, ("x",))
 register("inv", "np.linalg.inv", np.linalg.inv, LINALG, ("x",))
 register("solve", "np.linalg.solve", np.linalg.solve, LINALG, ("a", "b"))
 register("det", "np.linalg.det", np.linalg.det, LINALG, ("x",))
+# Decompositions of a matrix or a stack of them (the last two axes).  NumPy reads only the lower
+# triangle of cholesky's, eigh's and eigvalsh's argument; their derivatives (templates/) assume it
+# is symmetric and are those of the symmetrized matrix, as JAX's are.
+register("cholesky", "np.linalg.cholesky", np.linalg.cholesky, LINALG, ("x",))
+register("slogdet", "np.linalg.slogdet", np.linalg.slogdet, LINALG, ("x",), results=("sign", "logabsdet"))
+register("eigh", "np.linalg.eigh", np.linalg.eigh, LINALG, ("x",), results=("eigenvalues", "eigenvectors"))
+register("eigvalsh", "np.linalg.eigvalsh", np.linalg.eigvalsh, LINALG, ("x",))
 
 # ---------------------------------------------------------------------- shape
 register("reshape", "np.reshape", np.reshape, SHAPE, ("x", "shape"), may_alias=True)
