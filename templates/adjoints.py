@@ -400,6 +400,66 @@ def solve(z_bar, z, a, b):
     return rt.solve_vjp_a(z_bar, a, z), rt.solve_vjp_b(z_bar, a, z)
 
 
+# The decompositions below assume a symmetric x (NumPy reads one triangle of it) and, as JAX does, give
+# the cotangent of the symmetrized (x + x^T) / 2: a symmetric matrix.  They use only primitives
+# with rules of their own (inv, @, where...), so their second derivatives come from the same rules.
+def lower_triangle_half_diagonal(l):
+    """Murray's Phi as a mask shaped like one matrix of ``l``: 1 below the diagonal, 1/2 on it, 0 above."""
+    rows = np.arange(np.shape(l)[-1])
+    below = rt.cast_like(np.expand_dims(rows, -1) > rows, l)
+    return below + 0.5 * rt.cast_like(np.eye(np.shape(l)[-1]), l)
+
+
+@rule("adjoint", "cholesky", wrt=("x",))
+def cholesky(z_bar, z, x):
+    """x = L L^T: x_bar = L^-T Phi(L^T L_bar) L^-1, symmetrized (Murray 2016, "Differentiation of the
+    Cholesky decomposition", and JAX), for each matrix of a stack."""
+    l_inverse = np.linalg.inv(z)
+    inner = (np.swapaxes(z, -1, -2) @ z_bar) * lower_triangle_half_diagonal(z)
+    x_bar = np.swapaxes(l_inverse, -1, -2) @ inner @ l_inverse
+    return 0.5 * (x_bar + np.swapaxes(x_bar, -1, -2))
+
+
+@rule("adjoint", "slogdet", wrt=("x",))
+def slogdet(z_bar, z, x):
+    # the sign is piecewise constant (no derivative); d logabsdet / d x = inv(x)^T, per matrix of a stack
+    sign_bar, logabsdet_bar = z_bar
+    return rt.expand_to(logabsdet_bar, x, (-2, -1), False) * np.swapaxes(np.linalg.inv(x), -1, -2)
+
+
+@rule("adjoint", "eigvalsh", wrt=("x",))
+def eigvalsh(z_bar, z, x):
+    # d w_k = v_k^T dx v_k: x_bar = V diag(w_bar) V^T, symmetric already
+    w, v = np.linalg.eigh(x)
+    return (v * np.expand_dims(z_bar, -2)) @ np.swapaxes(v, -1, -2)
+
+
+def reciprocal_gaps(w, inner, eye):
+    """F * inner, per eigenvalue vector ``w`` (``eye`` the identity): F_ij = 1 / (w_j - w_i) off the
+    diagonal and 0 on it, as in JAX, and 0 wherever ``inner`` is exactly 0 (see ``eigh``)."""
+    gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1) + eye      # w_j - w_i off the diagonal, 1 on it
+    return np.where(inner == 0.0, 0.0, inner / gaps) * (1.0 - eye)
+
+
+@rule("adjoint", "eigh", wrt=("x",))
+def eigh(z_bar, z, x):
+    """x = V diag(w) V^T: x_bar = V (diag(w_bar) + F * (V^T V_bar)) V^T, symmetrized (JAX's rule
+    transposed), F_ij = 1 / (w_j - w_i) off the diagonal and 0 on it.
+
+    Degenerate eigenvalues (w_i == w_j, i != j): the eigenvectors are not unique there and F_ij is
+    infinite, so the entry is +-inf, or nan for 0 / 0, as JAX gives: a loss of such eigenvectors has no
+    derivative, and none is made up.  An entry of V^T V_bar that is exactly 0 contributes 0, so a loss
+    of the eigenvalues alone, through np.linalg.eigh, keeps its finite gradient (as JAX's symbolic zero
+    cotangents do).  The eigenvalues' own part, V diag(w_bar) V^T, is finite in any case."""
+    w_bar, v_bar = z_bar
+    w, v = z
+    v_t = np.swapaxes(v, -1, -2)
+    eye = rt.cast_like(np.eye(np.shape(w)[-1]), w)
+    middle = reciprocal_gaps(w, v_t @ v_bar, eye) + eye * np.expand_dims(w_bar, -2)
+    x_bar = v @ middle @ v_t
+    return 0.5 * (x_bar + np.swapaxes(x_bar, -1, -2))
+
+
 # ------------------------------------------------------------------- shape
 @rule("adjoint", "reshape", wrt=("x",))
 def reshape(z_bar, z, x, shape):

@@ -227,6 +227,30 @@ def example(x, b):
     return x[..., b]
 
 
+# ---------------------------------------------- decompositions: NumPy's own stacks
+# NumPy decomposes every matrix of a stack (the leading axes): the batch goes first, then back last.
+@rule("batching", "cholesky", strategy="batched")
+def cholesky_batched(x):
+    return np.moveaxis(np.linalg.cholesky(np.moveaxis(x, -1, 0)), 0, -1)
+
+
+@rule("batching", "eigvalsh", strategy="batched")
+def eigvalsh_batched(x):
+    return np.moveaxis(np.linalg.eigvalsh(np.moveaxis(x, -1, 0)), 0, -1)
+
+
+@rule("batching", "slogdet", strategy="batched")
+def slogdet_batched(x):
+    sign, logabsdet = np.linalg.slogdet(np.moveaxis(x, -1, 0))
+    return np.moveaxis(sign, 0, -1), np.moveaxis(logabsdet, 0, -1)
+
+
+@rule("batching", "eigh", strategy="batched")
+def eigh_batched(x):
+    w, v = np.linalg.eigh(np.moveaxis(x, -1, 0))
+    return np.moveaxis(w, 0, -1), np.moveaxis(v, 0, -1)
+
+
 # ------------------------------------------------ products with one batched factor
 @rule("batching", "dot", "matmul", "rt.dot_vjp_x", "rt.dot_vjp_y", "rt.matmul_vjp_x", "rt.matmul_vjp_y",
       strategy="products")

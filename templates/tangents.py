@@ -29,6 +29,7 @@ import numpy as np
 from transformer import lax
 from transformer import runtime as rt
 from transformer.rules import rule, unsupported
+from transformer.templates import adjoints
 
 # ------------------------------------------------------------------ unary math
 
@@ -426,6 +427,41 @@ def solve_tangent(a, z, a_dot, b_dot):
 def det_tangent(x, z, x_dot):
     # z trace(inv(x) x_dot), for each matrix of a stack
     return z * np.sum(np.swapaxes(np.linalg.inv(x), -1, -2) * x_dot, axis=(-2, -1))
+
+
+# The decompositions assume a symmetric x and differentiate the symmetrized (x + x^T) / 2, as JAX does
+# (the adjoint rules' conventions, helpers shared with them).
+@rule("tangent", "cholesky")
+def cholesky_tangent(z, x_dot):
+    # L_dot = L Phi(L^-1 x_dot L^-T) (Murray 2016; JAX), per matrix of a stack
+    l_inverse = np.linalg.inv(z)
+    inner = l_inverse @ (0.5 * (x_dot + np.swapaxes(x_dot, -1, -2))) @ np.swapaxes(l_inverse, -1, -2)
+    return z @ (inner * adjoints.lower_triangle_half_diagonal(z))
+
+
+@rule("tangent", "slogdet")
+def slogdet_tangent(x, z, x_dot):
+    # the sign's tangent is zero; logabsdet's is trace(inv(x) x_dot), per matrix of a stack
+    sign, logabsdet = z
+    return sign * 0.0, np.sum(np.swapaxes(np.linalg.inv(x), -1, -2) * x_dot, axis=(-2, -1))
+
+
+@rule("tangent", "eigvalsh")
+def eigvalsh_tangent(x, x_dot):
+    # w_dot_k = v_k^T x_dot v_k (the diagonal of V^T x_dot V: x_dot and its transpose give the same)
+    w, v = np.linalg.eigh(x)
+    return np.sum(v * (x_dot @ v), axis=-2)
+
+
+@rule("tangent", "eigh")
+def eigh_tangent(z, x_dot):
+    # JAX's rule: with S = V^T sym(x_dot) V, w_dot = diag(S) and V_dot = V (F * S), F_ij = 1 / (w_j - w_i);
+    # degenerate eigenvalues give V_dot inf or nan, as the adjoint rule's docstring says
+    w, v = z
+    v_t = np.swapaxes(v, -1, -2)
+    inner = v_t @ (0.5 * (x_dot + np.swapaxes(x_dot, -1, -2))) @ v
+    eye = rt.cast_like(np.eye(np.shape(w)[-1]), w)
+    return np.sum(inner * eye, axis=-1), v @ adjoints.reciprocal_gaps(w, inner, eye)
 
 
 # ------------------------------------------------- shapes: linear, so the same op

@@ -213,9 +213,9 @@ def with_nonlocal_maker():
 
 
 def sums_a_list_of_arrays(x):
-    parts = [x[:1], x[1:]]                        # refused: list_of_arrays
+    parts = [x[:1], x[1:]]
     total = 0.0
-    for part in parts:
+    for part in parts:                            # refused: list_of_arrays (each pass picks another element)
         total += np.sum(part ** 2)
     return total
 

@@ -735,6 +735,21 @@ def grown_by_concatenation(x):
         out = np.concatenate([out, out[-1:] * 0.5 + x[i:i + 1]])
     return np.sum(out ** 2)
 
+
+def decompositions(x):
+    m = np.reshape(x, (2, 2))
+    a = m @ m.T + np.eye(2)                       # symmetric, positive definite
+    w, v = np.linalg.eigh(a)
+    sign, logabsdet = np.linalg.slogdet(a)
+    return np.sum(w * v[0] ** 2) + sign * logabsdet + np.sum(np.linalg.cholesky(a)) + np.linalg.eigvalsh(a)[0]
+
+
+def tuple_in_a_variable(x):
+    pair = (x[:2], x[2:] * 2.0)
+    same = pair
+    return np.sum(same[0] * same[1]) + np.sum(pair[-1] ** 2)
+
+
 CASES = {
     "sin_sum": (sin_sum, _vec(5)), "poly": (poly, _vec(4)), "exp_log": (exp_log, _vec(4)),
     "tanh_square": (tanh_square, _vec(6)), "math_scalar": (math_scalar, lambda r: (float(r.normal()),)),
@@ -756,6 +771,7 @@ CASES = {
     "transpose_reshape": (transpose_reshape, _mat(3, 4)), "expand_squeeze": (expand_squeeze, _vec(4)),
     "concat_stack": (concat_stack, _vec(3)), "flip_ravel": (flip_ravel, _vec(4)),
     "inverse_det": (inverse_det, _vec(4)), "solve_system": (solve_system, _vec(4)),
+    "decompositions": (decompositions, _vec(4)), "tuple_in_a_variable": (tuple_in_a_variable, _vec(4)),
     "index_scalar": (index_scalar, _vec(3)), "slice_sum": (slice_sum, _vec(5)),
     "matrix_index": (matrix_index, _mat(3, 3)), "inplace_fill": (inplace_fill, _vec(4)),
     "inplace_accumulate": (inplace_accumulate, _vec(4)), "inplace_overwrite": (inplace_overwrite, _vec(3)),

@@ -131,6 +131,16 @@ def solves(a, b):
     return np.linalg.inv(a), np.linalg.solve(a, b), np.linalg.det(a), np.linalg.inv(a.T)
 
 
+def decompositions(a, stack):
+    """a: (n, n) symmetric positive definite, stack: (2, 2, n, n) of them (numba decomposes one matrix
+    at a time); eigenvectors by their absolute values (LAPACKs may sign them differently)."""
+    sign, logabsdet = np.linalg.slogdet(stack)
+    w, v = np.linalg.eigh(a)
+    return (np.linalg.cholesky(a), np.linalg.cholesky(stack), np.linalg.slogdet(a)[1], sign, logabsdet,
+            w, np.abs(v), np.abs(np.linalg.eigh(stack)[1]), np.linalg.eigvalsh(a), np.linalg.eigvalsh(stack),
+            np.linalg.inv(stack), np.linalg.det(stack))
+
+
 # ----------------------------------------------------------------- shapes
 def shapes(x):
     """x is (2, 3, 4)."""

@@ -107,6 +107,23 @@ def spd(rng, n):
     return U(rng, n, n) + n * np.eye(n)
 
 
+def symmetric(m):
+    """The symmetric part of a matrix or a stack of them: cholesky's, eigh's and eigvalsh's argument
+    (spd's is then positive definite, its eigenvalues apart, so that eigenvectors are differentiable)."""
+    return 0.5 * (m + np.swapaxes(m, -1, -2))
+
+
+def of_symmetric_part(fn, position=0):
+    """The oracle of a row whose rules assume a symmetric matrix argument (cholesky, eigh and eigvalsh
+    read one triangle of it): central differences perturb that argument symmetrically, seeing
+    fn((a + a^T) / 2), whose derivative JAX's rules and ours give."""
+    def oracle(args):
+        def symmetrized(*a):
+            return fn(*a[:position], symmetric(np.asarray(a[position])), *a[position + 1:])
+        return symmetrized
+    return oracle
+
+
 # ------------------------------------------------------------------ elementwise
 UNARY_DOMAINS = {  # name -> generator of an argument inside the function's domain, off its kinks
     "arccosh": lambda r: U(r, 3, 4, lo=1.1, hi=1.9),
@@ -319,6 +336,31 @@ def inv(a): return np.linalg.inv(a)                # noqa: E704
 def solve(a, b): return np.linalg.solve(a, b)      # noqa: E704
 def det(a): return np.linalg.det(a)                # noqa: E704
 def quadratic(w, x): return np.sum((w @ x) ** 2)   # noqa: E704
+def cholesky(a): return np.linalg.cholesky(a)      # noqa: E704
+def cholesky_shared(b, a): return np.linalg.cholesky(a) @ b   # noqa: E704  (vmap_none: b shared)
+def slogdet_logabsdet(a): return np.linalg.slogdet(a)[1]       # noqa: E704  (a tuple result indexed)
+def eigh_values(a): return np.linalg.eigh(a)[0]    # noqa: E704
+def eigvalsh(a): return np.linalg.eigvalsh(a)      # noqa: E704
+
+
+def slogdet(a):
+    sign, logabsdet = np.linalg.slogdet(a)          # a tuple result unpacked
+    return sign, logabsdet
+
+
+def slogdet_shared(b, a):
+    sign, logabsdet = np.linalg.slogdet(a)
+    return sign * b + logabsdet
+
+
+def eigh(a):
+    w, v = np.linalg.eigh(a)
+    return w, v
+
+
+def eigh_shared(b, a):
+    w, v = np.linalg.eigh(a)
+    return w * b, v @ b
 
 
 # ------------------------------------------------------------------ shapes
@@ -732,6 +774,26 @@ def _rows():
     add_(Row("solve", solve, lambda r: (spd(r, 3), U(r, 3)), refuses=no(SECOND_ORDER, "np.linalg.solve")))
     add_(Row("solve_matrix", solve, lambda r: (spd(r, 3), U(r, 3, 2)), refuses=no(SECOND_ORDER, "np.linalg.solve")))
     add_(Row("det", det, lambda r: (spd(r, 3),)))
+    # decompositions; cholesky, eigh and eigvalsh take a symmetric matrix, perturbed symmetrically
+    # (of_symmetric_part), slogdet any well-conditioned one; stacks are NumPy's leading axes
+    symmetric_spd = lambda r: (symmetric(spd(r, 3)),)                                  # noqa: E731
+    symmetric_stack = lambda r: (np.stack([symmetric(spd(r, 3)) for _ in range(2)]),)  # noqa: E731
+    symmetric_f32 = lambda r: (symmetric(spd(r, 3)).astype(np.float32),)               # noqa: E731
+    shared_and_symmetric = lambda r: (U(r, 3), symmetric(spd(r, 3)))                   # noqa: E731
+    for name, fn, gen in [("cholesky", cholesky, symmetric_spd), ("cholesky_stack", cholesky, symmetric_stack),
+                          ("cholesky_f32", cholesky, symmetric_f32),
+                          ("eigh", eigh, symmetric_spd), ("eigh_stack", eigh, symmetric_stack),
+                          ("eigh_f32", eigh, symmetric_f32), ("eigh_values", eigh_values, symmetric_spd),
+                          ("eigvalsh", eigvalsh, symmetric_spd), ("eigvalsh_stack", eigvalsh, symmetric_stack),
+                          ("eigvalsh_f32", eigvalsh, symmetric_f32)]:
+        add_(Row(name, fn, gen, oracle=of_symmetric_part(fn)))
+    for name, fn in [("cholesky_shared", cholesky_shared), ("eigh_shared", eigh_shared)]:
+        add_(Row(name, fn, shared_and_symmetric, oracle=of_symmetric_part(fn, position=1)))
+    add_(Row("slogdet", slogdet, lambda r: (spd(r, 3),)))
+    add_(Row("slogdet_logabsdet", slogdet_logabsdet, lambda r: (spd(r, 3),)))
+    add_(Row("slogdet_stack", slogdet, lambda r: (np.stack([spd(r, 3), -spd(r, 3)]),)))   # a negative sign too
+    add_(Row("slogdet_f32", slogdet, lambda r: (spd(r, 3).astype(np.float32),)))
+    add_(Row("slogdet_shared", slogdet_shared, lambda r: (U(r, 3), spd(r, 3))))
     # shapes
     for name, gen in [("reshape", three), ("reshape_neg", three), ("transpose", three),
                       ("transpose_axes", three), ("swapaxes", three), ("moveaxis", three), ("expand_dims", one),

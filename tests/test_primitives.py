@@ -32,6 +32,12 @@ def uniform(*shape, dtype=np.float64, seed=0):
     return np.random.default_rng(seed + len(shape)).uniform(0.1, 0.9, shape).astype(dtype)
 
 
+def symmetric_positive_definite(*shape, dtype=np.float64):
+    """Matrices (the last two axes of ``shape``) with eigenvalues in (3, 4) or so: well apart from zero."""
+    m = uniform(*shape, dtype=np.float64)
+    return (0.5 * (m + np.swapaxes(m, -1, -2)) + shape[-1] * np.eye(shape[-1])).astype(dtype)
+
+
 def small_ints(*shape, dtype=np.int32, seed=0):
     return np.random.default_rng(seed).integers(1, 6, shape).astype(dtype)
 
@@ -65,6 +71,8 @@ CASES = [
     Case("batched_matmul", lambda d: (uniform(2, 3, 4, dtype=d), uniform(2, 4, 5, dtype=d)), dtypes=("float64",)),
     Case("solves", lambda d: (uniform(3, 3, dtype=d) + 3 * np.eye(3, dtype=d), uniform(3, dtype=d)),
          dtypes=("float64",)),
+    Case("decompositions", lambda d: (symmetric_positive_definite(3, 3, dtype=d),
+                                      symmetric_positive_definite(2, 2, 3, 3, dtype=d))),
     Case("shapes", lambda d: (uniform(2, 3, 4, dtype=d),), dtypes=("float64",)),
     Case("joins", lambda d: (uniform(3, 4, dtype=d), uniform(3, 4, dtype=d, seed=1)), dtypes=("float64",)),
     Case("casts", lambda d: (uniform(3, 4, dtype=d),), dtypes=("float64",)),

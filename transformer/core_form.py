@@ -6,7 +6,9 @@ such as ``np.pi`` or ``np.float32``, or a tuple of atoms)::
     function  := def NAME(NAME, ...): block
     block     := statement+
     statement := NAME = atom                          copy
-               | NAME = PRIM(atom, ..., key=atom)     primitive call, spelled as registered
+               | NAME = PRIM(atom, ..., key=atom)     primitive call, spelled as registered (a primitive
+                                                      with several ``results`` binds their tuple, which
+                                                      picks ``NAME = NAME[k]`` take apart)
                | NAME = atom OP atom                  binary operator primitive (+ - * / // % ** @ < <= > >= == !=)
                | NAME = UOP atom                      unary operator primitive (- + not ~)
                | NAME = atom[index]                   getitem

@@ -240,6 +240,34 @@ def _count_block(stmts, depth, counts, kinds=("assign", "setitem")):
             _count_block(stmt.body.body, depth + 1, counts, kinds)
 
 
+def tuple_sizes(statements, of_atoms: bool = True) -> dict[str, int | None]:
+    """The variables that hold a tuple at run time, each with its number of elements (None where
+    assignments disagree): the results of a primitive that returns several (``np.linalg.eigh``), a
+    tuple of atoms (unless ``of_atoms`` is False), a copy of either."""
+    sizes: dict[str, int | None] = {}
+    changed = True
+    while changed:
+        changed = False
+        for a in statements:
+            if a.kind != "assign":
+                continue
+            prim = None if cf.is_atom(a.value) else cf.primitive_of(a.value)
+            if isinstance(a.value, cst.Tuple) and of_atoms:
+                size = len(a.value.elements)
+            elif isinstance(a.value, cst.Name) and a.value.value in sizes:
+                size = sizes[a.value.value]
+            elif prim is not None and prim.results:
+                size = len(prim.results)
+            else:
+                continue
+            known = sizes.get(a.target, "unset")
+            agreed = size if known == "unset" else known if known == size else None
+            if agreed != known:
+                sizes[a.target] = agreed
+                changed = True
+    return sizes
+
+
 # ------------------------------------------------------------ dead code removal
 _EFFECTFUL_SPELLINGS = {"rt.push", "rt.pop"}
 # Primitives whose result may share memory with an operand: an array that

@@ -17,7 +17,7 @@ import libcst as cst
 import numpy as np
 
 from . import core_form as cf
-from . import dataflow, fence, methods, primitives, resolve, source, walk
+from . import dataflow, fence, methods, primitives, resolve, simplify, source, walk
 from .core_form import CoreFunction
 from .custom import custom_jvp, custom_vjp
 from .exits import structure_exits
@@ -52,8 +52,39 @@ def normalize(fn, static: dict | None = None) -> CoreFunction:
                                  annotation=None)
                   for p in uf.node.params.params]
     core.node = cst.FunctionDef(name=cst.Name(uf.name), params=cst.Parameters(params=new_params),
-                                body=cf.block(body))
+                                body=cf.block(_results_returned_as_a_tuple(body, scope)))
     return core
+
+
+def _results_returned_as_a_tuple(body: list, scope: NameScope) -> list:
+    """``return np.linalg.slogdet(a)`` returns a plain tuple of the results: NumPy's own is a named
+    tuple, which pytrees (``tree.py``) take for one leaf, where the cpu target's is a plain tuple."""
+    sizes = dataflow.tuple_sizes(list(dataflow.walk(body)), of_atoms=False)
+
+    def unpacked(atom, out: list):
+        if isinstance(atom, cst.Tuple):
+            return cf.tuple_of([unpacked(element.value, out) for element in atom.elements])
+        if not (isinstance(atom, cst.Name) and sizes.get(atom.value)):
+            return atom
+        picks = []
+        for k in range(sizes[atom.value]):
+            pick = scope.temp()
+            out.append(cf.assign(pick, cst.Subscript(atom, [cst.SubscriptElement(cst.Index(cf.literal(k)))])))
+            picks.append(cst.Name(pick))
+        return cf.tuple_of(picks)
+
+    def rewrite(stmts: list) -> list:
+        out = []
+        for stmt in stmts:
+            small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) else None
+            if isinstance(small, cst.Return) and small.value is not None:
+                picks: list = []
+                value = unpacked(small.value, picks)
+                out += picks + [stmt.with_changes(body=[small.with_changes(value=value)])]
+            else:
+                out.append(simplify.map_blocks(stmt, rewrite))
+        return out
+    return rewrite(body) if sizes else body
 
 
 class _Normalizer:

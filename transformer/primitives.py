@@ -46,6 +46,10 @@ class Primitive:
     keywords: tuple[str, ...] = ()  # keyword parameters it accepts
     aliases: tuple = field(default=(), repr=False)  # Python objects that mean this primitive
     may_alias: bool = False         # its result may share memory with its first operand (a view)
+    # the names of the results of a primitive that returns a tuple (NumPy's field names), in order:
+    # the core form binds the tuple to one name and picks each by position (_t0 = np.linalg.eigh(a);
+    # w = _t0[0]); reverse mode gives each result a cotangent of its own, vmap a batching of its own
+    results: tuple[str, ...] = ()
 
     @property
     def is_operator(self) -> bool:
@@ -61,11 +65,12 @@ _KEEP_ALIVE: list = []  # objects whose id() keys _BY_OBJECT
 _LIBRARY_ALIASES: dict[str, list[tuple[str, Primitive]]] = {}
 
 
-def register(name, spelling, impl, kind, params, keywords=(), aliases=(), may_alias=False,
+def register(name, spelling, impl, kind, params, keywords=(), aliases=(), may_alias=False, results=(),
              library_aliases=()) -> Primitive:
     """``library_aliases``: dotted names such as ``"scipy.special.erf"``, for objects of a module
     that importing transformer should not import."""
-    prim = Primitive(name, spelling, impl, kind, tuple(params), tuple(keywords), tuple(aliases), may_alias)
+    prim = Primitive(name, spelling, impl, kind, tuple(params), tuple(keywords), tuple(aliases), may_alias,
+                     tuple(results))
     if name in REGISTRY:
         raise ValueError(f"primitive {name!r} registered twice")
     REGISTRY[name] = prim
@@ -215,6 +220,13 @@ register("trace", "np.trace", np.trace, LINALG, ("x",))
 register("inv", "np.linalg.inv", np.linalg.inv, LINALG, ("x",))
 register("solve", "np.linalg.solve", np.linalg.solve, LINALG, ("a", "b"))
 register("det", "np.linalg.det", np.linalg.det, LINALG, ("x",))
+# Decompositions of a matrix or a stack of them (the last two axes).  NumPy reads only the lower
+# triangle of cholesky's, eigh's and eigvalsh's argument; their derivatives (templates/) assume it
+# is symmetric and are those of the symmetrized matrix, as JAX's are.
+register("cholesky", "np.linalg.cholesky", np.linalg.cholesky, LINALG, ("x",))
+register("slogdet", "np.linalg.slogdet", np.linalg.slogdet, LINALG, ("x",), results=("sign", "logabsdet"))
+register("eigh", "np.linalg.eigh", np.linalg.eigh, LINALG, ("x",), results=("eigenvalues", "eigenvectors"))
+register("eigvalsh", "np.linalg.eigvalsh", np.linalg.eigvalsh, LINALG, ("x",))
 
 # ---------------------------------------------------------------------- shape
 register("reshape", "np.reshape", np.reshape, SHAPE, ("x", "shape"), may_alias=True)

@@ -318,6 +318,8 @@ def _trace(x):
 
 
 # ------------------------------------------------------------ linear algebra
+# numba's np.linalg functions take one matrix; NumPy's also take a stack of them (every matrix of
+# the leading axes), which these overloads decompose one matrix at a time.
 def inv(x):
     return np.linalg.inv(x)
 
@@ -330,6 +332,22 @@ def solve(a, b):
     return np.linalg.solve(a, b)
 
 
+def cholesky(x):
+    return np.linalg.cholesky(x)
+
+
+def slogdet(x):
+    return np.linalg.slogdet(x)
+
+
+def eigh(x):
+    return np.linalg.eigh(x)
+
+
+def eigvalsh(x):
+    return np.linalg.eigvalsh(x)
+
+
 def _as_float(t):
     """numba's LAPACK calls take float arrays; NumPy converts integers to float64."""
     if _is_float_array(t):
@@ -337,22 +355,106 @@ def _as_float(t):
     return lambda a: a.astype(np.float64)
 
 
+def _is_stack(t) -> bool:
+    return _is_array(t) and t.ndim > 2
+
+
 @overload(inv)
 def _inv(x):
     cast = njit(_as_float(x))
-    return lambda x: np.linalg.inv(cast(x))
+    if not _is_stack(x):
+        return lambda x: np.linalg.inv(cast(x))
+
+    def each_matrix(x):
+        stack = _stacked(cast(x))
+        out = np.empty_like(stack)
+        for k in range(stack.shape[0]):
+            out[k] = np.linalg.inv(stack[k])
+        return out.reshape(x.shape)
+    return each_matrix
 
 
 @overload(det)
 def _det(x):
     cast = njit(_as_float(x))
-    return lambda x: np.linalg.det(cast(x))
+    if not _is_stack(x):
+        return lambda x: np.linalg.det(cast(x))
+
+    def each_matrix(x):
+        stack = _stacked(cast(x))
+        out = np.empty(stack.shape[0], stack.dtype)
+        for k in range(stack.shape[0]):
+            out[k] = np.linalg.det(stack[k])
+        return out.reshape(x.shape[:-2])
+    return each_matrix
 
 
 @overload(solve)
 def _solve(a, b):
     cast_a, cast_b = njit(_as_float(a)), njit(_as_float(b))
     return lambda a, b: np.linalg.solve(cast_a(a), cast_b(b))
+
+
+@overload(cholesky)
+def _cholesky(x):
+    cast = njit(_as_float(x))
+    if not _is_stack(x):
+        return lambda x: np.linalg.cholesky(cast(x))
+
+    def each_matrix(x):
+        stack = _stacked(cast(x))
+        out = np.empty_like(stack)
+        for k in range(stack.shape[0]):
+            out[k] = np.linalg.cholesky(stack[k])
+        return out.reshape(x.shape)
+    return each_matrix
+
+
+@overload(slogdet)
+def _slogdet(x):
+    cast = njit(_as_float(x))
+    if not _is_stack(x):
+        return lambda x: np.linalg.slogdet(cast(x))
+
+    def each_matrix(x):
+        stack = _stacked(cast(x))
+        sign = np.empty(stack.shape[0], stack.dtype)
+        logabsdet = np.empty(stack.shape[0], stack.dtype)
+        for k in range(stack.shape[0]):
+            sign[k], logabsdet[k] = np.linalg.slogdet(stack[k])
+        return sign.reshape(x.shape[:-2]), logabsdet.reshape(x.shape[:-2])
+    return each_matrix
+
+
+@overload(eigh)
+def _eigh(x):
+    cast = njit(_as_float(x))
+    if not _is_stack(x):
+        return lambda x: np.linalg.eigh(cast(x))
+
+    def each_matrix(x):
+        stack = _stacked(cast(x))
+        values = np.empty(stack.shape[:2], stack.dtype)
+        vectors = np.empty_like(stack)
+        for k in range(stack.shape[0]):
+            values[k], vectors[k] = np.linalg.eigh(stack[k])
+        return values.reshape(x.shape[:-1]), vectors.reshape(x.shape)
+    return each_matrix
+
+
+@overload(eigvalsh)
+def _eigvalsh(x):
+    cast = njit(_as_float(x))
+    if not _is_stack(x):
+        return lambda x: np.linalg.eigvalsh(cast(x))
+
+    def each_matrix(x):
+        stack = _stacked(cast(x))
+        values = np.empty(stack.shape[:2], stack.dtype)
+        for k in range(stack.shape[0]):
+            values[k] = np.linalg.eigvalsh(stack[k])
+        return values.reshape(x.shape[:-1])
+    return each_matrix
 
 
 # ------------------------------------------------------- runtime helpers, lax

@@ -20,8 +20,9 @@ import libcst as cst
 from .. import core_form as cf
 from .. import primitives
 from ..transforms.shapes import SCALAR, Shapes
-from .numba_arrays import (broadcast_to, clip, det, dot, flip_axis, inner, inv, linspace, matmul,  # noqa: F401
-                           ndim, reshape, scalar_like, solve, squeeze, trace, transpose, vdot)
+from .numba_arrays import (broadcast_to, cholesky, clip, det, dot, eigh, eigvalsh, flip_axis, inner,  # noqa: F401
+                           inv, linspace, matmul, ndim, reshape, scalar_like, slogdet, solve, squeeze, trace,
+                           transpose, vdot)
 from .numba_reductions import (all_axis, any_axis, cumprod_axis, max_axis, mean_axis, min_axis,  # noqa: F401
                                norm_axis, prod_axis, std_axis, sum_axis, var_axis)
 from .numba_indexing import put, take, whole  # noqa: F401
@@ -143,9 +144,13 @@ _RULES.update({
     "inner": _same_arguments("inner"),             # missing in numba
     "vdot": _same_arguments("vdot"),               # numba: vectors only
     "trace": _same_arguments("trace"),             # numba: floats only
-    "inv": _same_arguments("inv"),                 # numba's LAPACK calls: floats only
+    "inv": _same_arguments("inv"),                 # numba's LAPACK calls: floats only, one matrix
     "det": _same_arguments("det"),
     "solve": _same_arguments("solve"),
+    "cholesky": _same_arguments("cholesky"),
+    "slogdet": _same_arguments("slogdet"),
+    "eigh": _same_arguments("eigh"),
+    "eigvalsh": _same_arguments("eigvalsh"),
 })
 
 # Elementwise primitives whose result dtype numba takes from a Python float

@@ -111,6 +111,7 @@ class Analysis:
         self.rebinds = dataflow.write_counts(func, include_setitem=False)
         self.loop_indices = _loop_indices(func.body.body)
         self._origins = None
+        self.tuples = dataflow.tuple_sizes(self.statements)   # reverse mode gives each element a cotangent
         self.active = self._activity(set(wrt), set(outputs))
         self.check_refusals()
         self.needed = self._with_viewed_arrays(self._needed() | self._shapes_that_may_change())
@@ -214,8 +215,9 @@ class Analysis:
             prim = cf.primitive_of(a.value)
             params = primitive_params(a.value)
             if prim.name == GETITEM:
-                needed.update(dataflow.index_names(a.value))
-                needed.update(atom_names(a.value.value))
+                if not self.picks_element(a.value):    # a tuple's pick adds into one element's cotangent
+                    needed.update(dataflow.index_names(a.value))
+                    needed.update(atom_names(a.value.value))
                 continue
             if prim.name == CUSTOM:      # the backward rule reads the residuals
                 needed.update(atom_names(a.value.args[2].value))
@@ -227,6 +229,24 @@ class Analysis:
                 if pname in reads and pname != "index":
                     needed.update(atom_names(atom))
         return needed
+
+    def picks_element(self, value) -> bool:
+        """Whether ``value`` is ``t[k]`` of a variable ``t`` that holds a tuple."""
+        return isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and \
+            value.value.value in self.tuples
+
+    def element_of(self, value: cst.Subscript, location) -> int:
+        """``k`` of the pick ``t[k]``, made non-negative; a TransformError unless ``k`` is a number
+        written in the code (each element of a tuple has its own cotangent)."""
+        size = self.tuples[value.value.value]
+        item = value.slice[0].slice if len(value.slice) == 1 else None
+        k = cf.int_literal(item.value) if isinstance(item, cst.Index) else None
+        if size is None or k is None or not -size <= k < size:
+            raise TransformError("differentiating through a tuple or list of arrays held in one variable needs "
+                                 "each element picked at a position written as a number (t[0], t[-1]), in a "
+                                 "variable that holds tuples of one length", location,
+                                 "give each array its own name: a, b = t (or sign, logabsdet = np.linalg.slogdet(m))")
+        return k % size
 
     def _with_viewed_arrays(self, needed: set) -> set:
         """``needed`` and the arrays written in place that a needed value may be a view of

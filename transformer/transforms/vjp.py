@@ -45,6 +45,7 @@ class _Reverse:
         self.stacks: dict[str, str] = {}          # variable -> its stack's name
         self.overwritten: dict[tuple, str] = {}   # (array, index form) -> the key of its tape
         self.bars: dict[str, str] = {}            # variable -> its cotangent's name
+        self.element_bars: dict[str, list] = {}   # variable holding a tuple -> its elements' cotangents
         self.scope.taken.update(dataflow.all_names(analysis.func))   # e.g. an inner grad's x_bar
         self.loop_info: dict[int, dict] = {}      # id(loop) -> names recorded by the forward sweep
         self.loops = {id(loop): loop for loop in loops(analysis.func.body.body)}
@@ -73,6 +74,37 @@ class _Reverse:
         if name not in self.bars:
             self.bars[name] = self.scope.claim(naming.cotangent(name))
         return self.bars[name]
+
+    # A variable may hold a tuple (a primitive's several results, a tuple of atoms, a copy of one).
+    # Its cotangent is one variable per element, t_bar0, t_bar1...: no tuple is built at run time.
+    # A pick ``w = t[k]`` adds w's cotangent into t_bar{k}; a rule of the primitive that made ``t``
+    # gets ``z_bar = (t_bar0, t_bar1, ...)`` and unpacks it like any tuple of atoms.
+    def elements(self, name: str) -> list[str]:
+        """The cotangents of the elements of the tuple ``name`` holds."""
+        if name not in self.element_bars:
+            size = self.a.tuples[name]
+            if size is None:
+                raise TransformError(f"differentiating through {name!r}, which holds tuples of different lengths, "
+                                     "is not supported", hint="give each tuple its own name")
+            self.element_bars[name] = [self.scope.claim(f"{naming.cotangent(name)}{k}") for k in range(size)]
+        return self.element_bars[name]
+
+    def cotangent(self, name: str):
+        """The atom of ``name``'s cotangent: its name, or the tuple of its elements' for a tuple."""
+        if name in self.a.tuples:
+            return cf.tuple_of([cst.Name(bar) for bar in self.elements(name)])
+        return cst.Name(self.bar(name))
+
+    def zero_cotangent(self, name: str) -> list:
+        """``x_bar = rt.zeros_like(x)``, or for a tuple, zeros shaped like each element."""
+        if name not in self.a.tuples:
+            return [cf.assign(self.bar(name), cf.call("rt.zeros_like", [cst.Name(name)]))]
+        out = []
+        for k, bar in enumerate(self.elements(name)):
+            element = self.scope.temp()
+            out += [cf.assign(element, _pick(cst.Name(name), k)),
+                    cf.assign(bar, cf.call("rt.zeros_like", [cst.Name(element)]))]
+        return out
 
     def stack(self, name: str) -> str:
         if name not in self.stacks:
@@ -141,7 +173,7 @@ class _Reverse:
         for a in self.a.statements:
             if a.kind == "setitem":
                 names.add(self.bar(a.target))
-            elif a.kind == "assign" and isinstance(a.value, cst.Subscript):
+            elif a.kind == "assign" and isinstance(a.value, cst.Subscript) and not self.a.picks_element(a.value):
                 names.update(self.bar(n) for n in atom_names(a.value.value))
         return names
 
@@ -250,13 +282,13 @@ class _Reverse:
         branches ran gets its zero inside one ``if`` per set of branches."""
         out, guarded = [], {}
         for name in names:
-            init = cf.assign(self.bar(name), cf.call("rt.zeros_like", [cst.Name(name)]))
+            init = self.zero_cotangent(name)
             guards = self.init_guards.get(name)
             if guards is None:
-                out.append(init)
+                out += init
             else:
                 key = tuple((cst.Module([]).code_for_node(test), branch) for test, branch in guards)
-                guarded.setdefault(key, (guards, []))[1].append(init)
+                guarded.setdefault(key, (guards, []))[1].extend(init)
         start = len(out)
         for guards, inits in guarded.values():
             stmts = inits
@@ -349,43 +381,59 @@ class _Reverse:
             if a.target in self.a.active and self.a.counts.unstable(a.target):
                 out += self.restart_cotangent(a)      # v = np.sin(c) in a branch: the old v gets none
             return out
-        z_bar = self.bar(a.target)
         for name in set(dataflow.value_reads(a.value)):
             if name != a.target or result_atom.value != a.target:
                 out += self.read(name)
         contributions = self.contributions(a, result_atom, out)
         if self.a.counts.unstable(a.target):
-            safe = []
-            for name, atom in contributions:
-                if isinstance(atom, cst.Name) and atom.value == z_bar:
-                    held = self.scope.temp()
-                    out.append(cf.assign(held, atom))
-                    atom = cst.Name(held)
-                safe.append((name, atom))
-            contributions = safe
+            # the old value's cotangent starts again at zero below: what flows on from it is held first
+            own = set(atom_names(self.cotangent(a.target)))
+            contributions = [(name, self.held(atom, own, out)) for name, atom in contributions]
             out += self.restart_cotangent(a)
         for name, atom in contributions:
             out += self.accumulate(name, atom)
         return out
 
+    def held(self, atom, names: set, out: list):
+        """``atom`` with each of ``names`` in it copied to a temporary (a tuple's element by element)."""
+        if isinstance(atom, cst.Tuple):
+            return cf.tuple_of([self.held(el.value, names, out) for el in atom.elements])
+        if isinstance(atom, cst.Name) and atom.value in names:
+            held = self.scope.temp()
+            out.append(cf.assign(held, atom))
+            return cst.Name(held)
+        return atom
+
     def restart_cotangent(self, a: Assignment) -> list:
         """The cotangent of the value ``a`` rebinds: zeros of that value's shape, which a loop
         may have changed (out = out[1:] - out[:-1]) where it is on the tape."""
-        z_bar = self.bar(a.target)
         if self.a.taped(a.target) and self._set_before_its_loop(a):
-            return self.read(a.target) + [cf.assign(z_bar, cf.call("rt.zeros_like", [cst.Name(a.target)]))]
-        return [cf.assign(z_bar, cf.call("rt.zeros_like", [cst.Name(z_bar)]))]
+            return self.read(a.target) + self.zero_cotangent(a.target)
+        return [cf.assign(bar, cf.call("rt.zeros_like", [cst.Name(bar)]))
+                for bar in atom_names(self.cotangent(a.target))]
 
     def contributions(self, a: Assignment, result_atom, out: list) -> list:
-        """(variable, contribution atom) pairs for the active operands of ``a``."""
-        z_bar = cst.Name(self.bar(a.target))
+        """(variable, contribution atom) pairs for the active operands of ``a``; the variable is
+        (name, k) for element k of a tuple."""
+        z_bar = self.cotangent(a.target)
+        if isinstance(a.value, cst.Tuple):      # t = (u, v): each element's cotangent to its atom
+            pairs = []
+            for element, part in zip(a.value.elements, z_bar.elements):
+                name = element.value.value if isinstance(element.value, cst.Name) else None
+                if name in self.a.tuples:
+                    raise TransformError("differentiating through a tuple that holds another tuple is not "
+                                         "supported", self.location(a.line), "give each tuple its own name")
+                if name in self.a.active:
+                    pairs.append((name, part.value))
+            return pairs
         if cf.is_atom(a.value):
-            if isinstance(a.value, cst.Tuple):
-                raise TransformError("differentiating through a tuple or list of arrays held in one variable "
-                                     "is not supported yet", self.location(a.line),
-                                     "give each array its own name (a, b = x[:2], x[2:]) and use them by name")
             return [(n, z_bar) for n in atom_names(a.value) if n in self.a.active]
         prim = cf.primitive_of(a.value)
+        if prim.name == GETITEM and self.a.picks_element(a.value):
+            tuple_name = a.value.value.value
+            if tuple_name not in self.a.active:
+                return []
+            return [((tuple_name, self.a.element_of(a.value, self.location(a.line))), z_bar)]
         if prim.name == GETITEM:
             return self.scatter(a.value, z_bar, out)
         if prim.name == CUSTOM:
@@ -473,7 +521,22 @@ class _Reverse:
             parts.append(cst.Element(cst.Name(made)))
         return cst.Tuple(parts)
 
-    def accumulate(self, name: str, atom) -> list:
+    def accumulate(self, name, atom) -> list:
+        """``x_bar = x_bar + atom``.  ``name`` may be (tuple, k): element k's cotangent; a whole
+        tuple's contribution is a tuple of atoms or a name holding a tuple (vjp's ``out_bar``)."""
+        if isinstance(name, tuple):
+            bar = self.elements(name[0])[name[1]]
+            return [cf.assign(bar, cst.BinaryOperation(cst.Name(bar), cst.Add(), atom))]
+        if name in self.a.tuples:
+            out = []
+            for k in range(len(self.elements(name))):
+                if isinstance(atom, cst.Tuple):
+                    part = atom.elements[k].value
+                else:
+                    part = cst.Name(self.scope.temp())
+                    out.append(cf.assign(part.value, _pick(atom, k)))
+                out += self.accumulate((name, k), part)
+            return out
         bar = self.bar(name)
         return [cf.assign(bar, cst.BinaryOperation(cst.Name(bar), cst.Add(), atom))]
 
@@ -515,6 +578,11 @@ class _Reverse:
         return out
 
 
+
+
+def _pick(atom, k: int) -> cst.Subscript:
+    """``atom[k]``: element ``k`` of a tuple."""
+    return cst.Subscript(atom, [cst.SubscriptElement(cst.Index(cf.literal(k)))])
 
 
 def _origin_text(stmt) -> str | None:

@@ -292,6 +292,8 @@ class _Batcher:
             return False
         if strategy == "collective" and self._own_axis(prim, args):
             return prim.name == "axis_index"
+        if prim.results:          # a tuple (np.linalg.eigh): each result batched as the call is
+            return (batched,) * len(prim.results)
         return batched
 
     def _infer(self, stmts, under_batched: bool):
