@@ -795,7 +795,7 @@ def dot_vjp_y_batched_g_tangent(g, x, y, g_dot, x_dot):
 
 
 @rule("tangent", "rt.stack", tape=True)
-def stack_tangent():
+def tape_stack_tangent():
     return rt.stack()
 
 
