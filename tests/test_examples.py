@@ -26,7 +26,7 @@ KEY_OUTPUT = {
         "jit(causal_attention) matches NumPy",
         "output row 0 == v[0]: True",
         "scores[i, j] = -np.inf",
-        "[nn.py:",                                  # softmax inlined from transformer/nn.py
+        "(nn.py:",                                  # softmax inlined from transformer/nn.py
         "nl.softmax_last_axis(scores, None)",        # and one loop over rows for numba
     ],
     "cuda_target.py": [

@@ -242,9 +242,9 @@ def test_the_fast_fence_refuses_what_the_ordered_one_refuses(fn):
 
 def test_the_fence_names_the_first_refusal_in_source_order(tmp_path):
     # an if-expression holds its test before its body as fields: the walk meets
-    # the `is` first, the reader meets the dict first
+    # the `is` first (not `is None`, which is decided), the reader meets the dict first
     path = tmp_path / "two_refusals.py"
-    path.write_text("def f(x):\n    return {1: x} if x is None else x\n")
+    path.write_text("def f(x):\n    return {1: x} if x is x else x\n")
     uf = source.load(_import_file(path, "two_refusals").f)
     with pytest.raises(TransformError) as walked:
         walk.visit(uf.node, fence.Fence(uf))

@@ -5,9 +5,8 @@ def jvp_mlp(x, w1, w2, x_dot, w1_dot, w2_dot):
     _t7 = w1_dot @ x
     _t8 = w1 @ x_dot
     _t0_dot = _t7 + _t8
-    # return np.maximum(x, 0.0)   [nn.py:11]
+    # return np.maximum(x, 0.0)   (nn.py:11)
     _t1 = np.maximum(_t0, 0.0)
-    # jvp of: return np.maximum(x, 0.0)   [nn.py:11]
     _t10 = _t0 > 0.0
     _t11 = _t0_dot * _t10
     _t12 = 0.5 * _t0_dot
@@ -24,9 +23,8 @@ def jvp_mlp(x, w1, w2, x_dot, w1_dot, w2_dot):
     _t23 = w2_dot @ hidden
     _t24 = w2 @ hidden_dot
     _t2_dot = _t23 + _t24
-    # return 1.0 / (1.0 + np.exp(-x))   [nn.py:15]
+    # return 1.0 / (1.0 + np.exp(-x))   (nn.py:15)
     _t3 = -_t2
-    # jvp of: return 1.0 / (1.0 + np.exp(-x))   [nn.py:15]
     _t3_dot = -_t2_dot
     _t4 = np.exp(_t3)
     _t4_dot = _t4 * _t3_dot

@@ -14,8 +14,8 @@ def jvp_squares_into(x, x_dot):
         # jvp of: out[i] = x[i] ** 2   [corpus_forward.py:143]
         _t4_dot = x_dot[i]
         _t5 = _t4 ** 2
-        _t8 = 2 * _t4
-        _t5_dot = _t8 * _t4_dot
+        _t7 = 2 * _t4
+        _t5_dot = _t7 * _t4_dot
         out[i] = _t5
         out_dot[i] = _t5_dot
     # return out   [corpus_forward.py:144]
