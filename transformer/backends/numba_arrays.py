@@ -359,19 +359,25 @@ def _is_stack(t) -> bool:
     return _is_array(t) and t.ndim > 2
 
 
-@overload(inv)
-def _inv(x):
-    cast = njit(_as_float(x))
-    if not _is_stack(x):
-        return lambda x: np.linalg.inv(cast(x))
+def _each_matrix(decompose):
+    """An overload of a matrix-to-matrix function (inv, cholesky): numba's np.linalg takes one 2-D
+    matrix, so a stack is decomposed one matrix at a time."""
+    def typed(x):
+        cast = njit(_as_float(x))
+        if not _is_stack(x):
+            return lambda x: decompose(cast(x))
 
-    def each_matrix(x):
-        stack = _stacked(cast(x))
-        out = np.empty_like(stack)
-        for k in range(stack.shape[0]):
-            out[k] = np.linalg.inv(stack[k])
-        return out.reshape(x.shape)
-    return each_matrix
+        def each_matrix(x):
+            stack = _stacked(cast(x))
+            out = np.empty_like(stack)
+            for k in range(stack.shape[0]):
+                out[k] = decompose(stack[k])
+            return out.reshape(x.shape)
+        return each_matrix
+    return typed
+
+
+overload(inv)(_each_matrix(np.linalg.inv))
 
 
 @overload(det)
@@ -395,19 +401,7 @@ def _solve(a, b):
     return lambda a, b: np.linalg.solve(cast_a(a), cast_b(b))
 
 
-@overload(cholesky)
-def _cholesky(x):
-    cast = njit(_as_float(x))
-    if not _is_stack(x):
-        return lambda x: np.linalg.cholesky(cast(x))
-
-    def each_matrix(x):
-        stack = _stacked(cast(x))
-        out = np.empty_like(stack)
-        for k in range(stack.shape[0]):
-            out[k] = np.linalg.cholesky(stack[k])
-        return out.reshape(x.shape)
-    return each_matrix
+overload(cholesky)(_each_matrix(np.linalg.cholesky))
 
 
 @overload(slogdet)
