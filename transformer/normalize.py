@@ -488,7 +488,7 @@ class _Normalizer:
             return cst.UnaryOperation(type(node.operator)(), operand)
         if isinstance(node, cst.BinaryOperation):
             left, right = self.atom(node.left), self.atom(node.right)
-            folded = _integer_arithmetic(left, node.operator, right)
+            folded = simplify.integer_arithmetic(left, node.operator, right)
             if folded is not None:      # k % 4 with k a literal: decided now, so `if k % 4 == 1` is too
                 return cf.literal(folded)
             return cst.BinaryOperation(left, type(node.operator)(), right)
@@ -1068,24 +1068,6 @@ def _literal_comparison(left, op, right) -> bool | None:
         return bool(compare(ast.literal_eval(_code(left)), ast.literal_eval(_code(right))))
     except (ValueError, TypeError, SyntaxError):
         return None
-
-
-_INTEGER_ARITHMETIC = {cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
-                       cst.FloorDivide: operator.floordiv, cst.Modulo: operator.mod}
-
-
-def _integer_arithmetic(left, op, right) -> int | None:
-    """The value of + - * // % on two int literals, else None."""
-    compute = _INTEGER_ARITHMETIC.get(type(op))
-    if compute is None or _literal_kind(left) != "value" or _literal_kind(right) != "value":
-        return None
-    try:
-        a, b = ast.literal_eval(_code(left)), ast.literal_eval(_code(right))
-    except (ValueError, SyntaxError):
-        return None
-    if type(a) is not int or type(b) is not int or (b == 0 and compute in (operator.floordiv, operator.mod)):
-        return None
-    return compute(a, b)
 
 
 def _code(node) -> str:

@@ -16,7 +16,7 @@ from . import core_form as cf
 from . import dataflow
 
 _FOLDABLE = {cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
-             cst.FloorDivide: operator.floordiv, cst.Power: operator.pow}
+             cst.FloorDivide: operator.floordiv, cst.Modulo: operator.mod, cst.Power: operator.pow}
 
 
 def _is_zero_init(stmt, name=None) -> str | None:
@@ -96,13 +96,26 @@ def _literal_value(node):
     return None
 
 
+def integer_arithmetic(left, op, right) -> int | None:
+    """The value of an int operator on two int literals, else None (also what the normalizer uses to
+    decide ``if k % 4 == 1`` when ``k`` is a literal)."""
+    compute = _FOLDABLE.get(type(op))
+    a, b = _literal_value(left), _literal_value(right)
+    if compute is None or type(a) is not int or type(b) is not int:
+        return None
+    if b == 0 and compute in (operator.floordiv, operator.mod) or compute is operator.pow and b < 0:
+        return None     # an error, or a float: left for run time
+    return compute(a, b)
+
+
 def _fold(value):
     """A simpler right-hand side, or None."""
     if isinstance(value, cst.BinaryOperation):
-        op = _FOLDABLE.get(type(value.operator))
-        left, right = _literal_value(value.left), _literal_value(value.right)
-        if op is not None and left is not None and right is not None and isinstance(left, int) and isinstance(right, int):
-            return cf.literal(op(left, right))
+        folded = integer_arithmetic(value.left, value.operator, value.right)
+        if folded is not None:
+            return cf.literal(folded)
+        right = _literal_value(value.right)
+        left = _literal_value(value.left)
         if isinstance(value.operator, cst.Power) and right == 1:
             return value.left
         # integer identities only: x * 1.0 could change an integer x's dtype
