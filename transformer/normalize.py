@@ -757,19 +757,16 @@ class _Normalizer:
             raise self.error(node, f"recursion ({cycle}) cannot be transformed", "write it as a loop")
         fn = _variant_for(node, fn)
         callee = source.load(fn)
-        if primitives.definition_name(fn) is not None:      # np.roll: ours, refused at the user's line
-            try:
-                fence.check(callee, helper=True)
-                bound = self.bind_arguments(node, fn, callee)
-                result = self.inline_bound(callee, bound)
-            except TransformError as err:
-                if err.location is not None and err.location.filename == self.uf.location(node).filename:
-                    raise
-                raise self.error(node, f"{primitives.definition_name(fn)}: {err.bare_message}", err.hint) from None
-        else:
+        try:
             fence.check(callee, helper=True)
             bound = self.bind_arguments(node, fn, callee)
             result = self.inline_bound(callee, bound)
+        except TransformError as err:
+            defined = primitives.definition_name(fn)
+            if defined is None or err.location is not None and err.location.filename == self.uf.location(node).filename:
+                raise
+            # a refusal inside np.roll's definition: named at the user's call
+            raise self.error(node, f"{defined}: {err.bare_message}", err.hint) from None
         if result is None:
             if not discard:
                 raise self.error(node, f"{fn.__name__}() returns nothing, but its result is used")
