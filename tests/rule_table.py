@@ -883,6 +883,17 @@ def _rows():
     return rows
 
 
-ROWS = _rows()
+def _family_rows() -> list:
+    """The rows kept beside a family of primitives: ``tests/rule_rows_<family>.py``, each with a
+    ``rows()`` returning its list (written with this module's Row and generators)."""
+    import importlib
+    from pathlib import Path
+    found = []
+    for path in sorted(Path(__file__).parent.glob("rule_rows_*.py")):
+        found += importlib.import_module(path.stem).rows()
+    return found
+
+
+ROWS = _rows() + _family_rows()
 BY_NAME = {row.name: row for row in ROWS}
 assert len(BY_NAME) == len(ROWS), "row names must be unique"

@@ -257,7 +257,7 @@ def generated_module(prefix, source):
 
 
 def fn_import(row) -> str:
-    return f"from rule_table import {row.fn.__name__} as fn_{row.name}\n"
+    return f"from {row.fn.__module__} import {row.fn.__name__} as fn_{row.name}\n"
 
 
 def n_out(row) -> int:

@@ -1,8 +1,11 @@
 """Rule tables: for each transform, which template implements each primitive.
 
-Rules are plain Python functions in ``templates/`` (one module per
-transform).  Each is registered right next to its definition with a decorator
-from here, keyed by primitive name.  A primitive that a transform cannot
+Rules are plain Python functions in ``templates/``: one module per
+transform for the primitives every NumPy program uses (``adjoints.py``,
+``tangents.py``, ``batching.py``), and one module per family of primitives
+(``sorting.py``: every rule of ``np.sort`` and its kin, whatever the transform).
+Each is registered right next to its definition with a decorator from here,
+keyed by primitive name.  A primitive that a transform cannot
 handle is listed with ``unsupported(...)`` and a reason, which becomes the
 user's error message; a test checks every primitive is one or the other.
 """
@@ -54,15 +57,38 @@ def unsupported(transform: str, names, reason: str) -> None:
         UNSUPPORTED[transform][name] = reason
 
 
+# Modules of templates/ that hold no rules: the definitions are inlined as user code, not applied as rules
+_NOT_RULES = {"definitions"}
+
+
 def table(transform: str) -> dict[str, Callable]:
-    """The loaded rule table of ``transform`` (importing its template module once)."""
+    """The loaded rule table of ``transform`` (importing its template module and every family's once)."""
     module = _TEMPLATE_MODULES[transform]
     try:
         importlib.import_module(module)
     except ModuleNotFoundError as err:
         if err.name != module:
             raise
+    _load_families()
     return RULES[transform]
+
+
+_families_loaded = False
+
+
+def _load_families() -> None:
+    """Import each family module of templates/ (a family registers rules for several transforms)."""
+    global _families_loaded
+    if _families_loaded:
+        return
+    _families_loaded = True
+    import pkgutil
+
+    from . import templates
+    per_transform = {m.rsplit(".", 1)[1] for m in _TEMPLATE_MODULES.values()}
+    for info in pkgutil.iter_modules(templates.__path__):
+        if info.name not in per_transform | _NOT_RULES and not info.name.startswith("_"):
+            importlib.import_module(f"{templates.__name__}.{info.name}")
 
 
 # Primitives whose derivative is zero everywhere it exists (floor, comparisons,
