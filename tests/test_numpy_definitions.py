@@ -43,10 +43,26 @@ def branches_on_a_run_time_argument(x, w):
     return np.sum(x) if w is None else np.sum(x * w)
 
 
-def test_an_is_none_test_of_a_run_time_argument_is_refused_at_its_line():
+def test_an_argument_that_is_none_is_part_of_the_structure_the_call_specializes_on():
+    # as in JAX, None is a pytree without leaves: each call is specialized on which arguments are None
+    f = tr.grad(branches_on_a_run_time_argument)
+    np.testing.assert_allclose(f(X, X), X)
+    np.testing.assert_allclose(f(X, None), np.ones_like(X))
+    for source in (f.source(X, None), f.source(X, X)):     # the branch is decided: no test in the code
+        assert not [line for line in source.splitlines() if "is None" in line.split("#")[0]]
+
+
+def maybe_weighted(x, flag):
+    w = None
+    if flag > 0:
+        w = x
+    return np.sum(x) if w is None else np.sum(x * w)
+
+
+def test_an_is_none_test_of_a_value_known_only_at_run_time_is_refused_at_its_line():
     with pytest.raises(tr.TransformError) as err:
-        tr.grad(branches_on_a_run_time_argument)(X, X)
-    assert f"test_numpy_definitions.py:{branches_on_a_run_time_argument.__code__.co_firstlineno + 1}:" in str(err.value)
+        tr.grad(maybe_weighted)(X, 1.0)
+    assert f"test_numpy_definitions.py:{maybe_weighted.__code__.co_firstlineno + 4}:" in str(err.value)
     assert "`is None` test of a value computed at run time" in str(err.value)
 
 

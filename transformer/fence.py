@@ -246,6 +246,13 @@ class Fence(cst.CSTVisitor):
         else:
             r = resolve.resolve(func, self.uf.lookup, self.locals)
         self._check_callee(node, r)
+        if r.kind == "user":      # lax.fori_loop(0, n, step, x): a function passed to a helper is inlined
+            self._not_values.update(arg.value for arg in node.args if self._names_function(arg.value))
+
+    def _names_function(self, node) -> bool:
+        if not isinstance(node, (cst.Name, cst.Attribute)) or resolve.dotted_name(node) is None:
+            return False
+        return resolve.resolve(node, self.uf.lookup, self.locals).kind in ("user", "primitive")
 
     def _check_callee(self, node, r: resolve.Resolved):
         name = r.dotted or self._code(node.func)

@@ -98,3 +98,64 @@ def polygamma(n, x):
     from scipy import special
     result = special.polygamma(n, x)
     return result.astype(np.result_type(x, 1.0), copy=False)[()]
+
+
+# ------------------------------------------------------------- control flow
+# JAX's structured control flow, written as the Python loops and branches they stand for.  The
+# normalizer inlines these like a user's helper, and the function arguments with them, so every
+# transform sees plain loops and branches: reverse mode differentiates a while_loop here, which
+# JAX refuses.
+def fori_loop(lower, upper, body_fun, init_val):
+    """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``, from ``init_val``."""
+    val = init_val
+    for i in range(lower, upper):
+        val = body_fun(i, val)
+    return val
+
+
+def while_loop(cond_fun, body_fun, init_val):
+    """``val = body_fun(val)`` while ``cond_fun(val)``, from ``init_val``."""
+    val = init_val
+    while cond_fun(val):
+        val = body_fun(val)
+    return val
+
+
+def cond(pred, true_fun, false_fun, operand):
+    """``true_fun(operand)`` if ``pred`` else ``false_fun(operand)`` (one operand: pass a tuple for several)."""
+    if pred:
+        out = true_fun(operand)
+    else:
+        out = false_fun(operand)
+    return out
+
+
+def select(pred, on_true, on_false):
+    """Elementwise choice, ``np.where(pred, on_true, on_false)``."""
+    return np.where(pred, on_true, on_false)
+
+
+def scan(f, init, xs, length=None, reverse=False):
+    """``carry, y = f(carry, x)`` for each row ``x`` of ``xs`` (or ``length`` times with ``xs=None``),
+    from ``init``; returns the last carry and the ``y`` stacked.  ``y`` is one array per step."""
+    n = len(xs) if xs is not None else length
+    first = n - 1 if reverse else 0
+    carry, y = f(init, xs[first] if xs is not None else None)
+    ys = np.zeros((n,) + np.shape(y))
+    ys[first] = y
+    for step in range(1, n):
+        i = n - 1 - step if reverse else step
+        carry, y = f(carry, xs[i] if xs is not None else None)
+        ys[i] = y
+    return carry, ys
+
+
+def map(f, xs):
+    """``f`` applied to each row of ``xs``, the results stacked (as ``np.stack([f(x) for x in xs])``)."""
+    n = len(xs)
+    y = f(xs[0])
+    ys = np.zeros((n,) + np.shape(y))
+    ys[0] = y
+    for i in range(1, n):
+        ys[i] = f(xs[i])
+    return ys

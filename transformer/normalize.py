@@ -28,9 +28,12 @@ _LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellips
 _CAST_DTYPES = {"float": np.float64, "int": np.int64, "bool": np.bool_}
 
 
-def normalize(fn, static: dict | None = None) -> CoreFunction:
+def normalize(fn, static: dict | None = None, structures: dict | None = None) -> CoreFunction:
     """The core form of a user function (fenced first).  ``static`` holds the values of its static
-    arguments: one that is None is None in the body, so that `is None` tests of it are decided."""
+    arguments: one that is None is None in the body, so that `is None` tests of it are decided.
+    ``structures`` (given when the function is specialised for a call) holds the pytree structure
+    of its structured arguments; an argument that is None is one (a structure without leaves), so
+    every other argument is known not to be None."""
     uf = source.load(fn)
     fence.check(uf)
     scope = NameScope()
@@ -39,11 +42,15 @@ def normalize(fn, static: dict | None = None) -> CoreFunction:
     rename = {p: scope.claim(p) for p in params}
     norm = _Normalizer(uf, core, rename, stack=(uf.fn.__code__,))
     static = static or {}
+    none_given = {p for p, treedef in (structures or {}).items() if treedef.kind == "none"}
     for p in params:
-        if p not in static:
-            core.maybe_none.add(rename[p])      # a run-time argument may be None
-        elif static[p] is None and p in _param_only_names(uf.node):
-            norm.substitute[p] = cst.Name("None")
+        if p in static and static[p] is None or p in none_given:
+            if p in _param_only_names(uf.node):
+                norm.substitute[p] = cst.Name("None")
+            else:
+                core.maybe_none.add(rename[p])
+        elif p not in static and structures is None:
+            core.maybe_none.add(rename[p])      # not specialised for a call: a run-time argument may be None
     body = norm.block(uf.node.body.body, top_level=True)
     # defaults are applied by the caller's Python wrapper; commas are left to
     # libcst so that a transform may drop a parameter (a static argument)
@@ -706,6 +713,18 @@ class _Normalizer:
             return self.lambdas.get(func.value)
         return None
 
+    def argument(self, node):
+        """What a helper's or a lambda's argument passes: a function (a lambda, or a function
+        passed by name, as to ``lax.fori_loop``), called where the helper calls it, or an atom."""
+        passed = self.lambda_called(node)
+        if passed is not None:
+            return passed
+        if isinstance(node, (cst.Name, cst.Attribute)) and not (isinstance(node, cst.Name) and node.value in self.locals):
+            r = resolve.resolve(node, self.uf.lookup, self.locals)
+            if r.kind in ("user", "primitive") and not isinstance(r.value, (custom_vjp, custom_jvp)):
+                return PassedFunction(r)
+        return self.atom(node)
+
     def method_call(self, node: cst.Call):
         method = node.func.attr.value
         prim = primitives.get(methods.METHODS[method])
@@ -850,13 +869,13 @@ class _Normalizer:
             count = f"{len(names)} positional argument{'' if len(names) == 1 else 's'}"
             raise self.error(node, f"{_called_name(fn)}() takes {count} but got {len(positional)}")
         for pname, arg in zip(names, positional):
-            bound[pname] = self.lambda_called(arg.value) or self.atom(arg.value)
+            bound[pname] = self.argument(arg.value)
         for arg in node.args:
             if arg.keyword is not None:
                 key = arg.keyword.value
                 if key not in keyword_names:
                     raise self.error(arg, f"{_called_name(fn)}() has no parameter {key!r}")
-                bound[key] = self.lambda_called(arg.value) or self.atom(arg.value)
+                bound[key] = self.argument(arg.value)
         defaults = dict(zip(names[len(names) - len(fn.__defaults__ or ()):], fn.__defaults__ or ()))
         defaults.update(fn.__kwdefaults__ or {})
         for pname in keyword_names:
@@ -886,7 +905,7 @@ class _Normalizer:
         prefix = fn.__name__.strip("_")
         child = _Normalizer(callee, self.core, rename, self.stack + (fn.__code__,), comments=self.comments)
         for pname, atom in bound.items():
-            if isinstance(atom, LocalLambda):   # apply(lambda v: 2 * v, x): the helper calls it by name
+            if isinstance(atom, (LocalLambda, PassedFunction)):   # apply(lambda v: 2 * v, x): called by name
                 child.lambdas[pname] = atom
             elif pname in rebound:
                 copy = self.scope.claim(f"{prefix}_{pname}")
@@ -984,7 +1003,7 @@ class LocalLambda:
                                "give it plain parameters, or write a def at module level")
         if any(a.keyword is not None for a in call.args) or len(call.args) != len(params.params):
             raise caller.error(call, f"this lambda takes {len(params.params)} positional arguments")
-        atoms = [caller.lambda_called(a.value) or caller.atom(a.value) for a in call.args]
+        atoms = [caller.argument(a.value) for a in call.args]
         home = self.home
         # its statements go where it is called, under the caller's comment for that line
         pending, caller.comment = caller.comment, None
@@ -994,7 +1013,7 @@ class LocalLambda:
             name = param.name.value
             home.substitute.pop(name, None)
             home.lambdas.pop(name, None)
-            (home.lambdas if isinstance(atom, LocalLambda) else home.substitute)[name] = atom
+            (home.lambdas if isinstance(atom, (LocalLambda, PassedFunction)) else home.substitute)[name] = atom
         home.out, home.comment = caller.out, pending
         try:
             return home.value(self.node.body)
@@ -1002,6 +1021,18 @@ class LocalLambda:
             leftover = home.comment
             home.substitute, home.lambdas, home.out, home.comment = saved
             caller.comment = leftover
+
+
+@dataclasses.dataclass
+class PassedFunction:
+    """A function passed by name to a helper (``lax.fori_loop(0, n, step, x)``): each call of the
+    parameter that holds it inlines it (or applies it, for a primitive) where the helper calls it."""
+    resolved: resolve.Resolved
+
+    def call(self, caller: "_Normalizer", call: cst.Call):
+        if self.resolved.kind == "primitive":
+            return caller.primitive_call(call, self.resolved.primitive, list(call.args))
+        return caller.inline(call, self.resolved.value, discard=False)
 
 
 def _called_name(fn) -> str:

@@ -46,7 +46,7 @@ def entry_name(base_name: str, steps) -> str:
 
 def make_core(fn, steps, static: dict | None = None, structures: dict | None = None,
               backend=None) -> cf.CoreFunction:
-    core = normalize(fn, static)
+    core = normalize(fn, static, structures)
     if structures:
         user_params = core.params
         core = structure.flatten_parameters(core, structures)

@@ -68,6 +68,17 @@ class _Node:
     def __len__(self):
         return len(self.treedef.children)
 
+    def part(self, which: slice):
+        """The structure of ``node[which]`` (a list or tuple sliced), or None for a dict."""
+        t = self.treedef
+        if t.kind not in ("tuple", "list"):
+            return None
+        positions = range(len(t.children))[which]
+        sub = TreeDef(t.kind, tuple(t.children[p] for p in positions))
+        leaves = {(k, *path[1:]): name for k, p in enumerate(positions)
+                  for path, name in self.leaves.items() if path[:1] == (p,)}
+        return _Node(sub, leaves)
+
 
 def flatten_parameters(core: CoreFunction, structures: dict) -> CoreFunction:
     """Replace each structured parameter by its leaves (see the module docstring)."""
@@ -150,6 +161,20 @@ class _Rewriter:
                                       if orelse is not None else None)]
         return [stmt]
 
+    def literal_slice(self, stmt, name, part: cst.Slice) -> slice:
+        """The slice ``part`` of the structure ``name`` as a Python slice: its bounds are ints in the
+        code or lengths of structures, since the part taken is decided when the function is specialised."""
+        bounds = []
+        for atom in (part.lower, part.upper, part.step):
+            if atom is None:
+                bounds.append(None)
+                continue
+            value = self.lengths.get(atom.value) if isinstance(atom, cst.Name) else _literal_key(atom)
+            if not isinstance(value, int):
+                self.refuse(stmt, name, "sliced with a bound known only at run time")
+            bounds.append(value)
+        return slice(*bounds)
+
     def check_reads(self, stmt, names):
         for name in names:
             if name in self.env:
@@ -162,8 +187,14 @@ class _Rewriter:
         if a.kind == "assign" and isinstance(a.value, cst.Subscript) and isinstance(a.value.value, cst.Name) \
                 and a.value.value.value in self.env:
             node = self.env[a.value.value.value]
+            if len(a.value.slice) == 1 and isinstance(a.value.slice[0].slice, cst.Slice):
+                part = node.part(self.literal_slice(stmt, a.value.value.value, a.value.slice[0].slice))
+                if part is None:
+                    self.refuse(stmt, a.value.value.value, "sliced, and only a list or tuple can be")
+                self.env[a.target] = part
+                return []
             if len(a.value.slice) != 1 or not isinstance(a.value.slice[0].slice, cst.Index):
-                self.refuse(stmt, a.value.value.value, "sliced")
+                self.refuse(stmt, a.value.value.value, "indexed with several subscripts")
             key = _literal_key(a.value.slice[0].slice.value)
             if key is None:
                 self.refuse(stmt, a.value.value.value, "indexed with a value known only at run time")

@@ -14,7 +14,9 @@ import inspect
 
 from . import staging, tree
 
-_CONTAINERS = (tuple, list, dict)   # pytree nodes: each leaf is its own parameter of generated code
+# pytree nodes: each leaf is its own parameter of generated code; None is a node without leaves (as in
+# JAX), so that a function is specialised on which of its arguments are None
+_CONTAINERS = (tuple, list, dict, type(None))
 
 
 class Boundary:
@@ -82,11 +84,11 @@ class Transformed:
         return static
 
     def structures(self, args) -> dict:
-        """The pytree structure of each non-static argument that is a tuple, list or dict."""
+        """The pytree structure of each non-static argument that is a tuple, list, dict or None."""
         names = list(self.signature.parameters)
         found = {}
         for i, value in enumerate(args):
-            if i not in self.static_argnums and isinstance(value, (tuple, list, dict)):
+            if i not in self.static_argnums and isinstance(value, _CONTAINERS):
                 found[names[i]] = tree.structure(value)
         return found
 

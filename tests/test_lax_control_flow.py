@@ -1,0 +1,190 @@
+"""tr.lax's structured control flow (fori_loop, while_loop, scan, cond, select, map) and the pieces of
+a JAX program it needs (functions passed by name to a helper, a slice of a parameter list, an
+argument that is None).  Oracles: the same loops written out in Python, and central differences."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import transformer as tr
+from oracles import central_difference_grad
+from transformer import lax
+
+RNG = np.random.default_rng(7)
+XS = RNG.normal(size=(5, 3))
+X = np.array([0.3, -0.5, 1.2])
+
+
+def step(i, v):
+    return v * 0.9 + np.sin(v) * i
+
+
+def by_fori_loop(x):
+    return np.sum(lax.fori_loop(1, 4, step, x))
+
+
+def fori_written_out(x):
+    for i in range(1, 4):
+        x = x * 0.9 + np.sin(x) * i
+    return np.sum(x)
+
+
+def swap_scale(i, carry):
+    a, b = carry
+    return b * 1.5, np.tanh(a)
+
+
+def tuple_carry(x):
+    a, b = lax.fori_loop(0, 3, swap_scale, (x, x * 2.0))
+    return np.sum(a * b)
+
+
+def tuple_carry_written_out(x):
+    a, b = x, x * 2.0
+    for _ in range(3):
+        a, b = b * 1.5, np.tanh(a)
+    return np.sum(a * b)
+
+
+def until_large(x):
+    v = lax.while_loop(lambda v: np.sum(v * v) < 20.0, lambda v: v * 1.3 + 0.1, x)
+    return np.sum(v ** 2)
+
+
+def until_large_written_out(x):
+    while np.sum(x * x) < 20.0:
+        x = x * 1.3 + 0.1
+    return np.sum(x ** 2)
+
+
+def decay(carry, x):
+    carry = carry * 0.5 + np.sin(x)
+    return carry, carry * x
+
+
+def by_scan(xs):
+    last, ys = lax.scan(decay, np.zeros(3), xs)
+    return np.sum(last) + np.sum(ys ** 2)
+
+
+def by_scan_reversed(xs):
+    last, ys = lax.scan(decay, np.zeros(3), xs, reverse=True)
+    return np.sum(last) + np.sum(ys ** 2)
+
+
+def scan_written_out(xs, reverse=False):
+    carry, ys = np.zeros(3), np.zeros_like(xs)
+    for i in (reversed(range(len(xs))) if reverse else range(len(xs))):
+        carry = carry * 0.5 + np.sin(xs[i])
+        ys[i] = carry * xs[i]
+    return np.sum(carry) + np.sum(ys ** 2)
+
+
+def counter(carry, x):
+    return carry * 1.1, carry + 1.0
+
+
+def scan_without_xs(x):
+    last, ys = lax.scan(counter, x, None, length=4)
+    return np.sum(ys * last)
+
+
+def scan_without_xs_written_out(x):
+    carry, ys = x, []
+    for _ in range(4):
+        ys.append(carry + 1.0)
+        carry = carry * 1.1
+    return np.sum(np.array(ys) * carry)
+
+
+def by_map(xs):
+    return np.sum(lax.map(lambda row: np.tanh(row) * row, xs))
+
+
+def by_map_with_a_primitive(xs):
+    return np.sum(lax.map(np.sin, xs) ** 2)
+
+
+def by_cond(x):
+    y = lax.cond(np.sum(x) > 0.0, lambda v: v * 2.0, np.sin, x)
+    return np.sum(lax.select(x > 0.0, y, x * x))
+
+
+def cond_written_out(x):
+    y = x * 2.0 if np.sum(x) > 0.0 else np.sin(x)
+    return np.sum(np.where(x > 0.0, y, x * x))
+
+
+CASES = [(by_fori_loop, fori_written_out, X), (tuple_carry, tuple_carry_written_out, X),
+         (until_large, until_large_written_out, X), (by_scan, scan_written_out, XS),
+         (by_scan_reversed, lambda xs: scan_written_out(xs, reverse=True), XS),
+         (scan_without_xs, scan_without_xs_written_out, X),
+         (by_map, lambda xs: np.sum(np.tanh(xs) * xs), XS), (by_map_with_a_primitive, lambda xs: np.sum(np.sin(xs) ** 2), XS),
+         (by_cond, cond_written_out, X), (by_cond, cond_written_out, -X - 1.0)]
+IDS = [f"{fn.__name__}{i}" for i, (fn, _, _) in enumerate(CASES)]
+
+
+@pytest.mark.parametrize("fn, written_out, x", CASES, ids=IDS)
+def test_values_and_gradients_match_the_loops_written_out(fn, written_out, x):
+    assert fn(x) == pytest.approx(written_out(x))                       # plain Python runs tr.lax as well
+    assert tr.jit(fn, target="python")(x) == pytest.approx(written_out(x))
+    want = central_difference_grad(written_out, (x.copy(),))
+    np.testing.assert_allclose(tr.grad(fn)(x), want, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("fn, written_out, x", [CASES[1], CASES[2], CASES[3], CASES[8]], ids=IDS[1:4] + IDS[8:9])
+def test_compiled_values_and_gradients(fn, written_out, x):
+    assert tr.jit(fn)(x) == pytest.approx(written_out(x))
+    np.testing.assert_allclose(tr.jit(tr.grad(fn))(x), central_difference_grad(written_out, (x.copy(),)),
+                               rtol=1e-6, atol=1e-7)
+
+
+def test_forward_mode_and_vmap_of_a_scan():
+    t = RNG.normal(size=XS.shape)
+    _, tangent = tr.jvp(by_scan, (XS,), (t,))
+    assert tangent == pytest.approx(np.sum(central_difference_grad(scan_written_out, (XS.copy(),)) * t))
+    batch = np.stack([XS, XS * 0.5])
+    np.testing.assert_allclose(tr.vmap(by_scan)(batch), [scan_written_out(b) for b in batch])
+
+
+# ---------------------------------------------------------------- a JAX-style parameter list
+def predict(params, x):
+    h = x
+    for w, b in params[:-1]:
+        h = np.tanh(h @ w + b)
+    w, b = params[-1]
+    return h @ w + b
+
+
+def mlp_loss(params, x):
+    return np.sum(predict(params, x) ** 2)
+
+
+def test_a_slice_of_a_parameter_list_is_decided_by_its_structure():
+    params = [(RNG.normal(size=(3, 4)), RNG.normal(size=4)), (RNG.normal(size=(4, 4)), RNG.normal(size=4)),
+              (RNG.normal(size=(4, 2)), RNG.normal(size=2))]
+    x = RNG.normal(size=(5, 3))
+    for grads in (tr.grad(mlp_loss)(params, x), tr.jit(tr.grad(mlp_loss))(params, x)):
+        assert isinstance(grads, list) and len(grads) == 3
+        for layer, (w, b) in enumerate(params):
+            for position, leaf in enumerate((w, b)):
+                def of_leaf(value, layer=layer, position=position):
+                    changed = [list(p) for p in params]
+                    changed[layer][position] = value
+                    return mlp_loss([tuple(p) for p in changed], x)
+                np.testing.assert_allclose(grads[layer][position], central_difference_grad(of_leaf, (leaf.copy(),)),
+                                           rtol=1e-6, atol=1e-8)
+
+
+def loop_slice_bound_at_run_time(params, x, k):
+    h = x
+    for w in params[:k]:
+        h = h @ w
+    return np.sum(h)
+
+
+def test_a_slice_bound_known_only_at_run_time_is_refused_at_its_line():
+    with pytest.raises(tr.TransformError) as err:
+        tr.grad(loop_slice_bound_at_run_time)([np.eye(2), np.eye(2)], np.ones(2), 1)
+    assert "sliced with a bound known only at run time" in str(err.value)
+    assert "test_lax_control_flow.py:" in str(err.value)
