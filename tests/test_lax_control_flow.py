@@ -188,3 +188,59 @@ def test_a_slice_bound_known_only_at_run_time_is_refused_at_its_line():
         tr.grad(loop_slice_bound_at_run_time)([np.eye(2), np.eye(2)], np.ones(2), 1)
     assert "sliced with a bound known only at run time" in str(err.value)
     assert "test_lax_control_flow.py:" in str(err.value)
+
+
+# ------------------------------------------------ a JAX training step, unchanged but for the imports
+def softmax_cross_entropy(params, x, y):
+    logits = predict(params, x)
+    shifted = logits - np.max(logits, axis=1, keepdims=True)
+    return -np.mean(np.sum(y * (shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))), axis=1))
+
+
+def sgd_update(params, x, y):
+    grads = tr.grad(softmax_cross_entropy)(params, x, y)
+    return [(w - 0.1 * dw, b - 0.1 * db) for (w, b), (dw, db) in zip(params, grads)]
+
+
+def value_and_first_bias(params, x, y):
+    loss, grads = tr.value_and_grad(softmax_cross_entropy)(params, x, y)
+    return loss + np.sum(grads[0][1] * params[0][1])
+
+
+def scaled_layers(params):
+    return [w * (k + 1.0) for k, (w, b) in enumerate(params[1:])]
+
+
+def layer_params(rng):
+    return [(rng.normal(size=(3, 4)), rng.normal(size=4)), (rng.normal(size=(4, 4)), rng.normal(size=4)),
+            (rng.normal(size=(4, 2)), rng.normal(size=2))]
+
+
+def test_a_grad_of_a_parameter_list_inside_jit_and_a_comprehension_over_it():
+    params, x = layer_params(RNG), RNG.normal(size=(6, 3))
+    y = np.eye(2)[RNG.integers(0, 2, 6)]
+    grads = [[central_difference_grad(lambda v, k=k, j=j: softmax_cross_entropy(
+        [tuple(v if (kk, jj) == (k, j) else leaf for jj, leaf in enumerate(p)) for kk, p in enumerate(params)], x, y),
+        (params[k][j].copy(),)) for j in range(2)] for k in range(3)]
+    want = [(w - 0.1 * dw, b - 0.1 * db) for (w, b), (dw, db) in zip(params, grads)]
+    for target in ("python", "cpu"):
+        got = tr.jit(sgd_update, target=target)(params, x, y)
+        assert len(got) == 3
+        for (w, b), (ww, bw) in zip(got, want):
+            np.testing.assert_allclose(w, ww, rtol=1e-7, atol=1e-9)
+            np.testing.assert_allclose(b, bw, rtol=1e-7, atol=1e-9)
+    expected = softmax_cross_entropy(params, x, y) + np.sum(grads[0][1] * params[0][1])
+    assert tr.jit(value_and_first_bias)(params, x, y) == pytest.approx(expected, rel=1e-7)
+    scaled = tr.jit(scaled_layers)(params)
+    np.testing.assert_allclose(scaled[1], params[2][0] * 2.0)
+
+
+def comprehension_over_rows(x):
+    return [np.sum(r) for r in x]
+
+
+def test_a_comprehension_over_an_array_is_refused_with_the_hint():
+    with pytest.raises(tr.TransformError) as err:
+        tr.jit(comprehension_over_rows)(np.ones((2, 2)))
+    assert "list comprehension over values known only at run time" in str(err.value)
+    assert f"test_lax_control_flow.py:{comprehension_over_rows.__code__.co_firstlineno + 1}:" in str(err.value)

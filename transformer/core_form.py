@@ -71,6 +71,9 @@ class CoreFunction:
     # names that may hold None at run time (a run-time argument, a variable assigned None): an
     # `is None` test of one cannot be decided when the function is specialized
     maybe_none: set[str] = field(default_factory=set)
+    # names whose pytree structure is known when the function is specialized (a structured argument,
+    # a gradient regrouped as its argument, a list built by a comprehension over one) -> its TreeDef
+    structures: dict[str, object] = field(default_factory=dict)
 
     @property
     def name(self) -> str:

@@ -30,7 +30,8 @@ _REFUSED_NODES = {
     cst.Assert: ("an assert statement", "check inputs before calling the transformed function"),
     cst.Yield: ("yield (a generator)", "return an array instead"),
     cst.Await: ("await", "transformed functions are synchronous"),
-    cst.ListComp: ("a list comprehension", "write a for loop that fills a preallocated array"),
+    # a list comprehension over a structure (a list of arrays, zip of two) is unrolled by the
+    # normalizer, which refuses one over values known only at run time
     cst.SetComp: ("a set comprehension", "write a for loop"),
     cst.DictComp: ("a dict comprehension", "write a for loop"),
     cst.GeneratorExp: ("a generator expression", "write a for loop"),
@@ -141,6 +142,13 @@ class Fence(cst.CSTVisitor):
         target = node.target
         if not isinstance(target, (cst.Name, cst.Tuple)):
             self.refuse(target, "this loop target", "loop over a plain name")
+
+    def visit_CompFor(self, node: cst.CompFor):
+        # a comprehension's zip(), enumerate() or range() is a loop builtin in its place (the
+        # normalizer unrolls it, or refuses it when its length is known only at run time)
+        it = node.iter
+        if isinstance(it, cst.Call) and resolve.resolve(it.func, self.uf.lookup, self.locals).kind == "loop":
+            self._for_iters.add(it)
 
     def _check_reversed(self, it: cst.Call, target):
         """``reversed(x)`` (rows from the last) or ``reversed(range(...))``, one argument."""

@@ -23,6 +23,8 @@ from .custom import custom_jvp, custom_vjp
 from .exits import structure_exits
 from .errors import TransformError
 from .naming import RESERVED, NameScope
+from .tree import LEAF as _LEAF
+from .tree import TreeDef
 
 _LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis)
 _CAST_DTYPES = {"float": np.float64, "int": np.int64, "bool": np.bool_}
@@ -43,6 +45,9 @@ def normalize(fn, static: dict | None = None, structures: dict | None = None) ->
     norm = _Normalizer(uf, core, rename, stack=(uf.fn.__code__,))
     static = static or {}
     none_given = {p for p, treedef in (structures or {}).items() if treedef.kind == "none"}
+    for p, treedef in (structures or {}).items():
+        if treedef.kind in ("tuple", "list", "dict") and p in _param_only_names(uf.node):
+            core.structures[rename[p]] = treedef
     for p in params:
         if p in static and static[p] is None or p in none_given:
             if p in _param_only_names(uf.node):
@@ -126,6 +131,11 @@ class _Normalizer:
     def assign(self, target: str, value):
         if isinstance(value, cst.Name) and value.value == "None":
             self.core.maybe_none.add(target)
+        known = self.core.structures.get(value.value) if isinstance(value, cst.Name) else None
+        if known is not None:
+            self.core.structures[target] = known
+        else:
+            self.core.structures.pop(target, None)
         self.emit(cf.assign(target, value))
 
     def block(self, stmts, top_level=False) -> list:
@@ -509,6 +519,8 @@ class _Normalizer:
             return self.call(node, discard)
         if isinstance(node, cst.Subscript):
             return self.subscript(node)
+        if isinstance(node, cst.ListComp):
+            return self.comprehension(node)
         if isinstance(node, (cst.Tuple, cst.List)):
             return cf.tuple_of(self.atom(el.value) for el in node.elements)
         raise self.error(node, f"{type(node).__name__} expressions are not supported")
@@ -800,9 +812,19 @@ class _Normalizer:
         positional = [a for a in node.args if a.keyword is None]
         if len(positional) != len(node.args):
             raise self.error(node, f"pass the arguments of {fn!r} by position inside transformed code")
-        callee = staging.make_core(fn.__transformer_fn__, fn.steps)
-        structure_exits(callee)
         atoms = [self.atom(a.value) for a in positional]
+        structured = {i: self.core.structures[a.value] for i, a in enumerate(atoms)
+                      if isinstance(a, cst.Name) and a.value in self.core.structures}
+        if structured:       # grad(loss)(params, x) with params a list of (w, b): one parameter per leaf
+            names = list(inspect.signature(fn.__transformer_fn__).parameters)
+            self.check_structured_steps(node, fn, structured)
+            callee = staging.make_core(fn.__transformer_fn__, fn.steps,
+                                       structures={names[i]: t for i, t in structured.items() if i < len(names)})
+            atoms = [leaf for i, atom in enumerate(atoms)
+                     for leaf in (self.leaves_of(atom, structured[i]) if i in structured else [atom])]
+        else:
+            callee = staging.make_core(fn.__transformer_fn__, fn.steps)
+        structure_exits(callee)
         if len(atoms) != len(callee.params):
             raise self.error(node, f"{fn!r} takes {len(callee.params)} arguments here, got {len(atoms)}")
         prefix = staging.entry_name(staging.base_name_of(fn.__transformer_fn__), fn.steps)
@@ -818,7 +840,154 @@ class _Normalizer:
         body = [dataflow.renamed(stmt, rename) for stmt in callee.node.body.body]
         *statements, last = body
         self.out.extend(statements)
+        if structured:
+            return self.regrouped(last.body[0].value, fn, structured)
         return last.body[0].value
+
+    # --------------------------------------------------- Python over structures
+    def comprehension(self, node: cst.ListComp):
+        """``[f(w, g) for w, g in zip(params, grads)]`` over structures known when the function is
+        specialized: unrolled, one element per entry, as JAX's tracing unrolls it."""
+        comp = node.for_in
+        if comp.inner_for_in is not None or comp.ifs or comp.asynchronous is not None:
+            raise self.error(node, "a list comprehension with several for clauses or an if",
+                             "write one for clause without if, or a for loop")
+        rows = self.rows_of(comp.iter)
+        if rows is None:
+            raise self.error(node, "a list comprehension over values known only at run time",
+                             "write a for loop that fills a preallocated array; a comprehension runs over "
+                             "lists, tuples, zip, enumerate or range of a literal, whose length is known")
+        saved = dict(self.substitute)
+        elements = []
+        try:
+            for row in rows:
+                self.bind_row(node, comp.target, row)
+                element = self.atom(node.elt)
+                if not isinstance(element, cst.Name) or element.value in ("True", "False", "None"):
+                    held = self.temp()
+                    self.assign(held, element)
+                    if isinstance(element, cst.Tuple):
+                        self.core.structures[held] = TreeDef("tuple", tuple(
+                            self.core.structures.get(getattr(el.value, "value", None), _LEAF) for el in element.elements))
+                    element = cst.Name(held)
+                elements.append(element)
+        finally:
+            self.substitute = saved
+        built = self.temp()
+        self.assign(built, cf.tuple_of(elements))
+        self.core.structures[built] = TreeDef("list", tuple(self.core.structures.get(e.value, _LEAF) for e in elements))
+        return cst.Name(built)
+
+    def rows_of(self, node) -> list | None:
+        """The entries a for clause runs over, when their number is known now: atoms (or tuples of
+        them, for zip and enumerate); None when it is known only at run time."""
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and not any(a.keyword for a in node.args):
+            r = resolve.resolve(node.func, self.uf.lookup, self.locals)
+            if r.kind == "loop" and r.value == "zip":
+                columns = [self.rows_of(a.value) for a in node.args]
+                return None if any(c is None for c in columns) else [tuple(row) for row in zip(*columns)]
+            if r.kind == "loop" and r.value == "enumerate" and len(node.args) == 1:
+                column = self.rows_of(node.args[0].value)
+                return None if column is None else [(cf.literal(k), entry) for k, entry in enumerate(column)]
+            if r.kind == "loop" and r.value == "range":
+                bounds = [self.atom(a.value) for a in node.args]
+                if all(isinstance(b, cst.Integer) or _is_negative_literal(b) for b in bounds):
+                    return [cf.literal(k) for k in range(*(int(cst.Module([]).code_for_node(b)) for b in bounds))]
+            return None
+        which = slice(None)
+        if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
+            part = node.slice[0].slice
+            bounds = [self.atom(b) if b is not None else None for b in (part.lower, part.upper, part.step)]
+            if not all(b is None or isinstance(b, cst.Integer) or _is_negative_literal(b) for b in bounds):
+                return None
+            which = slice(*(None if b is None else int(cst.Module([]).code_for_node(b)) for b in bounds))
+            node = node.value
+        if not isinstance(node, (cst.Name, cst.Attribute)):
+            return None
+        atom = self.atom(node)
+        treedef = self.core.structures.get(atom.value) if isinstance(atom, cst.Name) else None
+        if treedef is None or treedef.kind not in ("tuple", "list"):
+            return None
+        return [self.picked(atom, position, treedef.children[position])
+                for position in range(len(treedef.children))[which]]
+
+    def picked(self, atom, position, treedef):
+        name = self.temp()
+        self.assign(name, cst.Subscript(atom, [cst.SubscriptElement(cst.Index(cf.literal(position)))]))
+        if treedef.kind != "leaf":
+            self.core.structures[name] = treedef
+        return cst.Name(name)
+
+    def bind_row(self, node, target, row):
+        """Bind a comprehension's target (a name or a tuple of them) to an entry it runs over."""
+        if isinstance(target, cst.Name):
+            if isinstance(row, tuple):
+                held = self.temp()
+                self.assign(held, cf.tuple_of(row))
+                row = cst.Name(held)
+            self.substitute[target.value] = row
+            return
+        if not isinstance(target, (cst.Tuple, cst.List)):
+            raise self.error(node, "this comprehension target", "unpack into names: for (w, b), g in ...")
+        names = [el.value for el in target.elements]
+        if not isinstance(row, tuple):
+            treedef = self.core.structures.get(row.value) if isinstance(row, cst.Name) else None
+            row = tuple(self.picked(row, k, treedef.children[k] if treedef else _LEAF) for k in range(len(names)))
+        if len(row) != len(names):
+            raise self.error(node, f"unpacking {len(row)} values into {len(names)} names")
+        for name, entry in zip(names, row):
+            self.bind_row(node, name, entry)
+
+    def check_structured_steps(self, node, fn, structured):
+        names = [step.name for step in fn.steps]
+        options = dict(fn.steps[0].options) if fn.steps else {}
+        if names[:1] not in (["grad"], ["value_and_grad"]) or any(n != "jit" for n in names[1:]) \
+                or options.get("has_aux"):
+            raise self.error(node, f"{fn!r} of an argument that is a tuple, list or dict, inside transformed "
+                                   f"code: only grad and value_and_grad (without has_aux) take one here",
+                             "call the transform outside, or pass the arrays one by one")
+        if any(t.kind == "dict" for t in structured.values()):
+            raise self.error(node, "a dict argument to a transform inside transformed code",
+                             "pass a tuple or list of arrays")
+
+    def leaves_of(self, atom, treedef) -> list:
+        """Atoms for the leaves of the structure ``atom`` holds, each picked with literal keys
+        (``_t1 = params[0]; _t2 = _t1[1]``), which structure.py resolves to leaf parameters."""
+        if treedef.kind == "leaf":
+            return [atom]
+        found = []
+        for position, child in enumerate(treedef.children):
+            picked = self.temp()
+            self.assign(picked, cst.Subscript(atom, [cst.SubscriptElement(cst.Index(cf.literal(position)))]))
+            found += self.leaves_of(cst.Name(picked), child)
+        return found
+
+    def regrouped(self, returned, fn, structured):
+        """The flat gradients generated code returns, rebuilt as the structures of their arguments
+        (as differentiate's boundary does for a call from Python)."""
+        step = fn.steps[0]
+        argnums = dict(step.options)["argnums"]
+        if step.name == "value_and_grad":
+            value, grads = (el.value for el in returned.elements)
+        else:
+            value, grads = None, returned
+        flat = iter([el.value for el in grads.elements] if isinstance(grads, cst.Tuple) else [grads])
+        groups = [self.rebuilt(structured.get(i, _LEAF), flat) for i in (argnums if isinstance(argnums, tuple) else (argnums,))]
+        if isinstance(argnums, tuple):
+            grouped = self.temp()
+            self.assign(grouped, cf.tuple_of(groups))
+            result = cst.Name(grouped)
+        else:
+            result = groups[0]
+        return result if value is None else cf.tuple_of([value, result])
+
+    def rebuilt(self, treedef, flat):
+        if treedef.kind == "leaf":
+            return next(flat)
+        built = self.temp()
+        self.assign(built, cf.tuple_of([self.rebuilt(child, flat) for child in treedef.children]))
+        self.core.structures[built] = treedef
+        return cst.Name(built)
 
     def custom_vjp_call(self, node: cst.Call, fn: custom_vjp):
         """``y = f(x)`` for a custom_vjp ``f``: inline its forward rule, and mark the
@@ -1033,6 +1202,11 @@ class PassedFunction:
         if self.resolved.kind == "primitive":
             return caller.primitive_call(call, self.resolved.primitive, list(call.args))
         return caller.inline(call, self.resolved.value, discard=False)
+
+
+def _is_negative_literal(node) -> bool:
+    return isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
+        and isinstance(node.expression, cst.Integer)
 
 
 def _called_name(fn) -> str:

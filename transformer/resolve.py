@@ -150,7 +150,8 @@ def _target_names(node, names: set) -> None:
         _target_names(node.value, names)
 
 
-_ASSIGNING = (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)   # each has .target
+# each has .target (a comprehension's for clause too: its names are the comprehension's variables)
+_ASSIGNING = (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.CompFor)
 
 
 def local_names(func: cst.FunctionDef) -> set[str]:
