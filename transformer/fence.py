@@ -71,6 +71,7 @@ class Fence(cst.CSTVisitor):
         self.locals = uf.local_names
         self._depth = 0  # nesting depth of FunctionDef nodes
         self._for_iters: set = set()
+        self._at_updates: set = set()      # the x.at of each x.at[i].op(v)
         # Names and attributes not read as values; a call's callee and keyword names are added on the way.
         self._not_values: set = not_loaded_nodes(uf.node)
         self._transform_calls: set = set()      # tr.grad(f) inside tr.grad(f)(x): checked as a whole
@@ -225,6 +226,11 @@ class Fence(cst.CSTVisitor):
             if arg.star:
                 self.refuse(arg, f"{arg.star}-unpacking in a call", "pass the arguments one by one")
         self._not_values.add(node.func)
+        update = methods.at_update(node)
+        if update is not None:          # x.at[i].set(v): JAX's functional update, made a copy and a write
+            self._at_updates.add(node.func.value.value)
+            self._not_values.add(node.func.value.value)
+            return
         self._not_values.update(arg.keyword for arg in node.args if arg.keyword is not None)
         if node in self._for_iters or node in self._transform_calls:
             return
@@ -291,6 +297,8 @@ class Fence(cst.CSTVisitor):
                     "the transformed function and pass its result in")
 
     def visit_Attribute(self, node: cst.Attribute):
+        if node in self._at_updates:
+            return True
         if resolve.dotted_name(node) is None:
             return True     # an attribute of a computed value, (a + b).T: checked on leaving, after the value
         if node not in self._not_values:
@@ -303,6 +311,8 @@ class Fence(cst.CSTVisitor):
         return False if r.kind != "local" else True
 
     def leave_Attribute(self, node: cst.Attribute):
+        if node in self._at_updates or isinstance(node.value, cst.Subscript) and node.value.value in self._at_updates:
+            return
         if resolve.dotted_name(node) is None and node.attr.value not in methods.METHODS \
                 and node.attr.value not in _ARRAY_ATTRIBUTES:
             self.refuse(node, f"the attribute .{node.attr.value}",

@@ -701,6 +701,9 @@ class _Normalizer:
         local_lambda = self.lambda_called(func)
         if local_lambda is not None:
             return local_lambda.call(self, node)
+        update = methods.at_update(node)
+        if update is not None:
+            return self.at_update(node, *update)
         r = resolve.resolve(func, self.uf.lookup, self.locals)
         if isinstance(func, cst.Attribute) and (r.kind == "local" or resolve.dotted_name(func.value) is None):
             return self.method_call(node)
@@ -736,6 +739,57 @@ class _Normalizer:
             if r.kind in ("user", "primitive") and not isinstance(r.value, (custom_vjp, custom_jvp)):
                 return PassedFunction(r)
         return self.atom(node)
+
+    def at_update(self, node: cst.Call, array, subscript: cst.Subscript, op: str):
+        """``x.at[index].op(value)``, JAX's functional update: a copy of ``x`` written at ``index``
+        (``get`` reads it).  ``add`` goes through rt.add_at, so an array index that names a position
+        twice adds twice, as in JAX; the other updates read and write each position once, so they
+        take ints and slices only."""
+        source = self.atom(array)
+        index = self.index(subscript)
+        if op == "get":
+            if node.args:
+                raise self.error(node, "x.at[index].get() takes no arguments here")
+            return cst.Subscript(source, index)
+        if len(node.args) != 1 or node.args[0].keyword is not None:
+            raise self.error(node, f"x.at[index].{op}(value) takes one value",
+                             "the mode=, indices_are_sorted= and unique_indices= keywords are not supported")
+        value = self.atom(node.args[0].value)
+        updated = self.temp()
+        self.assign(updated, cf.call("np.copy", [source]))
+        parts = [element.slice for element in index]
+        if op == "add":
+            atoms = []
+            for part in parts:
+                if isinstance(part, cst.Index):
+                    atoms.append(part.value)
+                    continue
+                bounds = [b if b is not None else cst.Name("None") for b in (part.lower, part.upper, part.step)]
+                made = self.temp()
+                self.assign(made, cf.call("rt.index_slice", bounds))
+                atoms.append(cst.Name(made))
+            added = self.temp()
+            self.assign(added, cf.call("rt.add_at", [cst.Name(updated), cf.tuple_of(atoms), value]))
+            return cst.Name(added)
+        if op != "set":
+            for part in parts:
+                if isinstance(part, cst.Index) and not isinstance(part.value, cst.Integer) \
+                        and not _is_negative_literal(part.value):
+                    raise self.error(node, f"x.at[index].{op}() with an index that may be an array",
+                                     "index with ints and slices, or write the update with np.where")
+            old = self.temp()
+            self.assign(old, cst.Subscript(cst.Name(updated), index))
+            combine = {"multiply": ("*", None), "divide": ("/", None), "power": ("**", None),
+                       "min": (None, "minimum"), "max": (None, "maximum")}[op]
+            new = self.temp()
+            if combine[0] is not None:
+                operator_class = {"*": cst.Multiply, "/": cst.Divide, "**": cst.Power}[combine[0]]
+                self.assign(new, cst.BinaryOperation(cst.Name(old), operator_class(), value))
+            else:
+                self.assign(new, cf.apply_primitive(primitives.get(combine[1]), [cst.Name(old), value], []))
+            value = cst.Name(new)
+        self.emit(cf.assign(cst.Subscript(cst.Name(updated), index), value))
+        return cst.Name(updated)
 
     def method_call(self, node: cst.Call):
         method = node.func.attr.value

@@ -1,6 +1,7 @@
-"""tr.lax's structured control flow (fori_loop, while_loop, scan, cond, select, map) and the pieces of
-a JAX program it needs (functions passed by name to a helper, a slice of a parameter list, an
-argument that is None).  Oracles: the same loops written out in Python, and central differences."""
+"""JAX programs with the imports changed: tr.lax's structured control flow (fori_loop, while_loop,
+scan, cond, select, map), functions passed by name to a helper, a parameter list sliced, zipped and
+rebuilt by a comprehension, tr.grad of it inside jit, and x.at[i] updates.  Oracles: the same code
+written out in plain NumPy, and central differences."""
 from __future__ import annotations
 
 import numpy as np
@@ -187,7 +188,7 @@ def test_a_slice_bound_known_only_at_run_time_is_refused_at_its_line():
     with pytest.raises(tr.TransformError) as err:
         tr.grad(loop_slice_bound_at_run_time)([np.eye(2), np.eye(2)], np.ones(2), 1)
     assert "sliced with a bound known only at run time" in str(err.value)
-    assert "test_lax_control_flow.py:" in str(err.value)
+    assert "test_jax_programs.py:" in str(err.value)
 
 
 # ------------------------------------------------ a JAX training step, unchanged but for the imports
@@ -243,4 +244,72 @@ def test_a_comprehension_over_an_array_is_refused_with_the_hint():
     with pytest.raises(tr.TransformError) as err:
         tr.jit(comprehension_over_rows)(np.ones((2, 2)))
     assert "list comprehension over values known only at run time" in str(err.value)
-    assert f"test_lax_control_flow.py:{comprehension_over_rows.__code__.co_firstlineno + 1}:" in str(err.value)
+    assert f"test_jax_programs.py:{comprehension_over_rows.__code__.co_firstlineno + 1}:" in str(err.value)
+
+
+# ---------------------------------------------------------------- x.at[index] updates
+REPEATED = np.array([0, 2, 2])
+
+
+def at_add(x, v):
+    return np.sum(x.at[REPEATED].add(v) ** 2)
+
+
+def at_add_written_out(x, v):
+    y = x.copy()
+    np.add.at(y, REPEATED, v)             # a position named twice gets both, as in JAX
+    return np.sum(y ** 2)
+
+
+def at_set_slice(x, v):
+    return np.sum(x.at[1:].set(v[:2] * 3.0) ** 2) + np.sum(x)
+
+
+def at_set_written_out(x, v):
+    y = x.copy()
+    y[1:] = v[:2] * 3.0
+    return np.sum(y ** 2) + np.sum(x)
+
+
+def at_multiply_and_max(x, v):
+    return np.sum(x.at[0].multiply(v[0]) ** 2) + np.sum(x.at[0:2].max(v[:2]) ** 2)
+
+
+def at_multiply_and_max_written_out(x, v):
+    y, z = x.copy(), x.copy()
+    y[0] = y[0] * v[0]
+    z[0:2] = np.maximum(z[0:2], v[:2])
+    return np.sum(y ** 2) + np.sum(z ** 2)
+
+
+def at_get(x, v):
+    return np.sum(x.at[REPEATED].get() * v)
+
+
+AT_CASES = [(at_add, at_add_written_out), (at_set_slice, at_set_written_out),
+            (at_multiply_and_max, at_multiply_and_max_written_out),
+            (at_get, lambda x, v: np.sum(x[REPEATED] * v))]
+
+
+@pytest.mark.parametrize("fn, written_out", AT_CASES, ids=[fn.__name__ for fn, _ in AT_CASES])
+def test_at_updates_are_copies_with_the_update(fn, written_out):
+    x, v = np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0, 2.5])
+    assert tr.jit(fn, target="python")(x, v) == pytest.approx(written_out(x, v))
+    assert np.array_equal(x, [1.0, 2.0, 3.0])                             # the argument is not written
+    for gradient in (tr.grad(fn, argnums=(0, 1)), tr.jit(tr.grad(fn, argnums=(0, 1)))):
+        gx, gv = gradient(x, v)
+        np.testing.assert_allclose(gx, central_difference_grad(written_out, (x.copy(), v), argnum=0), atol=1e-7)
+        np.testing.assert_allclose(gv, central_difference_grad(written_out, (x, v.copy()), argnum=1), atol=1e-7)
+    batch = np.stack([x, 2.0 * x])
+    np.testing.assert_allclose(tr.vmap(fn, in_axes=(0, None))(batch, v), [written_out(b, v) for b in batch])
+
+
+def at_multiply_by_array_index(x, i):
+    return np.sum(x.at[i].multiply(2.0))
+
+
+def test_an_at_update_other_than_add_with_an_array_index_is_refused():
+    with pytest.raises(tr.TransformError) as err:
+        tr.jit(at_multiply_by_array_index)(np.ones(3), REPEATED)
+    assert "x.at[index].multiply() with an index that may be an array" in str(err.value)
+    assert f"test_jax_programs.py:{at_multiply_by_array_index.__code__.co_firstlineno + 1}:" in str(err.value)
