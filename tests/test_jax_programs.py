@@ -313,3 +313,43 @@ def test_an_at_update_other_than_add_with_an_array_index_is_refused():
         tr.jit(at_multiply_by_array_index)(np.ones(3), REPEATED)
     assert "x.at[index].multiply() with an index that may be an array" in str(err.value)
     assert f"test_jax_programs.py:{at_multiply_by_array_index.__code__.co_firstlineno + 1}:" in str(err.value)
+
+
+# ---------------------------------------------------------------- tr.nn with JAX's names
+NN_X = np.linspace(-3.0, 3.0, 12).reshape(3, 4) + 0.01
+LABELS = np.array([0, 2, 1])
+
+
+def _erf(x):
+    import math
+    return np.vectorize(math.erf)(x)
+
+
+NN_CASES = {   # name -> (our loss, the same in plain NumPy)
+    "relu": (lambda x: np.sum(tr.nn.relu(x) ** 2), lambda x: np.sum(np.maximum(x, 0.0) ** 2)),
+    "gelu": (lambda x: np.sum(tr.nn.gelu(x) * x),
+             lambda x: np.sum(0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))) * x)),
+    "gelu_exact": (lambda x: np.sum(tr.nn.gelu(x, approximate=False) * x),
+                   lambda x: np.sum(0.5 * x * (1 + _erf(x / np.sqrt(2))) * x)),
+    "silu_swish": (lambda x: np.sum(tr.nn.silu(x) * x + tr.nn.swish(x)),
+                   lambda x: np.sum(x / (1 + np.exp(-x)) * x + x / (1 + np.exp(-x)))),
+    "log_sigmoid": (lambda x: np.sum(tr.nn.log_sigmoid(x) * x), lambda x: np.sum(np.log(1 / (1 + np.exp(-x))) * x)),
+    "elu": (lambda x: np.sum(tr.nn.elu(x, 0.7) * x), lambda x: np.sum(np.where(x > 0, x, 0.7 * (np.exp(x) - 1)) * x)),
+    "leaky_relu": (lambda x: np.sum(tr.nn.leaky_relu(x, 0.2) * x), lambda x: np.sum(np.where(x >= 0, x, 0.2 * x) * x)),
+    "one_hot": (lambda x: np.sum(tr.nn.one_hot(LABELS, 4) * x), lambda x: np.sum(np.eye(4)[LABELS] * x)),
+    "standardize": (lambda x: np.sum(tr.nn.standardize(x, axis=1) * np.sin(x)),
+                    lambda x: np.sum((x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5) * np.sin(x))),
+    "logsumexp_keepdims": (lambda x: np.sum(tr.nn.logsumexp(x, axis=1, keepdims=True) * x),
+                           lambda x: np.sum(np.log(np.sum(np.exp(x), axis=1, keepdims=True)) * x)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NN_CASES))
+def test_nn_functions_with_jax_names_and_keywords(name):
+    ours, plain = NN_CASES[name]
+    assert tr.jit(ours, target="python")(NN_X) == pytest.approx(plain(NN_X))
+    np.testing.assert_allclose(tr.grad(ours)(NN_X), central_difference_grad(plain, (NN_X.copy(),)), rtol=1e-6, atol=1e-7)
+
+
+def test_relu_has_derivative_zero_at_zero_as_in_jax():
+    assert tr.grad(lambda x: tr.nn.relu(x))(0.0) == 0.0

@@ -6,9 +6,12 @@ functions with no rules of their own.
 """
 import numpy as np
 
+from . import lax
+
 
 def relu(x):
-    return np.maximum(x, 0.0)
+    # np.where, not np.maximum: the derivative at 0 is 0, as JAX's relu has it (maximum would split a tie)
+    return np.where(x > 0.0, x, 0.0)
 
 
 def sigmoid(x):
@@ -23,9 +26,47 @@ def tanh(x):
     return np.tanh(x)
 
 
-def gelu(x):
-    # the tanh approximation, as in JAX's default
-    return 0.5 * x * (1.0 + np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))
+def gelu(x, approximate=True):
+    if approximate:         # the tanh approximation, JAX's default
+        out = 0.5 * x * (1.0 + np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))
+    else:                   # the exact form, with the error function
+        out = 0.5 * x * (1.0 + lax.erf(x * 0.7071067811865476))
+    return out
+
+
+def silu(x):
+    return x / (1.0 + np.exp(-x))
+
+
+def swish(x):
+    return silu(x)
+
+
+def log_sigmoid(x):
+    return -np.logaddexp(-x, 0.0)
+
+
+def elu(x, alpha=1.0):
+    # expm1 of the negative part only, so a large positive x never overflows on the branch not taken
+    negative = np.where(x > 0.0, 0.0, x)
+    return np.where(x > 0.0, x, alpha * np.expm1(negative))
+
+
+def leaky_relu(x, negative_slope=0.01):
+    return np.where(x >= 0.0, x, negative_slope * x)
+
+
+def one_hot(x, num_classes):
+    """Rows of the identity picked by the integer labels ``x`` (float; no derivative)."""
+    return np.where(np.expand_dims(x, -1) == np.arange(num_classes), 1.0, 0.0)
+
+
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5):
+    """``(x - mean) / sqrt(variance + epsilon)``, the moments over ``axis`` unless given (as JAX's)."""
+    # each `is None` is decided when the caller is transformed (the parameters are never rebound)
+    centre = np.mean(x, axis=axis, keepdims=True) if mean is None else mean
+    spread = np.mean(x * x, axis=axis, keepdims=True) - centre * centre if variance is None else variance
+    return (x - centre) / np.sqrt(spread + epsilon)
 
 
 def logsumexp(x, axis=-1, keepdims=False):
