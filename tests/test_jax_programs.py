@@ -353,3 +353,35 @@ def test_nn_functions_with_jax_names_and_keywords(name):
 
 def test_relu_has_derivative_zero_at_zero_as_in_jax():
     assert tr.grad(lambda x: tr.nn.relu(x))(0.0) == 0.0
+
+
+# ---------------------------------------------------------------- tree_util
+def tree_map_update(params, x, y):
+    grads = tr.grad(softmax_cross_entropy)(params, x, y)
+    return tr.tree_util.tree_map(lambda p, g: p - 0.1 * g, params, grads)
+
+
+def sines_of_leaves(params):
+    return tr.tree.map(np.sin, params)
+
+
+def test_tree_map_inside_jit_is_unrolled_over_the_structure():
+    params, x = layer_params(RNG), RNG.normal(size=(6, 3))
+    y = np.eye(2)[RNG.integers(0, 2, 6)]
+    want = tr.jit(sgd_update, target="python")(params, x, y)          # checked above against differences
+    for target in ("python", "cpu"):
+        got = tr.jit(tree_map_update, target=target)(params, x, y)
+        for a, b in zip(tr.tree_util.tree_leaves(got), tr.tree_util.tree_leaves(want)):
+            np.testing.assert_allclose(a, b, rtol=1e-12)
+        for a, b in zip(tr.tree.leaves(tr.jit(sines_of_leaves, target=target)(params)), tr.tree.leaves(params)):
+            np.testing.assert_allclose(a, np.sin(b))
+
+
+def test_tree_util_outside_transformed_code_as_in_jax():
+    tree = {"b": (np.ones(2), None), "a": [np.zeros(3)]}
+    leaves, treedef = tr.tree_util.tree_flatten(tree)
+    assert [leaf.shape for leaf in leaves] == [(3,), (2,)]           # dict keys sorted, None has no leaf
+    assert tr.tree_util.tree_structure(tree) == treedef
+    rebuilt = tr.tree_util.tree_unflatten(treedef, [leaf + 1 for leaf in leaves])
+    assert rebuilt["b"][1] is None and np.array_equal(rebuilt["a"][0], np.ones(3))
+    assert len(tr.tree_util.tree_leaves(tr.tree_util.tree_map(lambda v: 2 * v, tree))) == 2

@@ -716,6 +716,8 @@ class _Normalizer:
             if len(node.args) != 1:
                 raise self.error(node, f"{r.dotted}() takes one value")
             return cf.call("rt.astype", [self.atom(node.args[0].value), self.dtype_atom(node, r.value)])
+        if r.kind == "user" and r.value in _TREE_MAPS:
+            return self.tree_map(node)
         if r.kind == "user":
             return self.inline(node, r.value, discard)
         raise self.error(node, f"cannot call {r.dotted or 'this'}")
@@ -964,6 +966,53 @@ class _Normalizer:
             return None
         return [self.picked(atom, position, treedef.children[position])
                 for position in range(len(treedef.children))[which]]
+
+    def tree_map(self, node: cst.Call):
+        """``tree_map(f, params, grads)`` over structures known when the function is specialized:
+        ``f`` called on each leaf's atoms, the results rebuilt in the first tree's structure."""
+        if len(node.args) < 2 or any(a.keyword is not None for a in node.args):
+            raise self.error(node, "tree_map(f, tree, *rest) takes a function and trees, by position")
+        fn = self.argument(node.args[0].value)
+        if not isinstance(fn, (LocalLambda, PassedFunction)):
+            raise self.error(node.args[0], "tree_map's first argument must be a function (a lambda or a name)")
+        trees = [self.atom(a.value) for a in node.args[1:]]
+
+        def mapped(atoms, treedef):
+            if treedef.kind == "leaf":
+                for atom in atoms:          # each leaf read by its own name inside f's call
+                    self.substitute[atom.value] = atom
+                return fn.call(self, cst.Call(func=cst.Name("f"), args=[cst.Arg(atom) for atom in atoms]))
+            if treedef.kind == "dict":
+                raise self.error(node, "tree_map over a dict inside transformed code", "use a tuple or a list")
+            children = [mapped([self.picked(atom, k, child) for atom in atoms], child)
+                        for k, child in enumerate(treedef.children)]
+            held = []
+            for child in children:
+                if not isinstance(child, cst.Name):
+                    name = self.temp()
+                    self.assign(name, child)
+                    child = cst.Name(name)
+                held.append(child)
+            built = self.temp()
+            self.assign(built, cf.tuple_of(held))
+            self.core.structures[built] = TreeDef(treedef.kind, tuple(self.core.structures.get(c.value, _LEAF)
+                                                                      for c in held))
+            return cst.Name(built)
+
+        first = self.core.structures.get(trees[0].value) if isinstance(trees[0], cst.Name) else None
+        atoms = [self.held(t) for t in trees]
+        saved = dict(self.substitute)
+        try:
+            return mapped(atoms, first if first is not None else _LEAF)
+        finally:
+            self.substitute = saved
+
+    def held(self, atom) -> cst.Name:
+        if isinstance(atom, cst.Name):
+            return atom
+        name = self.temp()
+        self.assign(name, atom)
+        return cst.Name(name)
 
     def picked(self, atom, position, treedef):
         name = self.temp()
@@ -1256,6 +1305,14 @@ class PassedFunction:
         if self.resolved.kind == "primitive":
             return caller.primitive_call(call, self.resolved.primitive, list(call.args))
         return caller.inline(call, self.resolved.value, discard=False)
+
+
+def _tree_maps() -> tuple:
+    from . import tree, tree_util
+    return (tree.map, tree_util.tree_map)
+
+
+_TREE_MAPS = _tree_maps()
 
 
 def _is_negative_literal(node) -> bool:
