@@ -385,3 +385,35 @@ def test_tree_util_outside_transformed_code_as_in_jax():
     rebuilt = tr.tree_util.tree_unflatten(treedef, [leaf + 1 for leaf in leaves])
     assert rebuilt["b"][1] is None and np.array_equal(rebuilt["a"][0], np.ones(3))
     assert len(tr.tree_util.tree_leaves(tr.tree_util.tree_map(lambda v: 2 * v, tree))) == 2
+
+
+# ------------------------------------------- a structure rebound in a loop (a loop's carry)
+def carried_structure(params, x):
+    val = params
+    for _ in range(3):
+        w, b = val[0]
+        val = [(w * x, b + w)]
+    return np.sum(val[0][0] * val[0][1])
+
+
+def carried_structure_by_fori_loop(params, x):
+    val = lax.fori_loop(0, 3, lambda i, p: [(p[0][0] * x, p[0][1] + p[0][0])], params)
+    return np.sum(val[0][0] * val[0][1])
+
+
+@pytest.mark.parametrize("fn", [carried_structure, carried_structure_by_fori_loop])
+def test_a_structure_carried_through_a_loop_is_read_at_each_pass(fn):
+    # each pass reads the carry the last pass wrote, not the argument (it read the argument's leaves)
+    params = [(np.array([1.0, 2.0]), np.array([0.5, 0.1]))]
+    w, b = params[0]
+    for _ in range(3):
+        w, b = w * 1.3, b + w
+    want = np.sum(w * b)
+    for target in ("python", "cpu"):
+        assert tr.jit(fn, target=target)(params, 1.3) == pytest.approx(want)
+
+
+def test_differentiating_a_carried_structure_is_refused_not_wrong():
+    with pytest.raises(tr.TransformError) as err:
+        tr.grad(carried_structure)([(np.ones(2), np.ones(2))], 1.3)
+    assert "a tuple that holds another tuple" in str(err.value)

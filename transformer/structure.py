@@ -161,6 +161,34 @@ class _Rewriter:
                                       if orelse is not None else None)]
         return [stmt]
 
+    def bind(self, stmt, target: str, node: _Node) -> list:
+        """``target = <a structure>``: a name for the structure, when ``target`` is written only
+        here; otherwise (a loop's carry, rebound each pass) a tuple built of the leaves at run time,
+        since a read of it in a loop may see a later value than this one."""
+        if self.counts.count.get(target) == 1:
+            self.env[target] = node
+            return []
+        out: list = []
+        built = self.materialized(stmt, node, out)
+        return out + [cf.assign(target, built).with_changes(leading_lines=stmt.leading_lines)]
+
+    def materialized(self, stmt, node: _Node, out: list):
+        if node.treedef.kind == "leaf":
+            return cst.Name(node.leaves[()])
+        if node.treedef.kind not in ("tuple", "list"):
+            raise TransformError(f"{self.where(stmt)}a dict argument structure rebound in the function "
+                                 f"(a loop's carry) is not supported; carry a tuple or a list")
+        parts = []
+        for position in range(len(node)):
+            sub, leaves = node.child(position)
+            part = self.materialized(stmt, _Node(sub, leaves), out)
+            if not isinstance(part, cst.Name):
+                name = self.core.scope.temp()
+                out.append(cf.assign(name, part))
+                part = cst.Name(name)
+            parts.append(part)
+        return cf.tuple_of(parts)
+
     def literal_slice(self, stmt, name, part: cst.Slice) -> slice:
         """The slice ``part`` of the structure ``name`` as a Python slice: its bounds are ints in the
         code or lengths of structures, since the part taken is decided when the function is specialised."""
@@ -191,8 +219,7 @@ class _Rewriter:
                 part = node.part(self.literal_slice(stmt, a.value.value.value, a.value.slice[0].slice))
                 if part is None:
                     self.refuse(stmt, a.value.value.value, "sliced, and only a list or tuple can be")
-                self.env[a.target] = part
-                return []
+                return self.bind(stmt, a.target, part)
             if len(a.value.slice) != 1 or not isinstance(a.value.slice[0].slice, cst.Index):
                 self.refuse(stmt, a.value.value.value, "indexed with several subscripts")
             key = _literal_key(a.value.slice[0].slice.value)
@@ -208,11 +235,9 @@ class _Rewriter:
                 return []
             if sub.kind == "leaf":
                 return [cf.assign(a.target, cst.Name(leaves[()])).with_changes(leading_lines=stmt.leading_lines)]
-            self.env[a.target] = _Node(sub, leaves)
-            return []
+            return self.bind(stmt, a.target, _Node(sub, leaves))
         if a.kind == "assign" and isinstance(a.value, cst.Name) and a.value.value in self.env:
-            self.env[a.target] = self.env[a.value.value]
-            return []
+            return self.bind(stmt, a.target, self.env[a.value.value])
         if a.kind == "assign" and isinstance(a.value, cst.Call) and \
                 cst.Module([]).code_for_node(a.value.func) == "len" and \
                 isinstance(a.value.args[0].value, cst.Name) and a.value.args[0].value.value in self.env:
