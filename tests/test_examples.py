@@ -60,6 +60,10 @@ KEY_OUTPUT = {
         "per-example gradients: shape (8, 3); match one grad call per example: True",
         "# strategy: one factor is the same for every example: one product for the whole batch",
     ],
+    "from_jax.py": [
+        "jit(train) matches 100 steps run without compiling: True",
+        "loss fell: True",
+    ],
     "control_flow.py": [
         "data-dependent while under jit: [9.304, 4.706, 2.411, 1.272]",
         "matches a Python loop: True",
@@ -81,3 +85,27 @@ def test_example_runs_and_prints_its_key_output(script):
 
 def test_every_example_has_key_output_listed():
     assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(KEY_OUTPUT)
+
+
+def test_from_jax_trains_as_the_same_script_does_under_jax():
+    """examples/from_jax.py with its JAX imports back: the same losses before and after training."""
+    jax = pytest.importorskip("jax")
+    import importlib.util
+    import types
+
+    import numpy as np
+    from jax.scipy.special import logsumexp
+    jax.config.update("jax_enable_x64", True)
+    spec = importlib.util.spec_from_file_location("from_jax_example", EXAMPLES / "from_jax.py")
+    ours = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ours)
+    under_jax = dict(vars(ours), jax=jax, jnp=jax.numpy, grad=jax.grad, jit=jax.jit, lax=jax.lax, logsumexp=logsumexp)
+    for name in ("predict", "loss", "update", "train"):
+        under_jax[name] = types.FunctionType(getattr(ours, name).__code__, under_jax, name)
+    rng = np.random.default_rng(0)
+    x, y = ours.make_data(rng)
+    params = ours.init_params([2, 32, 32, 3], rng)
+    trained_ours = ours.jit(ours.train)(params, x, y)
+    trained_jax = under_jax["jit"](under_jax["train"])(params, x, y)
+    for a, b in zip(jax.tree_util.tree_leaves(trained_ours), jax.tree_util.tree_leaves(trained_jax)):
+        np.testing.assert_allclose(a, np.asarray(b), rtol=1e-8, atol=1e-10)
