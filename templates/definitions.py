@@ -345,3 +345,76 @@ def log_softmax(x, axis=None):
         shifted = x - lax.stop_gradient(np.max(x, axis=axis, keepdims=True))
         result = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
     return result
+
+
+# ------------------------------------------------------------------ layout: tile, repeat, pad, diag...
+# Each is a gather, np.ravel(x)[index], with an index array a runtime helper computes from x's shape
+# (rt.tile_index...: integer constants to every transform, specialized on x's rank when numba
+# compiles them).  The gather's derivative adds every copy's cotangent back into the cell it came
+# from (np.add.at), which is what tile's, repeat's and pad's edge/reflect/wrap copies need; under vmap
+# the index is the same for every example, so one gather serves the whole batch.
+from transformer import runtime as rt   # noqa: E402
+
+
+@define("np.tile")
+def tile(A, reps):
+    """``A`` repeated ``reps`` times along each axis (``reps`` an int or a tuple of them)."""
+    return np.ravel(A)[rt.tile_index(np.shape(A), reps)]
+
+
+@define("np.repeat")
+def repeat(a, repeats, axis=None):
+    """Each entry repeated ``repeats`` times (an int, or one count per entry along ``axis``) along
+    ``axis``, or along the flattened array when None."""
+    return np.ravel(a)[rt.repeat_index(np.shape(a), repeats, axis)]
+
+
+@define("np.pad")
+def pad(array, pad_width, mode="constant", constant_values=0):
+    """``array`` with ``pad_width`` cells added before and after each axis (an int, a (before, after)
+    pair, or one pair per axis): the scalar ``constant_values`` there (its derivative is the sum of the
+    padded cells' cotangents), or copies of cells ("edge", "reflect", "symmetric", "wrap"), whose
+    cotangents add back into the cells copied.  Other modes compute new values and are refused."""
+    index = rt.pad_index(np.shape(array), pad_width, mode)
+    if mode == "constant":
+        padded = np.where(index >= 0, np.ravel(array)[np.maximum(index, 0)], constant_values)
+    else:
+        padded = np.ravel(array)[index]
+    return padded
+
+
+@define("np.diag")
+def diag(v, k=0):
+    """A 2-D ``v``'s ``k``-th diagonal, or a square matrix with the 1-D ``v`` on its ``k``-th diagonal
+    (zeros elsewhere, which carry no derivative)."""
+    index = rt.diag_index(np.shape(v), k)
+    gathered = np.ravel(v)[np.maximum(index, 0)]
+    return np.where(index >= 0, gathered, np.zeros_like(gathered))
+
+
+@define("np.diagonal")
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """The diagonal of the ``axis1``, ``axis2`` planes, as the last axis (a copy, not NumPy's
+    read-only view)."""
+    return np.ravel(a)[rt.diagonal_index(np.shape(a), offset, axis1, axis2)]
+
+
+@define("np.rollaxis")
+def rollaxis(a, axis, start=0):
+    """``axis`` moved to sit before ``start`` (a copy, not NumPy's view)."""
+    return np.ravel(a)[rt.rollaxis_index(np.shape(a), axis, start)]
+
+
+@define("np.atleast_1d")
+def atleast_1d(a):
+    return np.reshape(a, rt.atleast_1d_shape(np.shape(a)))
+
+
+@define("np.atleast_2d")
+def atleast_2d(a):
+    return np.reshape(a, rt.atleast_2d_shape(np.shape(a)))
+
+
+@define("np.atleast_3d")
+def atleast_3d(a):
+    return np.reshape(a, rt.atleast_3d_shape(np.shape(a)))
