@@ -10,7 +10,8 @@ a result whose shape differs between examples, which no batch can hold: vmap ref
 from transformer.rules import rule, unsupported, zero_derivative
 
 LAYOUT_HELPERS = ("rt.tile_index", "rt.repeat_index", "rt.pad_index", "rt.diag_index", "rt.diagonal_index",
-                  "rt.rollaxis_index", "rt.atleast_1d_shape", "rt.atleast_2d_shape", "rt.atleast_3d_shape")
+                  "rt.rollaxis_index", "rt.atleast_1d_shape", "rt.atleast_2d_shape", "rt.atleast_3d_shape",
+                  "rt.broadcast_shape", "rt.squeezed_shape")
 
 zero_derivative(*LAYOUT_HELPERS)
 

@@ -26,6 +26,27 @@ def diagonal_stack(x): return np.diagonal(x, 0, 1, 2), np.diagonal(x, -1, axis1=
 def rollaxis_(x): return np.rollaxis(x, 2), np.rollaxis(x, 0, 3), np.rollaxis(x, -1, 1)   # noqa: E704
 def atleast_(x): return np.atleast_1d(x), np.atleast_2d(x), np.atleast_3d(x)     # noqa: E704
 def atleast_scalar(x): return np.atleast_1d(x * 2.0), np.atleast_2d(x), np.atleast_3d(x)   # noqa: E704
+def squeeze_all(x): return np.squeeze(x) * np.sum(np.squeeze(x[:1]))           # noqa: E704
+def broadcast_arrays_(x, y): return np.broadcast_arrays(x, y[:, None] * 2.0)      # noqa: E704
+def broadcast_arrays_3(x, y): return np.broadcast_arrays(x[0], y[:, None], x[:1, :1, None])   # noqa: E704
+
+
+def meshgrid_(x, y):
+    a, b = np.meshgrid(x, y)
+    c, d = np.meshgrid(y, x, indexing="ij")
+    return a * 2.0, b, c, d
+
+
+def meshgrid_3(x, y):
+    a, b, c = np.meshgrid(x, y, x[:2])
+    d, e, f = np.meshgrid(y, x[1:], y, indexing="ij")
+    return a, b, c * 2.0, d, e, f
+
+
+SQUEEZE_JIT = "np.squeeze(x) needs axis= under jit: the result's rank depends on which axes have length 1 " \
+    "(tests/test_layout.py checks the refusal)"
+
+LIST = {"jax": "jax.numpy.broadcast_arrays returns a list where NumPy returns a tuple"}
 
 
 def rows():
@@ -62,4 +83,12 @@ def rows():
         Row("atleast_matrix", atleast_, matrix),
         Row("atleast_stack", atleast_, stack),
         Row("atleast_scalar", atleast_scalar, lambda r: (U(r),)),
+        Row("squeeze_all", squeeze_all, lambda r: (U(r, 3, 1, 4),),
+            skip={"cpu": SQUEEZE_JIT, "jit_grad": SQUEEZE_JIT, "jit_jvp": SQUEEZE_JIT}),
+        Row("squeeze_all_units", squeeze_all, lambda r: (U(r, 1, 1),),
+            skip={"cpu": SQUEEZE_JIT, "jit_grad": SQUEEZE_JIT, "jit_jvp": SQUEEZE_JIT}),
+        Row("broadcast_arrays_", broadcast_arrays_, lambda r: (U(r, 3, 4), U(r, 3)), skip=LIST),
+        Row("broadcast_arrays_3", broadcast_arrays_3, lambda r: (U(r, 3, 4), U(r, 3)), skip=LIST),
+        Row("meshgrid_", meshgrid_, lambda r: (U(r, 4), U(r, 3))),
+        Row("meshgrid_3", meshgrid_3, lambda r: (U(r, 4), U(r, 3))),
     ]

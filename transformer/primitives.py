@@ -273,7 +273,7 @@ register("bool", "bool", builtins.bool, CAST, ("x",))
 # time (runtime.py; numba_runtime.py specializes them on the rank when it compiles): constants to
 # every derivative, the same for every example of a vmap.
 for _name in ["tile_index", "repeat_index", "pad_index", "diag_index", "diagonal_index", "rollaxis_index",
-              "atleast_1d_shape", "atleast_2d_shape", "atleast_3d_shape"]:
+              "atleast_1d_shape", "atleast_2d_shape", "atleast_3d_shape", "broadcast_shape", "squeezed_shape"]:
     _impl = getattr(runtime, _name)
     _sig = __import__("inspect").signature(_impl)
     register(f"rt.{_name}", f"rt.{_name}", _impl, SPECIAL,

@@ -679,3 +679,13 @@ def atleast_3d_shape(shape):
 
 def atleast_1d_shape(shape):
     return np.atleast_1d(np.empty(shape)).shape
+
+
+def broadcast_shape(a, b, c=None):
+    """The shape that shapes ``a``, ``b`` (and ``c``) broadcast to (np.broadcast_arrays)."""
+    return np.broadcast_shapes(a, b) if c is None else np.broadcast_shapes(a, b, c)
+
+
+def squeezed_shape(shape):
+    """``shape`` without its axes of length 1 (np.squeeze without an axis, per example under vmap)."""
+    return tuple(d for d in shape if d != 1)

@@ -1459,3 +1459,16 @@ def atleast_3d_shape(shape):
     if n == 2:
         return lambda shape: (shape[0], shape[1], 1)
     return lambda shape: shape
+
+
+@overload(rt.broadcast_shape)
+def broadcast_shape(a, b, c=None):
+    if _is_none(c):
+        return lambda a, b, c=None: np.broadcast_shapes(a, b)
+    return lambda a, b, c=None: np.broadcast_shapes(a, b, c)
+
+
+@overload(rt.squeezed_shape)
+def squeezed_shape(shape):
+    raise TypingError("np.squeeze(x) needs axis= under jit (the result's ndim depends on which axes have "
+                      "length 1, which numba's types do not say); write np.squeeze(x, axis=k)")
