@@ -345,3 +345,124 @@ def log_softmax(x, axis=None):
         shifted = x - lax.stop_gradient(np.max(x, axis=axis, keepdims=True))
         result = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
     return result
+
+
+# ------------------------------------------------------------------ layout: tile, repeat, pad, diag...
+# Each is a gather, np.ravel(x)[index] (_gathered), with an index array a runtime helper computes from x's shape
+# (rt.tile_index...: integer constants to every transform, specialized on x's rank when numba
+# compiles them).  The gather's derivative adds every copy's cotangent back into the cell it came
+# from (np.add.at), which is what tile's, repeat's and pad's edge/reflect/wrap copies need; under vmap
+# the index is the same for every example, so one gather serves the whole batch.
+from transformer import runtime as rt   # noqa: E402
+
+
+def _gathered(x, index):
+    """``np.ravel(x)[index]`` through a 1-D index (what compiled reverse mode's scatter-add takes)."""
+    return np.reshape(np.ravel(x)[np.ravel(index)], np.shape(index))
+
+
+@define("np.tile")
+def tile(A, reps):
+    """``A`` repeated ``reps`` times along each axis (``reps`` an int or a tuple of them)."""
+    return _gathered(A, rt.tile_index(np.shape(A), reps))
+
+
+@define("np.repeat")
+def repeat(a, repeats, axis=None):
+    """Each entry repeated ``repeats`` times (an int, or one count per entry along ``axis``) along
+    ``axis``, or along the flattened array when None."""
+    return _gathered(a, rt.repeat_index(np.shape(a), repeats, axis))
+
+
+@define("np.pad")
+def pad(array, pad_width, mode="constant", constant_values=0):
+    """``array`` with ``pad_width`` cells added before and after each axis (an int, a (before, after)
+    pair, or one pair per axis): the scalar ``constant_values`` there (its derivative is the sum of the
+    padded cells' cotangents), or copies of cells ("edge", "reflect", "symmetric", "wrap"), whose
+    cotangents add back into the cells copied.  Other modes compute new values and are refused."""
+    index = rt.pad_index(np.shape(array), pad_width, mode)
+    if mode == "constant":
+        padded = np.where(index >= 0, _gathered(array, np.maximum(index, 0)), constant_values)
+    else:
+        padded = _gathered(array, index)
+    return padded
+
+
+@define("np.diag")
+def diag(v, k=0):
+    """A 2-D ``v``'s ``k``-th diagonal, or a square matrix with the 1-D ``v`` on its ``k``-th diagonal
+    (zeros elsewhere, which carry no derivative)."""
+    index = rt.diag_index(np.shape(v), k)
+    gathered = _gathered(v, np.maximum(index, 0))
+    return np.where(index >= 0, gathered, np.zeros_like(gathered))
+
+
+@define("np.diagonal")
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """The diagonal of the ``axis1``, ``axis2`` planes, as the last axis (a copy, not NumPy's
+    read-only view)."""
+    return _gathered(a, rt.diagonal_index(np.shape(a), offset, axis1, axis2))
+
+
+@define("np.rollaxis")
+def rollaxis(a, axis, start=0):
+    """``axis`` moved to sit before ``start`` (a copy, not NumPy's view)."""
+    return _gathered(a, rt.rollaxis_index(np.shape(a), axis, start))
+
+
+@define("np.atleast_1d")
+def atleast_1d(a):
+    return np.reshape(a, rt.atleast_1d_shape(np.shape(a)))
+
+
+@define("np.atleast_2d")
+def atleast_2d(a):
+    return np.reshape(a, rt.atleast_2d_shape(np.shape(a)))
+
+
+@define("np.atleast_3d")
+def atleast_3d(a):
+    return np.reshape(a, rt.atleast_3d_shape(np.shape(a)))
+
+
+def broadcast_arrays3(a, b, c=None):
+    shape = rt.broadcast_shape(np.shape(a), np.shape(b), np.shape(c))
+    return np.broadcast_to(a, shape), np.broadcast_to(b, shape), np.broadcast_to(c, shape)
+
+
+@define("np.broadcast_arrays", when_given={"c": broadcast_arrays3})
+def broadcast_arrays(a, b, c=None):
+    """Two (or three: broadcast_arrays3) arrays broadcast against each other: a tuple, as NumPy's."""
+    shape = rt.broadcast_shape(np.shape(a), np.shape(b))
+    return np.broadcast_to(a, shape), np.broadcast_to(b, shape)
+
+
+def meshgrid3(x1, x2, x3=None, indexing="xy"):
+    n1 = np.size(x1)
+    n2 = np.size(x2)
+    n3 = np.size(x3)
+    if indexing == "ij":
+        grids = (np.copy(np.broadcast_to(np.reshape(x1, (-1, 1, 1)), (n1, n2, n3))),
+                 np.copy(np.broadcast_to(np.reshape(x2, (1, -1, 1)), (n1, n2, n3))),
+                 np.copy(np.broadcast_to(np.reshape(x3, (1, 1, -1)), (n1, n2, n3))))
+    else:
+        grids = (np.copy(np.broadcast_to(np.reshape(x1, (1, -1, 1)), (n2, n1, n3))),
+                 np.copy(np.broadcast_to(np.reshape(x2, (-1, 1, 1)), (n2, n1, n3))),
+                 np.copy(np.broadcast_to(np.reshape(x3, (1, 1, -1)), (n2, n1, n3))))
+    return grids
+
+
+@define("np.meshgrid", when_given={"x3": meshgrid3})
+def meshgrid(x1, x2, x3=None, indexing="xy"):
+    """Coordinate arrays of two (or three: meshgrid3) arrays, each flattened first as NumPy does:
+    "xy" puts the first along axis 1, "ij" along axis 0 (``indexing`` a literal); copies, as NumPy's
+    default."""
+    n1 = np.size(x1)
+    n2 = np.size(x2)
+    if indexing == "ij":
+        grids = (np.copy(np.broadcast_to(np.reshape(x1, (-1, 1)), (n1, n2))),
+                 np.copy(np.broadcast_to(np.reshape(x2, (1, -1)), (n1, n2))))
+    else:
+        grids = (np.copy(np.broadcast_to(np.reshape(x1, (1, -1)), (n2, n1))),
+                 np.copy(np.broadcast_to(np.reshape(x2, (-1, 1)), (n2, n1))))
+    return grids

@@ -620,3 +620,72 @@ def custom_jvp_call(out, inputs, rule):
     their tangents, never through ``out``'s own computation.
     """
     return out
+
+
+# ------------------------------------------------------------ layout
+# The index arrays of NumPy's layout functions (templates/definitions.py's np.tile, np.repeat, np.pad,
+# np.diag, np.diagonal, np.rollaxis): entry i of ``np.ravel(x)[index]`` is the flat position in ``x``
+# the function puts there (-1: a cell np.pad fills with its constant).  They read only a shape, so
+# their results are constants to every derivative and the same for every example of a vmap; the
+# layout function itself is then a gather (np.ravel(x)[index]) whose derivative adds the copies back.
+# NumPy computes each one here, from the positions 0, 1, 2, ... laid out in ``shape``.
+def _positions(shape):
+    return np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+
+
+def tile_index(shape, reps):
+    return np.tile(_positions(shape), reps)
+
+
+def repeat_index(shape, repeats, axis=None):
+    return np.repeat(_positions(shape), repeats, axis)
+
+
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
+
+
+def pad_index(shape, pad_width, mode):
+    if mode not in _PAD_MODES:
+        raise ValueError(f"np.pad's mode {mode!r} is not supported (only {', '.join(_PAD_MODES)}: modes that "
+                         f"copy cells)")
+    if mode == "constant":
+        return np.pad(_positions(shape), pad_width, mode="constant", constant_values=-1)
+    return np.pad(_positions(shape), pad_width, mode=mode)
+
+
+def diag_index(shape, k=0):
+    if len(shape) == 1:         # a vector on the k-th diagonal of a square matrix, -1 off it
+        return np.diag(np.arange(1, shape[0] + 1, dtype=np.int64), k) - 1
+    if len(shape) != 2:
+        raise ValueError("np.diag takes a 1-D or a 2-D array")
+    return np.diag(_positions(shape), k).copy()
+
+
+def diagonal_index(shape, offset=0, axis1=0, axis2=1):
+    return np.diagonal(_positions(shape), offset, axis1, axis2).copy()
+
+
+def rollaxis_index(shape, axis, start=0):
+    return np.rollaxis(_positions(shape), axis, start).copy()
+
+
+def atleast_2d_shape(shape):
+    return np.atleast_2d(np.empty(shape)).shape
+
+
+def atleast_3d_shape(shape):
+    return np.atleast_3d(np.empty(shape)).shape
+
+
+def atleast_1d_shape(shape):
+    return np.atleast_1d(np.empty(shape)).shape
+
+
+def broadcast_shape(a, b, c=None):
+    """The shape that shapes ``a``, ``b`` (and ``c``) broadcast to (np.broadcast_arrays)."""
+    return np.broadcast_shapes(a, b) if c is None else np.broadcast_shapes(a, b, c)
+
+
+def squeezed_shape(shape):
+    """``shape`` without its axes of length 1 (np.squeeze without an axis, per example under vmap)."""
+    return tuple(d for d in shape if d != 1)

@@ -1097,3 +1097,378 @@ def custom_vjp_call(out, inputs, residuals, rule):
 def custom_jvp_call(out, inputs, rule):
     # only forward mode gives the call a meaning (it applies ``rule``); running it is the identity
     return lambda out, inputs, rule: out
+
+
+# ------------------------------------------------------------- layout
+# The index arrays of np.tile, np.repeat, np.pad, np.diag, np.diagonal and np.rollaxis (runtime.py
+# computes them with NumPy itself, which numba lacks for most of them).  Each is a "separable" gather:
+# an output cell's flat source position is a sum over the output's axes of a table entry per axis
+# (its coordinate's contribution, the input stride included; -1 where np.pad fills a constant), so
+# one walk serves every function.  The output's rank follows from the argument types alone; it is
+# read here, when numba compiles, and fixed in the reshape.
+def _rank(shape) -> int:
+    if not isinstance(shape, types.BaseTuple):
+        raise TypingError(f"a shape must be a tuple, not {shape}")
+    return len(shape)
+
+
+@register_jitable
+def _no_dims(shape):
+    return np.empty(0, np.int64)
+
+
+@register_jitable
+def _dims_of(shape):
+    out = np.empty(len(shape), np.int64)
+    for d in range(len(shape)):
+        out[d] = shape[d]
+    return out
+
+
+def _shape_reader(shape):
+    return _dims_of if _rank(shape) else _no_dims
+
+
+@register_jitable
+def _c_strides(dims):
+    strides = np.ones(dims.size, np.int64)
+    for d in range(dims.size - 2, -1, -1):
+        strides[d] = strides[d + 1] * dims[d + 1]
+    return strides
+
+
+@register_jitable
+def _offsets(out_dims):
+    offsets = np.zeros(out_dims.size + 1, np.int64)
+    for d in range(out_dims.size):
+        offsets[d + 1] = offsets[d] + out_dims[d]
+    return offsets
+
+
+@register_jitable
+def _separable_gather(out_dims, tables, offsets, base):
+    """Flat source positions of every output cell in C order: base + sum_d tables[offsets[d] + c_d]."""
+    total = 1
+    for d in range(out_dims.size):
+        total *= out_dims[d]
+    out = np.empty(total, np.int64)
+    coord = np.zeros(out_dims.size, np.int64)
+    for p in range(total):
+        flat = base
+        for d in range(out_dims.size):
+            part = tables[offsets[d] + coord[d]]
+            if part < 0 or flat < 0:
+                flat = -1
+            else:
+                flat += part
+        out[p] = flat
+        d = out_dims.size - 1
+        while d >= 0:
+            coord[d] += 1
+            if coord[d] < out_dims[d]:
+                break
+            coord[d] = 0
+            d -= 1
+    return out
+
+
+@overload(rt.tile_index)
+def tile_index(shape, reps):
+    n, read = _rank(shape), _shape_reader(shape)
+    if isinstance(reps, types.Integer):
+        m, read_reps = 1, register_jitable(lambda reps: np.full(1, reps, np.int64))
+    else:
+        m, read_reps = _rank(reps), _shape_reader(reps)
+    rank = max(n, m)
+
+    def impl(shape, reps):
+        dims = np.ones(rank, np.int64)
+        dims[rank - n:] = read(shape)
+        counts = np.ones(rank, np.int64)
+        counts[rank - m:] = read_reps(reps)
+        out_dims = dims * counts
+        strides = _c_strides(dims)
+        offsets = _offsets(out_dims)
+        tables = np.empty(offsets[rank], np.int64)
+        for d in range(rank):
+            for c in range(out_dims[d]):
+                tables[offsets[d] + c] = (c % dims[d]) * strides[d]
+        return _separable_gather(out_dims, tables, offsets, 0).reshape(to_fixed_tuple(out_dims, rank))
+    return impl
+
+
+@register_jitable
+def _repeat_table(length, counts, stride):
+    if counts.size == 1 and length != 1:
+        counts = np.full(length, counts[0], np.int64)
+    if counts.size != length:
+        raise ValueError("np.repeat: repeats does not match the axis's length")
+    table = np.empty(counts.sum(), np.int64)
+    at = 0
+    for i in range(length):
+        if counts[i] < 0:
+            raise ValueError("np.repeat: negative repeats")
+        for _ in range(counts[i]):
+            table[at] = i * stride
+            at += 1
+    return table
+
+
+def _counts_reader(repeats):
+    if isinstance(repeats, types.Integer):
+        return register_jitable(lambda repeats: np.full(1, repeats, np.int64))
+
+    @register_jitable
+    def read(repeats):
+        out = np.empty(len(repeats), np.int64)
+        for i in range(len(repeats)):
+            out[i] = repeats[i]
+        return out
+    return read
+
+
+@overload(rt.repeat_index)
+def repeat_index(shape, repeats, axis=None):
+    n, read = _rank(shape), _shape_reader(shape)
+    counts_of = _counts_reader(repeats)
+    if _is_none(axis):
+        def flat(shape, repeats, axis=None):
+            dims = read(shape)
+            size = 1
+            for d in range(dims.size):
+                size *= dims[d]
+            return _repeat_table(size, counts_of(repeats), 1)
+        return flat
+
+    def along(shape, repeats, axis=None):
+        dims = read(shape)
+        k = axis % n
+        strides = _c_strides(dims)
+        table = _repeat_table(dims[k], counts_of(repeats), strides[k])
+        out_dims = dims.copy()
+        out_dims[k] = table.size
+        offsets = _offsets(out_dims)
+        tables = np.empty(offsets[n], np.int64)
+        for d in range(n):
+            for c in range(out_dims[d]):
+                tables[offsets[d] + c] = table[c] if d == k else c * strides[d]
+        return _separable_gather(out_dims, tables, offsets, 0).reshape(to_fixed_tuple(out_dims, n))
+    return along
+
+
+def _widths_reader(pad_width, n):
+    """(before, after) arrays of one per axis from an int, a pair, a 1-tuple or a pair per axis."""
+    if isinstance(pad_width, types.Integer):
+        return register_jitable(lambda w: (np.full(n, w, np.int64), np.full(n, w, np.int64)))
+    if not isinstance(pad_width, types.BaseTuple) or len(pad_width) == 0:
+        raise TypingError(f"np.pad's pad_width must be an int, a pair or a pair per axis, not {pad_width}")
+    if all(isinstance(t, types.Integer) for t in pad_width):
+        if len(pad_width) == 1:
+            return register_jitable(lambda w: (np.full(n, w[0], np.int64), np.full(n, w[0], np.int64)))
+        return register_jitable(lambda w: (np.full(n, w[0], np.int64), np.full(n, w[1], np.int64)))
+    if len(pad_width) == 1:
+        return register_jitable(lambda w: (np.full(n, w[0][0], np.int64), np.full(n, w[0][len(w[0]) - 1], np.int64)))
+    if len(pad_width) != n:
+        raise TypingError(f"np.pad's pad_width has {len(pad_width)} pairs for {n} axes")
+
+    @register_jitable
+    def per_axis(w):
+        before = np.empty(n, np.int64)
+        after = np.empty(n, np.int64)
+        for d in range(n):
+            before[d] = w[d][0]
+            after[d] = w[d][len(w[d]) - 1]
+        return before, after
+    return per_axis
+
+
+@register_jitable
+def _padded_coordinate(j, length, code):
+    """The source coordinate of padded coordinate ``j`` (0 at the first original cell), -1 for a constant."""
+    if 0 <= j < length:
+        return j
+    if code == 0:
+        return -1
+    if code == 1:
+        return 0 if j < 0 else length - 1
+    if code == 2:
+        if length == 1:
+            return 0
+        period = 2 * (length - 1)
+        j = j % period
+        return j if j < length else period - j
+    if code == 3:
+        j = j % (2 * length)
+        return j if j < length else 2 * length - 1 - j
+    return j % length
+
+
+@overload(rt.pad_index)
+def pad_index(shape, pad_width, mode):
+    n, read = _rank(shape), _shape_reader(shape)
+    widths = _widths_reader(pad_width, n)
+
+    def impl(shape, pad_width, mode):
+        if mode == "constant":
+            code = 0
+        elif mode == "edge":
+            code = 1
+        elif mode == "reflect":
+            code = 2
+        elif mode == "symmetric":
+            code = 3
+        elif mode == "wrap":
+            code = 4
+        else:
+            raise ValueError("np.pad: only the modes constant, edge, reflect, symmetric and wrap are supported")
+        dims = read(shape)
+        before, after = widths(pad_width)
+        out_dims = dims + before + after
+        strides = _c_strides(dims)
+        offsets = _offsets(out_dims)
+        tables = np.empty(offsets[n], np.int64)
+        for d in range(n):
+            for c in range(out_dims[d]):
+                j = _padded_coordinate(c - before[d], dims[d], code)
+                tables[offsets[d] + c] = -1 if j < 0 else j * strides[d]
+        return _separable_gather(out_dims, tables, offsets, 0).reshape(to_fixed_tuple(out_dims, n))
+    return impl
+
+
+@overload(rt.diag_index)
+def diag_index(shape, k=0):
+    n = _rank(shape)
+    if n == 1:
+        def on_diagonal(shape, k=0):
+            length = shape[0]
+            size = length + abs(k)
+            out = np.full((size, size), -1, np.int64)
+            for i in range(length):
+                if k >= 0:
+                    out[i, i + k] = i
+                else:
+                    out[i - k, i] = i
+            return out
+        return on_diagonal
+    if n != 2:
+        raise TypingError("np.diag takes a 1-D or a 2-D array")
+
+    def of_matrix(shape, k=0):
+        rows, cols = shape[0], shape[1]
+        length = max(0, min(rows, cols - k)) if k >= 0 else max(0, min(rows + k, cols))
+        out = np.empty(length, np.int64)
+        for i in range(length):
+            out[i] = (i + max(-k, 0)) * cols + i + max(k, 0)
+        return out
+    return of_matrix
+
+
+@overload(rt.diagonal_index)
+def diagonal_index(shape, offset=0, axis1=0, axis2=1):
+    n, read = _rank(shape), _shape_reader(shape)
+    if n < 2:
+        raise TypingError("np.diagonal takes an array of at least 2 dimensions")
+    rank = n - 1
+
+    def impl(shape, offset=0, axis1=0, axis2=1):
+        dims = read(shape)
+        a, b = axis1 % n, axis2 % n
+        if a == b:
+            raise ValueError("np.diagonal: axis1 and axis2 cannot be the same")
+        strides = _c_strides(dims)
+        if offset >= 0:
+            length = max(0, min(dims[a], dims[b] - offset))
+        else:
+            length = max(0, min(dims[a] + offset, dims[b]))
+        out_dims = np.empty(n - 1, np.int64)
+        steps = np.empty(n - 1, np.int64)
+        at = 0
+        for d in range(n):
+            if d != a and d != b:
+                out_dims[at] = dims[d]
+                steps[at] = strides[d]
+                at += 1
+        out_dims[n - 2] = length
+        steps[n - 2] = strides[a] + strides[b]
+        offsets = _offsets(out_dims)
+        tables = np.empty(offsets[rank], np.int64)
+        for d in range(rank):
+            for c in range(out_dims[d]):
+                tables[offsets[d] + c] = c * steps[d]
+        base = max(-offset, 0) * strides[a] + max(offset, 0) * strides[b]
+        return _separable_gather(out_dims, tables, offsets, base).reshape(to_fixed_tuple(out_dims, rank))
+    return impl
+
+
+@overload(rt.rollaxis_index)
+def rollaxis_index(shape, axis, start=0):
+    n, read = _rank(shape), _shape_reader(shape)
+
+    def impl(shape, axis, start=0):
+        dims = read(shape)
+        k = axis % n
+        to = start + n if start < 0 else start
+        if to < 0 or to > n:
+            raise ValueError("np.rollaxis: start out of range")
+        if k < to:
+            to -= 1
+        order = np.empty(n, np.int64)
+        at = 0
+        for d in range(n):
+            if at == to:
+                at += 1
+            if d != k:
+                order[at] = d
+                at += 1
+        order[to] = k
+        strides = _c_strides(dims)
+        out_dims = dims[order]
+        offsets = _offsets(out_dims)
+        tables = np.empty(offsets[n], np.int64)
+        for d in range(n):
+            for c in range(out_dims[d]):
+                tables[offsets[d] + c] = c * strides[order[d]]
+        return _separable_gather(out_dims, tables, offsets, 0).reshape(to_fixed_tuple(out_dims, n))
+    return impl
+
+
+@overload(rt.atleast_1d_shape)
+def atleast_1d_shape(shape):
+    if _rank(shape) == 0:
+        return lambda shape: (1,)
+    return lambda shape: shape
+
+
+@overload(rt.atleast_2d_shape)
+def atleast_2d_shape(shape):
+    n = _rank(shape)
+    if n == 0:
+        return lambda shape: (1, 1)
+    if n == 1:
+        return lambda shape: (1, shape[0])
+    return lambda shape: shape
+
+
+@overload(rt.atleast_3d_shape)
+def atleast_3d_shape(shape):
+    n = _rank(shape)
+    if n == 0:
+        return lambda shape: (1, 1, 1)
+    if n == 1:
+        return lambda shape: (1, shape[0], 1)
+    if n == 2:
+        return lambda shape: (shape[0], shape[1], 1)
+    return lambda shape: shape
+
+
+@overload(rt.broadcast_shape)
+def broadcast_shape(a, b, c=None):
+    if _is_none(c):
+        return lambda a, b, c=None: np.broadcast_shapes(a, b)
+    return lambda a, b, c=None: np.broadcast_shapes(a, b, c)
+
+
+@overload(rt.squeezed_shape)
+def squeezed_shape(shape):
+    raise TypingError("np.squeeze(x) needs axis= under jit (the result's ndim depends on which axes have "
+                      "length 1, which numba's types do not say); write np.squeeze(x, axis=k)")

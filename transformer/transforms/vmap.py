@@ -726,9 +726,11 @@ class _Batcher:
             return cf.call(prim.spelling, [x] + [cf.literal(_shift(v)) for v in values])
         if name in ("squeeze", "flip"):
             if "axis" not in keywords or isinstance(keywords["axis"], cst.Name) and keywords["axis"].value == "None":
-                if name == "squeeze":
-                    raise self.error("np.squeeze without an axis cannot be batched (it would squeeze the batch)",
-                                     "name the axis: np.squeeze(x, axis=0)")
+                if name == "squeeze":     # squeeze one example's unit axes (its shape is known at run time)
+                    example = cst.Subscript(self.temp_of(cf.call("np.shape", [x])),
+                                            _index([cst.SubscriptElement(cst.Slice(None, cf.literal(-1)))]))
+                    squeezed = self.temp_of(cf.call("rt.squeezed_shape", [self.temp_of(example)]))
+                    return cf.call("np.reshape", [self.contiguous(x), self.with_batch(squeezed)])
                 flipped = self.temp_of(cf.call("np.flip", [x]))
                 return cst.Subscript(flipped, _index([cst.SubscriptElement(cst.Index(cst.Ellipsis())),
                                                       cst.SubscriptElement(cst.Slice(None, None, step=cf.literal(-1)))]))
