@@ -417,3 +417,19 @@ def test_differentiating_a_carried_structure_is_refused_not_wrong():
     with pytest.raises(tr.TransformError) as err:
         tr.grad(carried_structure)([(np.ones(2), np.ones(2))], 1.3)
     assert "a tuple that holds another tuple" in str(err.value)
+
+
+def weighted_parts(parts):
+    n = len(parts)
+    return np.sum(np.stack([p * k for k, p in enumerate(parts)])) / n
+
+
+def calls_with_a_tuple(x, y):
+    return weighted_parts((x, y, x * y))
+
+
+def test_len_of_a_tuple_and_a_comprehension_over_it_are_decided_when_specialized():
+    x, y = np.ones(3), np.arange(3.0)
+    assert tr.jit(calls_with_a_tuple)(x, y) == pytest.approx(calls_with_a_tuple(x, y))
+    np.testing.assert_allclose(tr.grad(calls_with_a_tuple)(x, y), [0.0, 2.0 / 3.0, 4.0 / 3.0])
+    assert "len(" not in tr.jit(calls_with_a_tuple, target="python").source(x, y).split("def ")[-1].split("#")[0]

@@ -814,6 +814,10 @@ class _Normalizer:
 
     def primitive_call(self, node, prim: primitives.Primitive, args: list[cst.Arg]):
         positional = [self.atom(a.value) for a in args if a.keyword is None]
+        if prim.name == "len" and len(positional) == 1 and not any(a.keyword for a in args):
+            known = self.known_length(positional[0])
+            if known is not None:       # len of a tuple written in the code or of a structure: decided now
+                return cf.literal(known)
         keywords = [(a.keyword.value, self.atom(a.value)) for a in args if a.keyword is not None]
         extra = positional[len(prim.params):]
         positional = positional[:len(prim.params)]
@@ -958,9 +962,11 @@ class _Normalizer:
                 return None
             which = slice(*(None if b is None else int(cst.Module([]).code_for_node(b)) for b in bounds))
             node = node.value
-        if not isinstance(node, (cst.Name, cst.Attribute)):
+        if not isinstance(node, (cst.Name, cst.Attribute, cst.Tuple, cst.List)):
             return None
         atom = self.atom(node)
+        if isinstance(atom, cst.Tuple):         # a tuple written in the code, or passed to a helper
+            return [el.value for el in atom.elements][which]
         treedef = self.core.structures.get(atom.value) if isinstance(atom, cst.Name) else None
         if treedef is None or treedef.kind not in ("tuple", "list"):
             return None
@@ -1013,6 +1019,12 @@ class _Normalizer:
         name = self.temp()
         self.assign(name, atom)
         return cst.Name(name)
+
+    def known_length(self, atom) -> int | None:
+        if isinstance(atom, cst.Tuple):
+            return len(atom.elements)
+        treedef = self.core.structures.get(atom.value) if isinstance(atom, cst.Name) else None
+        return len(treedef.children) if treedef is not None and treedef.kind in ("tuple", "list") else None
 
     def picked(self, atom, position, treedef):
         name = self.temp()
