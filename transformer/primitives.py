@@ -267,6 +267,10 @@ register("float", "float", builtins.float, CAST, ("x",))
 register("int", "int", builtins.int, CAST, ("x",))
 register("bool", "bool", builtins.bool, CAST, ("x",))
 
+# ----------------------------------------------------------------------- misc
+# np.cumprod's tangent (templates/misc.py): a recurrence along the axis, exact where entries are zero
+register("rt.cumprod_jvp", "rt.cumprod_jvp", runtime.cumprod_jvp, SPECIAL, ("t", "x"), keywords=("axis",))
+
 # -------------------------------------------------------------------- indexing
 # Spelled with subscripts in the core form: ``y = x[i, a:b]`` and ``x[i] = v``.
 register("getitem", "[]", operator.getitem, INDEX, ("x", "index"), may_alias=True)

@@ -1,0 +1,35 @@
+"""Every rule of the misc family (adjoint, tangent, batching): the tangents of np.prod and
+np.cumprod, and the rules of the primitives this family adds (see the ``# ---- misc`` block of
+transformer/primitives.py)."""
+import numpy as np
+
+from transformer import runtime as rt
+from transformer.rules import rule, unsupported
+from transformer.templates.batching import helper_example
+
+
+# ------------------------------------------------------- products' tangents
+@rule("tangent", "prod")
+def prod_tangent(z, x, x_dot, axis=None, keepdims=False):
+    """sum over i of x_dot[i] times the product of the other entries: the products of the others
+    are reverse mode's (exclusive products from the left and from the right, no division), so it
+    is exact where one or several entries are zero."""
+    others = rt.prod_vjp(np.ones_like(z), x, axis, keepdims)
+    return np.sum(others * x_dot, axis=axis, keepdims=keepdims)
+
+
+@rule("tangent", "cumprod")
+def cumprod_tangent(x, x_dot, axis=None):
+    return rt.cumprod_jvp(x_dot, x, axis=axis)
+
+
+@rule("adjoint", "rt.cumprod_jvp", wrt=("t",), refuse={"x": "second derivatives of np.cumprod"})
+def cumprod_jvp_adjoint(z_bar, z, t, x, axis=None):
+    # linear in t: its transpose is cumprod's own adjoint
+    return rt.cumprod_vjp(z_bar, x, np.cumprod(x, axis=axis), axis)
+
+
+unsupported("tangent", ["rt.cumprod_jvp"],
+            "second derivatives of np.cumprod are not written (exact where entries are zero needs "
+            "products of all but two entries); write the product as a loop of multiplications")
+rule("batching", "rt.cumprod_jvp", strategy="loop")(helper_example)
