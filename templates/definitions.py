@@ -345,3 +345,79 @@ def log_softmax(x, axis=None):
         shifted = x - lax.stop_gradient(np.max(x, axis=axis, keepdims=True))
         result = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
     return result
+
+
+# ----------------------------------------------------------------------------- misc
+@define("np.gradient")
+def gradient(f, spacing=1.0, axis=None):
+    """NumPy's gradient with edge_order=1 and one scalar ``spacing``: central differences inside,
+    one-sided ones at the two ends.  With ``axis=None`` ``f`` must be 1-D (an n-D array, whose
+    gradient NumPy gives as a list of arrays, fails to reshape); an n-D ``f`` takes ``axis=int``.
+    Coordinates (an array ``spacing``), several spacings and ``edge_order=2`` are not implemented
+    (``edge_order`` is refused as a keyword; an array spacing fails to broadcast)."""
+    if axis is None:
+        moved = np.reshape(f, (np.shape(f)[0],))
+    else:
+        moved = np.moveaxis(f, axis, -1)
+    inner = (moved[..., 2:] - moved[..., :-2]) / (2.0 * spacing)
+    first = (moved[..., 1:2] - moved[..., 0:1]) / spacing
+    last = (moved[..., -1:] - moved[..., -2:-1]) / spacing
+    slopes = np.concatenate([first, inner, last], axis=-1)
+    if axis is not None:
+        slopes = np.moveaxis(slopes, -1, axis)
+    return slopes
+
+
+def average_weighted(a, axis=None, weights=None):
+    """np.average with ``weights``: the array's shape when ``axis`` is None; with an int ``axis``, 1-D
+    weights along it (NumPy's form; weights of the array's shape then fail to broadcast unless its
+    other axes have length 1, where the two forms agree)."""
+    if axis is None:
+        result = np.sum(a * weights) / np.sum(weights)
+    else:
+        moved = np.moveaxis(a, axis, -1)
+        flat_weights = np.reshape(weights, (-1,))
+        result = np.sum(moved * flat_weights, axis=-1) / np.sum(flat_weights)
+    return result
+
+
+@define("np.average", when_given={"weights": average_weighted})
+def average(a, axis=None, weights=None):
+    """The mean over ``axis``; ``returned`` and ``keepdims`` are not implemented (refused as keywords)."""
+    return np.mean(a, axis=axis)
+
+
+@define("np.vander")
+def vander(x, N=None, increasing=False):
+    """The powers x**0 ... x**(N-1) of a 1-D ``x`` as columns (decreasing unless ``increasing``); ``N`` a
+    literal int or left out (len(x)).  The column x**0 is ones and x**1 is x itself, so the first two
+    derivatives are exact at x == 0 (x ** k for k >= 2 is NumPy's power, whose rules hold there)."""
+    column = np.expand_dims(x, 1)
+    if N is None:
+        count = np.shape(x)[0]
+    else:
+        count = N
+    powers = np.concatenate([np.ones_like(column), column,
+                             column ** np.arange(2, count, dtype=np.int64)], axis=1)[:, :count]
+    if not increasing:
+        powers = np.flip(powers, axis=1)
+    return powers
+
+
+@define("np.interp")
+def interp(x, xp, fp):
+    """Piecewise-linear interpolation of the points (xp, fp) at ``x`` (xp increasing), fp[0] left of
+    xp[0] and fp[-1] right of xp[-1] (NumPy's left/right defaults; ``left``, ``right`` and ``period``
+    are not implemented).  Written as jax.numpy's: the interval is found by counting the knots at or
+    below x (a comparison against every knot, no searchsorted), so the derivative in ``fp`` is the
+    interpolation weights, in ``x`` the slope of the interval [xp[i-1], xp[i]) holding x (at a knot
+    the slope on its right, at xp[-1] the last interval's, 0 outside: JAX's), and in ``xp`` that of
+    the formula within the interval, as JAX's."""
+    count = np.sum(np.expand_dims(x, -1) >= xp, axis=-1)
+    last = np.shape(xp)[0] - 1
+    i = np.clip(count, 1, last)
+    run = xp[i] - xp[i - 1]
+    rise = fp[i] - fp[i - 1]
+    flat = run == 0
+    inside = np.where(flat, fp[i - 1], fp[i - 1] + (x - xp[i - 1]) / np.where(flat, 1.0, run) * rise)
+    return np.where(x < xp[0], fp[0], np.where(x > xp[last], fp[last], inside))

@@ -98,3 +98,15 @@ def polygamma(n, x):
     from scipy import special
     result = special.polygamma(n, x)
     return result.astype(np.result_type(x, 1.0), copy=False)[()]
+
+
+def ndtr(x):
+    """The standard normal distribution function, elementwise (scipy.special.ndtr)."""
+    from scipy import special
+    return special.ndtr(x)
+
+
+def log_ndtr(x):
+    """log(ndtr(x)), accurate far into the left tail (scipy.special.log_ndtr)."""
+    from scipy import special
+    return special.log_ndtr(x)

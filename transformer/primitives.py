@@ -270,6 +270,12 @@ register("bool", "bool", builtins.bool, CAST, ("x",))
 # ----------------------------------------------------------------------- misc
 # np.cumprod's tangent (templates/misc.py): a recurrence along the axis, exact where entries are zero
 register("rt.cumprod_jvp", "rt.cumprod_jvp", runtime.cumprod_jvp, SPECIAL, ("t", "x"), keywords=("axis",))
+# np.nan_to_num: x where finite, the given (or NumPy's default) constants where not
+register("nan_to_num", "np.nan_to_num", np.nan_to_num, UNARY, ("x",), keywords=("nan", "posinf", "neginf"))
+# scipy.special's normal distribution function and its logarithm (accurate far into the left
+# tail), spelled lax.ndtr / lax.log_ndtr as the other special functions are
+register("ndtr", "lax.ndtr", lax.ndtr, UNARY, ("x",), library_aliases=("scipy.special.ndtr",))
+register("log_ndtr", "lax.log_ndtr", lax.log_ndtr, UNARY, ("x",), library_aliases=("scipy.special.log_ndtr",))
 
 # -------------------------------------------------------------------- indexing
 # Spelled with subscripts in the core form: ``y = x[i, a:b]`` and ``x[i] = v``.
