@@ -351,18 +351,21 @@ def log_softmax(x, axis=None):
 @define("np.gradient")
 def gradient(f, spacing=1.0, axis=None):
     """NumPy's gradient with edge_order=1 and one scalar ``spacing``: central differences inside,
-    one-sided ones at the two ends.  With ``axis=None`` ``f`` must be 1-D (an n-D array, whose
-    gradient NumPy gives as a list of arrays, fails to reshape); an n-D ``f`` takes ``axis=int``.
-    Coordinates (an array ``spacing``), several spacings and ``edge_order=2`` are not implemented
-    (``edge_order`` is refused as a keyword; an array spacing fails to broadcast)."""
+    one-sided ones at the two ends, each entry's neighbours gathered (so that every order of
+    derivative has rules: no concatenation).  With ``axis=None`` ``f`` must be 1-D (an n-D array,
+    whose gradient NumPy gives as a list of arrays, fails to reshape); an n-D ``f`` takes
+    ``axis=int``.  Coordinates (an array ``spacing``), several spacings and ``edge_order=2`` are not
+    implemented (``edge_order`` is refused as a keyword; an array spacing fails to broadcast)."""
     if axis is None:
         moved = np.reshape(f, (np.shape(f)[0],))
     else:
         moved = np.moveaxis(f, axis, -1)
-    inner = (moved[..., 2:] - moved[..., :-2]) / (2.0 * spacing)
-    first = (moved[..., 1:2] - moved[..., 0:1]) / spacing
-    last = (moved[..., -1:] - moved[..., -2:-1]) / spacing
-    slopes = np.concatenate([first, inner, last], axis=-1)
+    last = np.shape(moved)[-1] - 1
+    place = np.arange(last + 1)
+    after = moved[..., np.minimum(place + 1, last)]
+    before = moved[..., np.maximum(place - 1, 0)]
+    steps = np.where(np.logical_and(place > 0, place < last), 2.0, 1.0) * spacing
+    slopes = (after - before) / steps
     if axis is not None:
         slopes = np.moveaxis(slopes, -1, axis)
     return slopes
@@ -391,14 +394,14 @@ def average(a, axis=None, weights=None):
 def vander(x, N=None, increasing=False):
     """The powers x**0 ... x**(N-1) of a 1-D ``x`` as columns (decreasing unless ``increasing``); ``N`` a
     literal int or left out (len(x)).  The column x**0 is ones and x**1 is x itself, so the first two
-    derivatives are exact at x == 0 (x ** k for k >= 2 is NumPy's power, whose rules hold there)."""
+    derivatives are exact at x == 0, where jax.numpy's (x ** 0's derivative 0 * 0 ** -1) are NaN."""
     column = np.expand_dims(x, 1)
     if N is None:
         count = np.shape(x)[0]
     else:
         count = N
-    powers = np.concatenate([np.ones_like(column), column,
-                             column ** np.arange(2, count, dtype=np.int64)], axis=1)[:, :count]
+    power = np.arange(count)
+    powers = np.where(power == 0, np.ones_like(column), np.where(power == 1, column, column ** np.maximum(power, 2)))
     if not increasing:
         powers = np.flip(powers, axis=1)
     return powers
