@@ -351,7 +351,7 @@ def log_softmax(x, axis=None):
 @define("np.gradient")
 def gradient(f, spacing=1.0, axis=None):
     """NumPy's gradient with edge_order=1 and one scalar ``spacing``: central differences inside,
-    one-sided ones at the two ends, each entry's neighbours gathered (so that every order of
+    one-sided ones at the two ends, each entry's neighbours gathered along the first axis (so that every order of
     derivative has rules: no concatenation).  With ``axis=None`` ``f`` must be 1-D (an n-D array,
     whose gradient NumPy gives as a list of arrays, fails to reshape); an n-D ``f`` takes
     ``axis=int``.  Coordinates (an array ``spacing``), several spacings and ``edge_order=2`` are not
@@ -359,15 +359,14 @@ def gradient(f, spacing=1.0, axis=None):
     if axis is None:
         moved = np.reshape(f, (np.shape(f)[0],))
     else:
-        moved = np.moveaxis(f, axis, -1)
-    last = np.shape(moved)[-1] - 1
+        moved = np.moveaxis(f, axis, 0)        # a gather along the first axis (compiled reverse mode has it)
+    last = np.shape(moved)[0] - 1
     place = np.arange(last + 1)
-    after = moved[..., np.minimum(place + 1, last)]
-    before = moved[..., np.maximum(place - 1, 0)]
     steps = np.where(np.logical_and(place > 0, place < last), 2.0, 1.0) * spacing
-    slopes = (after - before) / steps
+    change = moved[np.minimum(place + 1, last)] - moved[np.maximum(place - 1, 0)]
+    slopes = np.moveaxis(np.moveaxis(change, 0, -1) / steps, -1, 0)
     if axis is not None:
-        slopes = np.moveaxis(slopes, -1, axis)
+        slopes = np.moveaxis(slopes, 0, axis)
     return slopes
 
 
@@ -418,9 +417,11 @@ def interp(x, xp, fp):
     the formula within the interval, as JAX's."""
     count = np.sum(np.expand_dims(x, -1) >= xp, axis=-1)
     last = np.shape(xp)[0] - 1
-    i = np.clip(count, 1, last)
-    run = xp[i] - xp[i - 1]
-    rise = fp[i] - fp[i - 1]
+    i = np.reshape(np.clip(count, 1, last), (-1,))          # 1-D indices: compiled reverse mode gathers those
+    below = np.reshape(xp[i - 1], np.shape(x))
+    run = np.reshape(xp[i], np.shape(x)) - below
+    start = np.reshape(fp[i - 1], np.shape(x))
+    rise = np.reshape(fp[i], np.shape(x)) - start
     flat = run == 0
-    inside = np.where(flat, fp[i - 1], fp[i - 1] + (x - xp[i - 1]) / np.where(flat, 1.0, run) * rise)
+    inside = np.where(flat, start, start + (x - below) / np.where(flat, 1.0, run) * rise)
     return np.where(x < xp[0], fp[0], np.where(x > xp[last], fp[last], inside))
