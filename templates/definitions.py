@@ -466,3 +466,83 @@ def meshgrid(x1, x2, x3=None, indexing="xy"):
         grids = (np.copy(np.broadcast_to(np.reshape(x1, (1, -1)), (n2, n1))),
                  np.copy(np.broadcast_to(np.reshape(x2, (-1, 1)), (n2, n1))))
     return grids
+
+
+# ----------------------------------------------------------------------------- misc
+@define("np.gradient")
+def gradient(f, spacing=1.0, axis=None):
+    """NumPy's gradient with edge_order=1 and one scalar ``spacing``: central differences inside,
+    one-sided ones at the two ends, each entry's neighbours gathered along the first axis (so that every order of
+    derivative has rules: no concatenation).  With ``axis=None`` ``f`` must be 1-D (an n-D array,
+    whose gradient NumPy gives as a list of arrays, fails to reshape); an n-D ``f`` takes
+    ``axis=int``.  Coordinates (an array ``spacing``), several spacings and ``edge_order=2`` are not
+    implemented (``edge_order`` is refused as a keyword; an array spacing fails to broadcast)."""
+    if axis is None:
+        moved = np.reshape(f, (np.shape(f)[0],))
+    else:
+        moved = np.moveaxis(f, axis, 0)        # a gather along the first axis (compiled reverse mode has it)
+    last = np.shape(moved)[0] - 1
+    place = np.arange(last + 1)
+    steps = np.where(np.logical_and(place > 0, place < last), 2.0, 1.0) * spacing
+    change = moved[np.minimum(place + 1, last)] - moved[np.maximum(place - 1, 0)]
+    slopes = np.moveaxis(np.moveaxis(change, 0, -1) / steps, -1, 0)
+    if axis is not None:
+        slopes = np.moveaxis(slopes, 0, axis)
+    return slopes
+
+
+def average_weighted(a, axis=None, weights=None):
+    """np.average with ``weights``: the array's shape when ``axis`` is None; with an int ``axis``, 1-D
+    weights along it (NumPy's form; weights of the array's shape then fail to broadcast unless its
+    other axes have length 1, where the two forms agree)."""
+    if axis is None:
+        result = np.sum(a * weights) / np.sum(weights)
+    else:
+        moved = np.moveaxis(a, axis, -1)
+        flat_weights = np.reshape(weights, (-1,))
+        result = np.sum(moved * flat_weights, axis=-1) / np.sum(flat_weights)
+    return result
+
+
+@define("np.average", when_given={"weights": average_weighted})
+def average(a, axis=None, weights=None):
+    """The mean over ``axis``; ``returned`` and ``keepdims`` are not implemented (refused as keywords)."""
+    return np.mean(a, axis=axis)
+
+
+@define("np.vander")
+def vander(x, N=None, increasing=False):
+    """The powers x**0 ... x**(N-1) of a 1-D ``x`` as columns (decreasing unless ``increasing``); ``N`` a
+    literal int or left out (len(x)).  The column x**0 is ones and x**1 is x itself, so the first two
+    derivatives are exact at x == 0, where jax.numpy's (x ** 0's derivative 0 * 0 ** -1) are NaN."""
+    column = np.expand_dims(x, 1)
+    if N is None:
+        count = np.shape(x)[0]
+    else:
+        count = N
+    power = np.arange(count)
+    powers = np.where(power == 0, np.ones_like(column), np.where(power == 1, column, column ** np.maximum(power, 2)))
+    if not increasing:
+        powers = np.flip(powers, axis=1)
+    return powers
+
+
+@define("np.interp")
+def interp(x, xp, fp):
+    """Piecewise-linear interpolation of the points (xp, fp) at ``x`` (xp increasing), fp[0] left of
+    xp[0] and fp[-1] right of xp[-1] (NumPy's left/right defaults; ``left``, ``right`` and ``period``
+    are not implemented).  Written as jax.numpy's: the interval is found by counting the knots at or
+    below x (a comparison against every knot, no searchsorted), so the derivative in ``fp`` is the
+    interpolation weights, in ``x`` the slope of the interval [xp[i-1], xp[i]) holding x (at a knot
+    the slope on its right, at xp[-1] the last interval's, 0 outside: JAX's), and in ``xp`` that of
+    the formula within the interval, as JAX's."""
+    count = np.sum(np.expand_dims(x, -1) >= xp, axis=-1)
+    last = np.shape(xp)[0] - 1
+    i = np.reshape(np.clip(count, 1, last), (-1,))          # 1-D indices: compiled reverse mode gathers those
+    below = np.reshape(xp[i - 1], np.shape(x))
+    run = np.reshape(xp[i], np.shape(x)) - below
+    start = np.reshape(fp[i - 1], np.shape(x))
+    rise = np.reshape(fp[i], np.shape(x)) - start
+    flat = run == 0
+    inside = np.where(flat, start, start + (x - below) / np.where(flat, 1.0, run) * rise)
+    return np.where(x < xp[0], fp[0], np.where(x > xp[last], fp[last], inside))

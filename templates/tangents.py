@@ -374,9 +374,7 @@ def norm_with_ord_tangent(x, z, x_dot, ord=None, axis=None, keepdims=False):
     return np.sum(rt.norm_ord_weights(x, z, ord, axis, keepdims) * x_dot, axis=axis, keepdims=keepdims)
 
 
-unsupported("tangent", ["prod", "cumprod"],
-            "the tangent of a product needs care where an entry is zero; write the product as a loop "
-            "of multiplications")
+# prod's and cumprod's tangents (exact where entries are zero) are in templates/misc.py
 
 
 # ---------------------------------------------------------------------- linalg

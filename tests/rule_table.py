@@ -715,9 +715,9 @@ def _rows():
     add_(Row("max_ties", max_all, lambda r: (with_ties(r, 3, 4),), skip=tie_skip))
     add_(Row("max_axis_ties", max_axis, lambda r: (with_ties(r, 3, 4),), skip=tie_skip))
     add_(Row("min_ties", min_all, lambda r: (with_ties(r, 3, 4),), skip=tie_skip))
-    prod_refusal = {"jvp": "needs care where an entry is zero", "jit_jvp": "needs care where an entry is zero",
-                    "transpose": "needs care where an entry is zero",
-                    "jvp_of_grad": "needs care where an entry is zero",
+    # first derivatives are exact where entries are zero (the tangents: templates/misc.py); second
+    # ones would need the products of all but two entries
+    prod_refusal = {"jvp_of_grad": "second derivatives of np.prod and np.cumprod are not written",
                     "vjp_of_grad": "the second derivative of np.prod"}
     cumprod_refusal = {**prod_refusal, "vjp_of_grad": "second derivatives of np.cumprod"}
     add_(Row("prod_all", prod_all, lambda r: (U(r, 2, 3, lo=0.5, hi=1.5),), refuses=prod_refusal))

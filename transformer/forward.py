@@ -14,7 +14,7 @@ import numpy as np
 
 from . import tree
 from .staging import Step
-from .transformed import Boundary, Transformed
+from .transformed import Boundary, Transformed, refuse_complex
 from .transforms import jvp as _jvp_transform  # noqa: F401  (registers the transform)
 
 
@@ -129,9 +129,13 @@ def _check_pairs(fn, primals, tangents):
     if len(primals) != len(tangents):
         raise ValueError(f"jvp got {len(primals)} primals but {len(tangents)} tangents; pass one tangent per "
                          f"primal (any value for an integer argument)")
-    n = len(Transformed.of(fn).signature.parameters)
+    base = Transformed.of(fn)
+    names = list(base.signature.parameters)
+    n = len(names)
     if len(primals) != n:
         raise TypeError(f"jvp of a function of {n} arguments got {len(primals)} primals")
+    refuse_complex(base.__transformer_fn__, primals, names)
+    refuse_complex(base.__transformer_fn__, tangents, [f"the tangent of {name}" for name in names])
     checked = []
     for i, (p, t) in enumerate(zip(primals, tangents)):
         if isinstance(p, (tuple, list, dict)):

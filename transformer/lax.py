@@ -159,3 +159,16 @@ def map(f, xs):
     for i in range(1, n):
         ys[i] = f(xs[i])
     return ys
+
+
+# ---------------------------------------------------- normal distribution
+def ndtr(x):
+    """The standard normal distribution function, elementwise (scipy.special.ndtr)."""
+    from scipy import special
+    return special.ndtr(x)
+
+
+def log_ndtr(x):
+    """log(ndtr(x)), accurate far into the left tail (scipy.special.log_ndtr)."""
+    from scipy import special
+    return special.log_ndtr(x)

@@ -200,6 +200,7 @@ register("polygamma", "lax.polygamma", lax.polygamma, BINARY, ("n", "x"),
 register("where", "np.where", np.where, SPECIAL, ("condition", "x", "y"))
 register("clip", "np.clip", np.clip, SPECIAL, ("x", "lo", "hi"))
 
+
 # ----------------------------------------------------------------- reductions
 for _name in ["sum", "mean", "prod", "max", "min", "std", "var", "any", "all", "argmax", "argmin"]:
     _aliases = {"max": [np.amax], "min": [np.amin]}.get(_name, [])
@@ -210,6 +211,7 @@ for _name in ["sum", "mean", "prod", "max", "min", "std", "var", "any", "all", "
 register("cumsum", "np.cumsum", np.cumsum, REDUCE, ("x",), keywords=("axis",))
 register("cumprod", "np.cumprod", np.cumprod, REDUCE, ("x",), keywords=("axis",))
 register("norm", "np.linalg.norm", np.linalg.norm, REDUCE, ("x",), keywords=("ord", "axis", "keepdims"))
+
 
 # --------------------------------------------------------------------- linalg
 register("dot", "np.dot", np.dot, LINALG, ("x", "y"))
@@ -228,6 +230,7 @@ register("slogdet", "np.linalg.slogdet", np.linalg.slogdet, LINALG, ("x",), resu
 register("eigh", "np.linalg.eigh", np.linalg.eigh, LINALG, ("x",), results=("eigenvalues", "eigenvectors"))
 register("eigvalsh", "np.linalg.eigvalsh", np.linalg.eigvalsh, LINALG, ("x",))
 
+
 # ---------------------------------------------------------------------- shape
 register("reshape", "np.reshape", np.reshape, SHAPE, ("x", "shape"), may_alias=True)
 register("transpose", "np.transpose", np.transpose, SHAPE, ("x",), keywords=("axes",), may_alias=True)
@@ -245,11 +248,13 @@ register("copy", "np.copy", np.copy, SHAPE, ("x",))
 register("asarray", "np.asarray", np.asarray, SHAPE, ("x",), keywords=("dtype",), aliases=(np.array,), may_alias=True)
 register("astype", "rt.astype", runtime.astype, CAST, ("x", "dtype"))
 
+
 # -------------------------------------------------------------------- queries
 register("shape", "np.shape", np.shape, QUERY, ("x",))
 register("ndim", "np.ndim", np.ndim, QUERY, ("x",))
 register("size", "np.size", np.size, QUERY, ("x",))
 register("len", "len", builtins.len, QUERY, ("x",))
+
 
 # ------------------------------------------------------------------- creation
 for _name in ["zeros", "ones", "empty"]:
@@ -262,10 +267,12 @@ register("arange", "np.arange", np.arange, CREATE, ("start", "stop", "step"), ke
 register("linspace", "np.linspace", np.linspace, CREATE, ("start", "stop", "num"), keywords=("endpoint",))
 register("eye", "np.eye", np.eye, CREATE, ("n",), keywords=("dtype",))
 
+
 # ----------------------------------------------------------------------- casts
 register("float", "float", builtins.float, CAST, ("x",))
 register("int", "int", builtins.int, CAST, ("x",))
 register("bool", "bool", builtins.bool, CAST, ("x",))
+
 
 # ---- layout
 # The index arrays and shapes of NumPy's layout functions (np.tile, np.repeat, np.pad, np.diag,
@@ -283,10 +290,23 @@ for _name in ["tile_index", "repeat_index", "pad_index", "diag_index", "diagonal
              tuple(p.name for p in _sig.parameters.values() if p.default is p.empty),
              keywords=tuple(p.name for p in _sig.parameters.values() if p.default is not p.empty))
 
+
+# ----------------------------------------------------------------------- misc
+# np.cumprod's tangent (templates/misc.py): a recurrence along the axis, exact where entries are zero
+register("rt.cumprod_jvp", "rt.cumprod_jvp", runtime.cumprod_jvp, SPECIAL, ("t", "x"), keywords=("axis",))
+# np.nan_to_num: x where finite, the given (or NumPy's default) constants where not
+register("nan_to_num", "np.nan_to_num", np.nan_to_num, UNARY, ("x",), keywords=("nan", "posinf", "neginf"))
+# scipy.special's normal distribution function and its logarithm (accurate far into the left
+# tail), spelled lax.ndtr / lax.log_ndtr as the other special functions are
+register("ndtr", "lax.ndtr", lax.ndtr, UNARY, ("x",), library_aliases=("scipy.special.ndtr",))
+register("log_ndtr", "lax.log_ndtr", lax.log_ndtr, UNARY, ("x",), library_aliases=("scipy.special.log_ndtr",))
+
+
 # -------------------------------------------------------------------- indexing
 # Spelled with subscripts in the core form: ``y = x[i, a:b]`` and ``x[i] = v``.
 register("getitem", "[]", operator.getitem, INDEX, ("x", "index"), may_alias=True)
 register("setitem", "[]=", operator.setitem, INDEX, ("x", "index", "value"))
+
 
 # --------------------------------------------------------------------- special
 register("stop_gradient", "lax.stop_gradient", lax.stop_gradient, SPECIAL, ("x",), may_alias=True)
@@ -380,6 +400,7 @@ def operator_name(spelling: str, arity: int) -> str:
         if prim.spelling == spelling and len(prim.params) == arity:
             return prim.name
     raise KeyError(spelling)
+
 
 # ------------------------------------------------------------ runtime helpers
 import inspect as _inspect  # noqa: E402  (used only to read the helpers' signatures)

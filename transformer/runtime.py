@@ -689,3 +689,22 @@ def broadcast_shape(a, b, c=None):
 def squeezed_shape(shape):
     """``shape`` without its axes of length 1 (np.squeeze without an axis, per example under vmap)."""
     return tuple(d for d in shape if d != 1)
+
+
+# ---------------------------------------------------------------------- misc
+def cumprod_jvp(t, x, axis=None):
+    """The tangent of ``np.cumprod(x, axis)`` for the tangent ``t`` of ``x``: along the axis (the
+    flattened array when None), z_dot[j] = z_dot[j - 1] * x[j] + z[j - 1] * t[j], which is exact
+    where entries are zero (no division)."""
+    t = np.broadcast_to(t, np.shape(x))
+    xs = np.reshape(x, -1) if axis is None else np.moveaxis(np.asarray(x), axis, -1)
+    ts = np.reshape(t, -1) if axis is None else np.moveaxis(t, axis, -1)
+    dtype = np.result_type(_float_dtype(x), ts.dtype)
+    out = np.empty(xs.shape, dtype=dtype)
+    running = np.ones(xs.shape[:-1], dtype=dtype)      # z[j - 1]
+    tangent = np.zeros(xs.shape[:-1], dtype=dtype)     # z_dot[j - 1]
+    for j in range(xs.shape[-1]):
+        tangent = tangent * xs[..., j] + running * ts[..., j]
+        running = running * xs[..., j]
+        out[..., j] = tangent
+    return out if axis is None else np.moveaxis(out, -1, axis)

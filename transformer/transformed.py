@@ -12,11 +12,40 @@ from __future__ import annotations
 import functools
 import inspect
 
+import numpy as np
+
 from . import staging, tree
+from .errors import Location, TransformError
 
 # pytree nodes: each leaf is its own parameter of generated code; None is a node without leaves (as in
 # JAX), so that a function is specialised on which of its arguments are None
 _CONTAINERS = (tuple, list, dict, type(None))
+
+
+def _is_complex(value) -> bool:
+    return isinstance(value, (complex, np.complexfloating)) or \
+        isinstance(value, np.ndarray) and value.dtype.kind == "c"
+
+
+def refuse_complex(fn, args, names) -> None:
+    """Complex numbers are outside what the transforms handle (their rules are written for real
+    arguments): a complex argument, or a complex leaf of a pytree argument, is refused before any
+    code runs, naming the argument, rather than give a derivative or a batch that silently drops
+    the imaginary part.  ``names[i]`` names ``args[i]``."""
+    for i, value in enumerate(args):
+        if isinstance(value, _CONTAINERS):
+            if not any(_is_complex(leaf) for leaf in tree.leaves(value)):
+                continue
+        elif not _is_complex(value):
+            continue
+        code = getattr(fn, "__code__", None)
+        where = Location(code.co_filename, code.co_firstlineno) if code is not None else None
+        name = names[i] if i < len(names) else f"argument {i}"
+        dtype = np.result_type(*tree.leaves(value)) if isinstance(value, _CONTAINERS) else np.result_type(value)
+        raise TransformError(f"argument {name!r} of {getattr(fn, '__qualname__', fn)!r} is complex ({dtype}): "
+                             f"transformer's transforms (grad, jvp, vmap, jit) take real floating-point and "
+                             f"integer arguments only", where,
+                             "pass the real and imaginary parts as two real arrays")
 
 
 class Boundary:
@@ -109,6 +138,10 @@ class Transformed:
             bound = self.signature.bind(*args, **kwargs)
             bound.apply_defaults()   # generated functions take every parameter positionally
             args = bound.args
+        for value in args:
+            if _is_complex(value) or isinstance(value, _CONTAINERS):
+                refuse_complex(self.__transformer_fn__, args, list(self.signature.parameters))
+                break
         for boundary in reversed(self.boundaries):
             args = boundary.before(args)
         if not self.static_argnums:

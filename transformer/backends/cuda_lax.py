@@ -16,3 +16,4 @@ from ..lax import *   # noqa: F401,F403
 
 if not config.ENABLE_CUDASIM:
     from .special_kernels import digamma, erf, erf_inv, erfc, lgamma, polygamma   # noqa: F401
+    from .special_kernels import log_ndtr, ndtr   # noqa: F401  (misc)

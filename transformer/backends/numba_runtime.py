@@ -1472,3 +1472,28 @@ def broadcast_shape(a, b, c=None):
 def squeezed_shape(shape):
     raise TypingError("np.squeeze(x) needs axis= under jit (the result's ndim depends on which axes have "
                       "length 1, which numba's types do not say); write np.squeeze(x, axis=k)")
+
+
+# ---------------------------------------------------------------------- misc
+@overload(rt.cumprod_jvp)
+def cumprod_jvp(t, x, axis=None):
+    cls = _float_class(x)
+    if not _is_array(x):
+        return lambda t, x, axis=None: np.full(1, t, cls)
+
+    def forward_products(t, x, axis=None):
+        # z_dot[j] = z_dot[j - 1] * x[j] + z[j - 1] * t[j] along the axis: exact with zeros
+        outer, n, inner = (1, x.size, 1) if axis is None else _along(x.shape, axis)
+        xs = np.ascontiguousarray(x).reshape((outer, n, inner))
+        ts = np.ascontiguousarray(t).reshape((outer, n, inner))
+        out = np.empty((outer, n, inner), cls)
+        for a in range(outer):
+            for c in range(inner):
+                running = cls(1)
+                tangent = cls(0)
+                for j in range(n):
+                    tangent = tangent * xs[a, j, c] + running * ts[a, j, c]
+                    running = running * xs[a, j, c]
+                    out[a, j, c] = tangent
+        return out.reshape((x.size,)) if axis is None else out.reshape(x.shape)
+    return forward_products

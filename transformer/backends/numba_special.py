@@ -77,3 +77,7 @@ def _polygamma(n, x):
             return out
         return on_array
     return lambda n, x: dtype(kernels.polygamma(np.float64(n), np.float64(x)))
+
+# ---------------------------------------------------------------------- misc
+_unary(lax.ndtr, kernels.ndtr)
+_unary(lax.log_ndtr, kernels.log_ndtr)

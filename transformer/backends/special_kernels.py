@@ -187,3 +187,36 @@ def polygamma(n, x):
     for k in range(terms - 1, -1, -1):                      # the smallest terms first
         zeta += (x + k) ** -s
     return sign * factorial * zeta
+
+
+# ---------------------------------------------------------------------- misc
+_SQRT_HALF = 0.7071067811865476
+_HALF_LOG_TWO_PI = 0.9189385332046728
+
+
+@register_jitable
+def ndtr(x):
+    """The standard normal distribution function, as scipy's: erf near 0, erfc in the tails."""
+    t = x * _SQRT_HALF
+    if abs(t) < _SQRT_HALF:
+        return 0.5 + 0.5 * math.erf(t)
+    tail = 0.5 * math.erfc(abs(t))
+    return 1.0 - tail if t > 0.0 else tail
+
+
+@register_jitable
+def log_ndtr(x):
+    """log(ndtr(x)): log1p of the small upper tail on the right, the log of erfc in the middle, and
+    past x = -20 (where ndtr nears underflow) the asymptotic series of the Mills ratio,
+    log ndtr(x) = -x^2/2 - log(-x) - log(2 pi)/2 + log(1 - 1/x^2 + 3/x^4 - 15/x^6 + ...)."""
+    if x > -1.0:
+        return math.log1p(-0.5 * math.erfc(x * _SQRT_HALF))
+    if x > -20.0:
+        return math.log(0.5 * math.erfc(-x * _SQRT_HALF))
+    inverse_square = 1.0 / (x * x)
+    term = 1.0
+    series = 1.0
+    for k in range(1, 13):
+        term *= -(2 * k - 1) * inverse_square
+        series += term
+    return -0.5 * x * x - math.log(-x) - _HALF_LOG_TWO_PI + math.log(series)

@@ -1,0 +1,70 @@
+"""Every rule of the misc family (adjoint, tangent, batching): the tangents of np.prod and
+np.cumprod, and the rules of the primitives this family adds (see the ``# ---- misc`` block of
+transformer/primitives.py)."""
+import numpy as np
+
+from transformer import runtime as rt
+from transformer.rules import rule, unsupported
+from transformer.templates.batching import helper_example
+
+
+# ------------------------------------------------------- products' tangents
+@rule("tangent", "prod")
+def prod_tangent(z, x, x_dot, axis=None, keepdims=False):
+    """sum over i of x_dot[i] times the product of the other entries: the products of the others
+    are reverse mode's (exclusive products from the left and from the right, no division), so it
+    is exact where one or several entries are zero."""
+    others = rt.prod_vjp(np.ones_like(z), x, axis, keepdims)
+    return np.sum(others * x_dot, axis=axis, keepdims=keepdims)
+
+
+@rule("tangent", "cumprod")
+def cumprod_tangent(x, x_dot, axis=None):
+    return rt.cumprod_jvp(x_dot, x, axis=axis)
+
+
+@rule("adjoint", "rt.cumprod_jvp", wrt=("t",), refuse={"x": "second derivatives of np.cumprod"})
+def cumprod_jvp_adjoint(z_bar, z, t, x, axis=None):
+    # linear in t: its transpose is cumprod's own adjoint
+    return rt.cumprod_vjp(z_bar, x, np.cumprod(x, axis=axis), axis)
+
+
+unsupported("tangent", ["rt.cumprod_jvp"],
+            "second derivatives of np.cumprod are not written (exact where entries are zero needs "
+            "products of all but two entries); write the product as a loop of multiplications")
+rule("batching", "rt.cumprod_jvp", strategy="loop")(helper_example)
+
+
+# ------------------------------------------------------------------ nan_to_num
+@rule("adjoint", "nan_to_num", wrt=("x",))
+def nan_to_num_adjoint(z_bar, z, x, nan=0.0, posinf=None, neginf=None):
+    """1 where x is finite, 0 where NaN or an infinity was replaced by a constant (JAX's too)."""
+    return np.where(np.isfinite(x), z_bar, 0.0)
+
+
+@rule("tangent", "nan_to_num")
+def nan_to_num_tangent(x, x_dot, nan=0.0, posinf=None, neginf=None):
+    return np.where(np.isfinite(x), x_dot, 0.0)
+
+
+# ------------------------------------------------------------- ndtr, log_ndtr
+@rule("adjoint", "ndtr", wrt=("x",))
+def ndtr_adjoint(z_bar, z, x):
+    return z_bar * 0.3989422804014327 * np.exp(-0.5 * x * x)          # 1 / sqrt(2 pi)
+
+
+@rule("tangent", "ndtr")
+def ndtr_tangent(x, x_dot):
+    return 0.3989422804014327 * np.exp(-0.5 * x * x) * x_dot
+
+
+@rule("adjoint", "log_ndtr", wrt=("x",))
+def log_ndtr_adjoint(z_bar, z, x):
+    """ndtr'(x) / ndtr(x) as exp(-x^2/2 - log_ndtr(x)) / sqrt(2 pi): no underflow far in the left
+    tail, where the quotient nears -x."""
+    return z_bar * 0.3989422804014327 * np.exp(-0.5 * x * x - z)
+
+
+@rule("tangent", "log_ndtr")
+def log_ndtr_tangent(x, z, x_dot):
+    return 0.3989422804014327 * np.exp(-0.5 * x * x - z) * x_dot

@@ -1,0 +1,82 @@
+"""Rule-table rows of the misc family: np.nan_to_num, scipy.special.ndtr and log_ndtr (primitives),
+np.gradient, np.average, np.vander and np.interp (definitions), and the tangents of np.prod and
+np.cumprod where entries are zero (templates/misc.py)."""
+import numpy as np
+import scipy.special
+
+from rule_table import F32, Row, U
+
+SECOND_PRODUCT = {"jvp_of_grad": "second derivatives of np.prod and np.cumprod are not written"}
+
+
+# ------------------------------------------------------------------ nan_to_num
+def nan_to_num_(x, y):
+    # (the default posinf and neginf, the largest floats, would make differences of sums overflow)
+    return np.nan_to_num(x, nan=0.5, posinf=2.0, neginf=-2.0) * y, np.nan_to_num(x, posinf=3.0, neginf=-3.0) + y
+
+
+def not_finite(r):
+    """Values with a NaN, +inf and -inf among them (their derivative is 0), and a finite factor."""
+    x = U(r, 3, 4, lo=-1.0, hi=1.0)
+    x.reshape(-1)[[1, 6, 10]] = [np.nan, np.inf, -np.inf]
+    return x, U(r, 3, 4, lo=0.5, hi=1.5)
+
+
+# ------------------------------------------------------------- ndtr, log_ndtr
+def ndtr_(x): return scipy.special.ndtr(x), scipy.special.log_ndtr(x)          # noqa: E704
+
+
+# ---------------------------------------------------------------- definitions
+def gradient_(f): return np.gradient(f), np.gradient(f, 0.5)                   # noqa: E704
+def gradient_axis(m): return np.gradient(m, axis=1), np.gradient(m, 0.25, axis=0)   # noqa: E704
+
+
+def average_(a, w, v):
+    return (np.average(a), np.average(a, axis=1), np.average(a, weights=w),
+            np.average(a, axis=0, weights=v))
+
+
+def vander_(x): return np.vander(x), np.vander(x, 3, increasing=True), np.vander(x, N=2)   # noqa: E704
+def interp_(x, xp, fp): return np.interp(x, xp, fp)                              # noqa: E704
+
+
+def interp_points(r):
+    """Points inside and on both sides of the knots (never on one: a kink), the knots increasing."""
+    xp = np.cumsum(U(r, 5, lo=0.2, hi=0.6))
+    x = np.array([xp[0] - 0.3, xp[-1] + 0.2, *(xp[:-1] + U(r, 4, lo=0.05, hi=0.15))])
+    return np.reshape(x, (2, 3)), xp, U(r, 5, lo=-1.0, hi=1.0)
+
+
+# ------------------------------------------------------ products with zeros
+def prod_axes(x): return np.prod(x, axis=1), np.prod(x, axis=0), np.prod(x)    # noqa: E704
+def cumprod_axes(x): return np.cumprod(x, axis=1), np.cumprod(x)              # noqa: E704
+def products_f32(x): return np.prod(x, axis=-1), np.cumprod(x, axis=0)        # noqa: E704
+
+
+def zeros_in_rows(r):
+    """Two zeros in the first row, one in the second, none in the third."""
+    x = U(r, 3, 4, lo=0.5, hi=1.5)
+    x[0, 1] = x[0, 2] = x[1, 0] = 0.0
+    return (x,)
+
+
+def rows():
+    return [
+        Row("nan_to_num_", nan_to_num_, not_finite),
+        Row("ndtr_", ndtr_, lambda r: (U(r, 3, 4, lo=-3.0, hi=3.0),)),
+        Row("ndtr_left_tail", ndtr_, lambda r: (U(r, 3, 4, lo=-40.0, hi=-21.0),)),
+        Row("ndtr_f32", ndtr_, lambda r: (F32(r, 3, 4, lo=-3.0, hi=3.0),)),
+        Row("gradient_", gradient_, lambda r: (U(r, 6, lo=-1.0, hi=1.0),)),
+        Row("gradient_axis", gradient_axis, lambda r: (U(r, 3, 4, lo=-1.0, hi=1.0),)),
+        Row("average_", average_, lambda r: (U(r, 3, 4), U(r, 3, 4, lo=0.5, hi=1.5), U(r, 3, lo=0.5, hi=1.5))),
+        Row("vander_", vander_, lambda r: (np.array([0.0, *U(r, 3, lo=-1.0, hi=1.0)]),),
+            skip={"jax": "jnp.vander's derivative of the column x ** 0 at x == 0 is NaN (0 * 0 ** -1); ours is "
+                         "0, as differences say"}),
+        Row("interp_", interp_, interp_points),
+        Row("prod_zeros_axes", prod_axes, zeros_in_rows,
+            refuses={**SECOND_PRODUCT, "vjp_of_grad": "the second derivative of np.prod"}),
+        Row("cumprod_zeros_axes", cumprod_axes, zeros_in_rows,
+            refuses={**SECOND_PRODUCT, "vjp_of_grad": "second derivatives of np.cumprod"}),
+        Row("products_f32", products_f32, lambda r: (F32(r, 3, 4, lo=0.5, hi=1.5),),
+            refuses={**SECOND_PRODUCT, "vjp_of_grad": "second derivative"}),
+    ]
