@@ -345,3 +345,88 @@ def log_softmax(x, axis=None):
         shifted = x - lax.stop_gradient(np.max(x, axis=axis, keepdims=True))
         result = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
     return result
+
+
+# ------------------------------------------------------------------ sorting
+# Written with np.sort and getitem, whose rules (templates/sorting.py) send derivatives to the
+# entries selected or interpolated from the sorted array.
+@define("np.take")
+def take(a, indices, axis=None):
+    """``a``'s entries at ``indices`` along ``axis`` (of the flattened array when None): a gather,
+    whose adjoint adds where indices repeat.  ``axis`` a literal from -4 to 3."""
+    if axis is None:
+        taken = np.ravel(a)[indices]
+    elif axis == 0:
+        taken = a[indices]
+    elif axis == 1:
+        taken = a[:, indices]
+    elif axis == 2:
+        taken = a[:, :, indices]
+    elif axis == 3:
+        taken = a[:, :, :, indices]
+    elif axis == -1:
+        taken = a[..., indices]
+    elif axis == -2:
+        taken = a[..., indices, :]
+    elif axis == -3:
+        taken = a[..., indices, :, :]
+    else:
+        taken = a[..., indices, :, :, :]
+    return taken
+
+
+def _sorted_last(a, axis):
+    """``a`` sorted along ``axis`` (every entry when None), that axis moved last."""
+    if axis is None:
+        ordered = np.sort(np.ravel(a))
+    else:
+        ordered = np.moveaxis(np.sort(a, axis=axis), axis, -1)
+    return ordered
+
+
+@define("np.quantile")
+def quantile(a, q, axis=None, keepdims=False):
+    """NumPy's default ('linear') quantile: at position q (n - 1) of the sorted entries, the two
+    neighbours interpolated as NumPy's _lerp does (no other method: ``method=`` is refused).  The
+    derivative flows to those two sorted entries with weights 1 - t and t, as JAX's (at a whole
+    position, all to one entry; ties share as sort's do).  A NaN along the axis gives NaN."""
+    ordered = _sorted_last(a, axis)
+    n = ordered.shape[-1]
+    qs = np.ravel(np.asarray(q))
+    position = qs * (n - 1)
+    below = np.minimum(np.floor(position), n - 1)
+    t = position - below
+    low = below.astype(np.int64)
+    high = np.minimum(low + 1, n - 1)
+    low_value = ordered[..., low]
+    high_value = ordered[..., high]
+    step = high_value - low_value
+    lerp = np.where(t >= 0.5, high_value - step * (1.0 - t), low_value + step * t)
+    last = ordered[..., n - 1:]
+    result = np.moveaxis(np.where(np.isnan(last), last, lerp), -1, 0)
+    if keepdims:
+        shape = np.shape(q) + np.shape(np.sum(a, axis=axis, keepdims=True))
+    else:
+        shape = np.shape(q) + np.shape(result)[1:]
+    return np.reshape(result, shape)
+
+
+@define("np.percentile")
+def percentile(a, q, axis=None, keepdims=False):
+    """np.quantile at q / 100."""
+    return quantile(a, np.asarray(q) / 100, axis, keepdims)
+
+
+@define("np.median")
+def median(a, axis=None, keepdims=False):
+    """The mean of the middle two sorted entries (the middle one twice for an odd count), as NumPy's;
+    the derivative is 1/2 to each (1 to a single middle), JAX's 'midpoint' convention.  A NaN along
+    the axis gives NaN."""
+    ordered = _sorted_last(a, axis)
+    n = ordered.shape[-1]
+    middle = (ordered[..., (n - 1) // 2] + ordered[..., n // 2]) / 2
+    last = ordered[..., n - 1]
+    result = np.where(np.isnan(last), last, middle)
+    if keepdims:
+        result = np.reshape(result, np.shape(np.sum(a, axis=axis, keepdims=True)))
+    return result
