@@ -375,12 +375,13 @@ def take(a, indices, axis=None):
     return taken
 
 
-def _sorted_last(a, axis):
-    """``a`` sorted along ``axis`` (every entry when None), that axis moved last."""
+def _sorted_first(a, axis):
+    """``a`` sorted along ``axis`` (every entry when None), that axis moved first (indexed by
+    position there, whose adjoint compiled reverse mode has)."""
     if axis is None:
         ordered = np.sort(np.ravel(a))
     else:
-        ordered = np.moveaxis(np.sort(a, axis=axis), axis, -1)
+        ordered = np.moveaxis(np.sort(a, axis=axis), axis, 0)
     return ordered
 
 
@@ -390,19 +391,19 @@ def quantile(a, q, axis=None, keepdims=False):
     neighbours interpolated as NumPy's _lerp does (no other method: ``method=`` is refused).  The
     derivative flows to those two sorted entries with weights 1 - t and t, as JAX's (at a whole
     position, all to one entry; ties share as sort's do).  A NaN along the axis gives NaN."""
-    ordered = _sorted_last(a, axis)
-    n = ordered.shape[-1]
+    ordered = _sorted_first(a, axis)
+    n = ordered.shape[0]
     qs = np.ravel(np.asarray(q))
     position = qs * (n - 1)
     below = np.minimum(np.floor(position), n - 1)
     t = position - below
     low = below.astype(np.int64)
     high = np.minimum(low + 1, n - 1)
-    low_value = ordered[..., low]
-    high_value = ordered[..., high]
+    low_value = np.moveaxis(ordered[low], 0, -1)          # the quantiles' axis last: t broadcasts
+    high_value = np.moveaxis(ordered[high], 0, -1)
     step = high_value - low_value
     lerp = np.where(t >= 0.5, high_value - step * (1.0 - t), low_value + step * t)
-    last = ordered[..., n - 1:]
+    last = np.moveaxis(ordered[n - 1:], 0, -1)             # NaN where the axis holds one (sorted last)
     result = np.moveaxis(np.where(np.isnan(last), last, lerp), -1, 0)
     if keepdims:
         shape = np.shape(q) + np.shape(np.sum(a, axis=axis, keepdims=True))
@@ -422,10 +423,10 @@ def median(a, axis=None, keepdims=False):
     """The mean of the middle two sorted entries (the middle one twice for an odd count), as NumPy's;
     the derivative is 1/2 to each (1 to a single middle), JAX's 'midpoint' convention.  A NaN along
     the axis gives NaN."""
-    ordered = _sorted_last(a, axis)
-    n = ordered.shape[-1]
-    middle = (ordered[..., (n - 1) // 2] + ordered[..., n // 2]) / 2
-    last = ordered[..., n - 1]
+    ordered = _sorted_first(a, axis)
+    n = ordered.shape[0]
+    middle = (ordered[(n - 1) // 2] + ordered[n // 2]) / 2
+    last = ordered[n - 1]
     result = np.where(np.isnan(last), last, middle)
     if keepdims:
         result = np.reshape(result, np.shape(np.sum(a, axis=axis, keepdims=True)))
