@@ -370,8 +370,10 @@ def take(a, indices, axis=None):
         taken = a[..., indices, :]
     elif axis == -3:
         taken = a[..., indices, :, :]
-    else:
+    elif axis == -4:
         taken = a[..., indices, :, :, :]
+    else:   # refused at the user's line with these words (np.sum takes no such keyword)
+        taken = np.sum(a, np_take_needs_a_literal_axis_from_minus_4_to_3=axis)
     return taken
 
 
