@@ -546,3 +546,91 @@ def interp(x, xp, fp):
     flat = run == 0
     inside = np.where(flat, start, start + (x - below) / np.where(flat, 1.0, run) * rise)
     return np.where(x < xp[0], fp[0], np.where(x > xp[last], fp[last], inside))
+
+
+# ------------------------------------------------------------------ sorting
+# Written with np.sort and getitem, whose rules (templates/sorting.py) send derivatives to the
+# entries selected or interpolated from the sorted array.
+@define("np.take")
+def take(a, indices, axis=None):
+    """``a``'s entries at ``indices`` along ``axis`` (of the flattened array when None): a gather,
+    whose adjoint adds where indices repeat.  ``axis`` a literal from -4 to 3."""
+    if axis is None:
+        taken = np.ravel(a)[indices]
+    elif axis == 0:
+        taken = a[indices]
+    elif axis == 1:
+        taken = a[:, indices]
+    elif axis == 2:
+        taken = a[:, :, indices]
+    elif axis == 3:
+        taken = a[:, :, :, indices]
+    elif axis == -1:
+        taken = a[..., indices]
+    elif axis == -2:
+        taken = a[..., indices, :]
+    elif axis == -3:
+        taken = a[..., indices, :, :]
+    elif axis == -4:
+        taken = a[..., indices, :, :, :]
+    else:   # refused at the user's line with these words (np.sum takes no such keyword)
+        taken = np.sum(a, np_take_needs_a_literal_axis_from_minus_4_to_3=axis)
+    return taken
+
+
+def _sorted_first(a, axis):
+    """``a`` sorted along ``axis`` (every entry when None), that axis moved first (indexed by
+    position there, whose adjoint compiled reverse mode has)."""
+    if axis is None:
+        ordered = np.sort(np.ravel(a))
+    else:
+        ordered = np.moveaxis(np.sort(a, axis=axis), axis, 0)
+    return ordered
+
+
+@define("np.quantile")
+def quantile(a, q, axis=None, keepdims=False):
+    """NumPy's default ('linear') quantile: at position q (n - 1) of the sorted entries, the two
+    neighbours interpolated as NumPy's _lerp does (no other method: ``method=`` is refused).  The
+    derivative flows to those two sorted entries with weights 1 - t and t, as JAX's (at a whole
+    position, all to one entry; ties share as sort's do).  A NaN along the axis gives NaN."""
+    ordered = _sorted_first(a, axis)
+    n = ordered.shape[0]
+    qs = np.ravel(np.asarray(q))
+    position = qs * (n - 1)
+    below = np.minimum(np.floor(position), n - 1)
+    t = position - below
+    low = below.astype(np.int64)
+    high = np.minimum(low + 1, n - 1)
+    low_value = np.moveaxis(ordered[low], 0, -1)          # the quantiles' axis last: t broadcasts
+    high_value = np.moveaxis(ordered[high], 0, -1)
+    step = high_value - low_value
+    lerp = np.where(t >= 0.5, high_value - step * (1.0 - t), low_value + step * t)
+    last = np.moveaxis(ordered[n - 1:], 0, -1)             # NaN where the axis holds one (sorted last)
+    result = np.moveaxis(np.where(np.isnan(last), last, lerp), -1, 0)
+    if keepdims:
+        shape = np.shape(q) + np.shape(np.sum(a, axis=axis, keepdims=True))
+    else:
+        shape = np.shape(q) + np.shape(result)[1:]
+    return np.reshape(result, shape)
+
+
+@define("np.percentile")
+def percentile(a, q, axis=None, keepdims=False):
+    """np.quantile at q / 100."""
+    return quantile(a, np.asarray(q) / 100, axis, keepdims)
+
+
+@define("np.median")
+def median(a, axis=None, keepdims=False):
+    """The mean of the middle two sorted entries (the middle one twice for an odd count), as NumPy's;
+    the derivative is 1/2 to each (1 to a single middle), JAX's 'midpoint' convention.  A NaN along
+    the axis gives NaN."""
+    ordered = _sorted_first(a, axis)
+    n = ordered.shape[0]
+    middle = (ordered[(n - 1) // 2] + ordered[n // 2]) / 2
+    last = ordered[n - 1]
+    result = np.where(np.isnan(last), last, middle)
+    if keepdims:
+        result = np.reshape(result, np.shape(np.sum(a, axis=axis, keepdims=True)))
+    return result

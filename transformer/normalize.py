@@ -114,6 +114,7 @@ class _Normalizer:
         self.stack = stack                      # code objects being inlined (recursion check)
         # transformer's own functions (templates/definitions.py, tr.nn), inlined for the user's call
         self.ours = (getattr(uf.fn, "__module__", None) or "").startswith("transformer.")
+        self.index_pairs: set[str] = set()      # names holding np.triu_indices' (rows, columns)
         self.out: list = []
         self.comment: str | None = None
         self.loop_conditions: list = []         # per enclosing loop: statements recomputing a while-condition
@@ -136,6 +137,11 @@ class _Normalizer:
             self.core.structures[target] = known
         else:
             self.core.structures.pop(target, None)
+        # np.triu_indices' pair of index arrays, which x[iu] reads as x[iu[0], iu[1]] (see index)
+        if isinstance(value, cst.Call) and getattr(cf.primitive_of(value), "index_arrays", False):
+            self.index_pairs.add(target)
+        else:
+            self.index_pairs.discard(target)
         self.emit(cf.assign(target, value))
 
     def block(self, stmts, top_level=False) -> list:
@@ -682,6 +688,8 @@ class _Normalizer:
             item = element.slice
             if isinstance(item, cst.Index):
                 new = cst.Index(self.atom(item.value))
+                if len(subscript.slice) == 1 and isinstance(new.value, cst.Name) and new.value.value in self.index_pairs:
+                    return self.index_pair(new.value)
             else:
                 new = cst.Slice(lower=self.atom(item.lower) if item.lower else None,
                                 upper=self.atom(item.upper) if item.upper else None,
@@ -691,6 +699,17 @@ class _Normalizer:
         if len(elements) > 1:
             elements[-1] = elements[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return elements
+
+    def index_pair(self, pair: cst.Name) -> list:
+        """``x[iu]`` with ``iu = np.triu_indices(n)``: the pair of index arrays is two parts of the
+        index, as NumPy reads a tuple, so each transform sees the arrays (never a tuple as an index)."""
+        parts = []
+        for k in range(2):
+            part = self.temp()
+            self.assign(part, cst.Subscript(pair, [cst.SubscriptElement(cst.Index(cf.literal(k)))]))
+            parts.append(cst.Name(part))
+        return [cst.SubscriptElement(cst.Index(parts[0]), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                cst.SubscriptElement(cst.Index(parts[1]))]
 
     # ----------------------------------------------------------------- calls
     def call(self, node: cst.Call, discard=False):

@@ -50,6 +50,8 @@ class Primitive:
     # the core form binds the tuple to one name and picks each by position (_t0 = np.linalg.eigh(a);
     # w = _t0[0]); reverse mode gives each result a cotangent of its own, vmap a batching of its own
     results: tuple[str, ...] = ()
+    # its results are index arrays, one per axis (np.triu_indices): x[iu] reads as x[iu[0], iu[1]]
+    index_arrays: bool = False
 
     @property
     def is_operator(self) -> bool:
@@ -66,11 +68,11 @@ _LIBRARY_ALIASES: dict[str, list[tuple[str, Primitive]]] = {}
 
 
 def register(name, spelling, impl, kind, params, keywords=(), aliases=(), may_alias=False, results=(),
-             library_aliases=()) -> Primitive:
+             library_aliases=(), index_arrays=False) -> Primitive:
     """``library_aliases``: dotted names such as ``"scipy.special.erf"``, for objects of a module
     that importing transformer should not import."""
     prim = Primitive(name, spelling, impl, kind, tuple(params), tuple(keywords), tuple(aliases), may_alias,
-                     tuple(results))
+                     tuple(results), index_arrays)
     if name in REGISTRY:
         raise ValueError(f"primitive {name!r} registered twice")
     REGISTRY[name] = prim
@@ -302,6 +304,24 @@ register("ndtr", "lax.ndtr", lax.ndtr, UNARY, ("x",), library_aliases=("scipy.sp
 register("log_ndtr", "lax.log_ndtr", lax.log_ndtr, UNARY, ("x",), library_aliases=("scipy.special.log_ndtr",))
 
 
+# ---- sorting
+# np.sort and its kin (templates/sorting.py holds their rules; np.take, np.median,
+# np.percentile and np.quantile are definitions built on these, templates/definitions.py).
+# Sorting moves values without arithmetic: sort's derivative is the cotangent sent back through
+# the (stable) argsort permutation, with take_along_axis, whose own adjoint is the scatter-add
+# rt.add_along_axis.  argsort, argpartition, searchsorted and the triangle indices are integers.
+register("sort", "np.sort", np.sort, SHAPE, ("x",), keywords=("axis", "kind"))
+register("argsort", "np.argsort", np.argsort, SHAPE, ("x",), keywords=("axis", "kind"))
+register("partition", "np.partition", np.partition, SHAPE, ("x", "kth"), keywords=("axis",))
+register("argpartition", "np.argpartition", np.argpartition, SHAPE, ("x", "kth"), keywords=("axis",))
+register("take_along_axis", "np.take_along_axis", np.take_along_axis, SHAPE, ("x", "indices"), keywords=("axis",))
+register("searchsorted", "np.searchsorted", np.searchsorted, SPECIAL, ("a", "v"), keywords=("side",))
+register("triu_indices", "np.triu_indices", np.triu_indices, CREATE, ("n",), keywords=("k", "m"),
+         results=("rows", "columns"), index_arrays=True)
+register("tril_indices", "np.tril_indices", np.tril_indices, CREATE, ("n",), keywords=("k", "m"),
+         results=("rows", "columns"), index_arrays=True)
+
+
 # -------------------------------------------------------------------- indexing
 # Spelled with subscripts in the core form: ``y = x[i, a:b]`` and ``x[i] = v``.
 register("getitem", "[]", operator.getitem, INDEX, ("x", "index"), may_alias=True)
@@ -410,7 +430,7 @@ import inspect as _inspect  # noqa: E402  (used only to read the helpers' signat
 for _name in ["zeros_like", "scalar_seed", "copy", "align_batch", "has_cotangent", "unbroadcast", "expand_to", "stack", "push", "pop",
               "top", "dot_vjp_x", "dot_vjp_y", "matmul_vjp_x", "matmul_vjp_y", "inner_vjp_x", "inner_vjp_y", "extremum_vjp", "prod_vjp", "cumsum_vjp", "cumprod_vjp",
               "norm_vjp", "norm_ord_weights", "norm_ord_curvature", "transpose_vjp", "trace_vjp", "split_like", "vsplit_like", "unstack_like", "solve_vjp_a",
-              "solve_vjp_b", "cast_like", "cast_derivative", "index_slice", "add_at", "take_at", "kept_writes", "custom_vjp_call", "custom_jvp_call"]:
+              "solve_vjp_b", "cast_like", "cast_derivative", "index_slice", "add_at", "take_at", "kept_writes", "add_along_axis", "custom_vjp_call", "custom_jvp_call"]:
     _impl = getattr(runtime, _name)
     _sig = _inspect.signature(_impl)
     _params = tuple(p.name for p in _sig.parameters.values() if p.default is _inspect.Parameter.empty)

@@ -708,3 +708,22 @@ def cumprod_jvp(t, x, axis=None):
         running = running * xs[..., j]
         out[..., j] = tangent
     return out if axis is None else np.moveaxis(out, -1, axis)
+
+
+# ------------------------------------------------------------ sorting
+def add_along_axis(g, indices, values, axis):
+    """A copy of ``g`` with ``values`` added where ``np.take_along_axis(g, indices, axis)`` reads:
+    a position read twice gets both (the adjoint of take_along_axis, as np.add.at is getitem's).
+    ``values`` has take_along_axis's result shape; where ``g`` has length 1 along an axis that
+    result broadcast to more, the values along it are summed.  ``axis=None``: ``g`` flattened (then
+    reshaped back), as take_along_axis reads it."""
+    if axis is None:
+        return np.reshape(add_along_axis(np.ravel(g), indices, values, 0), np.shape(g))
+    values = np.asarray(values)
+    big_shape = list(np.shape(values))
+    big_shape[axis] = np.shape(g)[axis]
+    big = np.zeros(big_shape, dtype=np.result_type(g, values))
+    index = list(np.ix_(*[np.arange(n) for n in np.shape(values)]))
+    index[axis] = np.broadcast_to(indices, np.shape(values))
+    np.add.at(big, tuple(index), values)
+    return g + unbroadcast(big, g)

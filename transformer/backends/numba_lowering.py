@@ -27,6 +27,8 @@ from .numba_reductions import (all_axis, any_axis, cumprod_axis, max_axis, mean_
                                norm_axis, prod_axis, std_axis, sum_axis, var_axis)
 from .numba_indexing import put, take, whole  # noqa: F401
 from .numba_rows import softmax_last_axis  # noqa: F401
+from .numba_sorting import (argpartition_axis, argsort_axis, partition_axis, sort_axis,  # noqa: F401
+                            take_along_axis)
 
 # Built when first needed: a warm start from the cache builds no libcst nodes.
 def _none():
@@ -119,6 +121,19 @@ def _concatenate(prim, args):
     return cf.call("np.concatenate", [cst.Tuple(flat)])
 
 
+def _minus_one():
+    return cst.UnaryOperation(cst.Minus(), cst.Integer("1"))
+
+
+def _sorting(helper_name, *params):
+    """np.sort and its kin along any axis (numba's: the last axis of a 1-D array, no axis=): a
+    loop over the rows of numba_sorting, with NumPy's default axis -1 when none is given."""
+    def rule(prim, args):
+        defaults = {"axis": _minus_one(), "kind": _none()}
+        return _helper(helper_name, *(args[p] if p in args else defaults[p] for p in params))
+    return rule
+
+
 def _same_arguments(helper_name):
     """A rule that calls ``nl.<helper_name>`` with the primitive's own arguments."""
     def rule(prim, args):
@@ -151,6 +166,12 @@ _RULES.update({
     "slogdet": _same_arguments("slogdet"),
     "eigh": _same_arguments("eigh"),
     "eigvalsh": _same_arguments("eigvalsh"),
+    # ---- sorting (numba_sorting)
+    "sort": _sorting("sort_axis", "x", "axis"),
+    "argsort": _sorting("argsort_axis", "x", "axis", "kind"),
+    "partition": _sorting("partition_axis", "x", "kth", "axis"),
+    "argpartition": _sorting("argpartition_axis", "x", "kth", "axis"),
+    "take_along_axis": _sorting("take_along_axis", "x", "indices", "axis"),
 })
 
 # Elementwise primitives whose result dtype numba takes from a Python float
