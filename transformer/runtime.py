@@ -620,3 +620,16 @@ def custom_jvp_call(out, inputs, rule):
     their tangents, never through ``out``'s own computation.
     """
     return out
+
+
+# ------------------------------------------------------------ linalg2: decompositions by name
+# np.linalg.svd's forms, one primitive each (templates/definitions.py picks one by its literal
+# keywords): the reduced decomposition, which has derivatives, and the complete one, which has none.
+def svd(x):
+    """np.linalg.svd(x, full_matrices=False): (U, S, Vh) of a matrix or a stack of them."""
+    return np.linalg.svd(x, full_matrices=False)
+
+
+def svd_complete(x):
+    """np.linalg.svd(x, full_matrices=True)."""
+    return np.linalg.svd(x, full_matrices=True)

@@ -25,6 +25,7 @@ from .numba_arrays import (broadcast_to, cholesky, clip, det, dot, eigh, eigvals
                            transpose, vdot)
 from .numba_reductions import (all_axis, any_axis, cumprod_axis, max_axis, mean_axis, min_axis,  # noqa: F401
                                norm_axis, prod_axis, std_axis, sum_axis, var_axis)
+from .numba_arrays import pinv, qr, svd, svd_complete, svdvals  # noqa: F401  (linalg2)
 from .numba_indexing import put, take, whole  # noqa: F401
 from .numba_rows import softmax_last_axis  # noqa: F401
 
@@ -151,6 +152,12 @@ _RULES.update({
     "slogdet": _same_arguments("slogdet"),
     "eigh": _same_arguments("eigh"),
     "eigvalsh": _same_arguments("eigvalsh"),
+    # linalg2: numba's svd has no compute_uv and takes full_matrices by position; svd, qr and pinv one matrix
+    "svd": _same_arguments("svd"),
+    "svd_complete": _same_arguments("svd_complete"),
+    "svdvals": _same_arguments("svdvals"),
+    "pinv": _same_arguments("pinv"),
+    "qr": _same_arguments("qr"),
 })
 
 # Elementwise primitives whose result dtype numba takes from a Python float
