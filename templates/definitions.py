@@ -441,5 +441,5 @@ def matrix_power(a, n):
     elif n > 0:
         result = _power(a, n)
     else:
-        result = _power(np.linalg.inv(a), -n)
+        result = _power(np.linalg.inv(a), 0 - n)
     return result
