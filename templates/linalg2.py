@@ -126,7 +126,7 @@ def pinv_tangent(x, z, x_dot):
 # ------------------------------------------------------------------------- qr
 def strictly_lower(m):
     """A 0/1 mask shaped like one matrix of ``m`` (square): 1 below the diagonal."""
-    rows = np.arange(np.shape(m)[-1])
+    rows = np.arange(np.shape(m)[-2])
     return rt.cast_like(np.expand_dims(rows, -1) > rows, m)
 
 
@@ -185,3 +185,55 @@ def pinv_batched(x):
 def qr_batched(x):
     q, r = np.linalg.qr(np.moveaxis(x, -1, 0))
     return np.moveaxis(q, 0, -1), np.moveaxis(r, 0, -1)
+
+
+# ---------------------------------------------------------------------- lstsq
+LSTSQ_VMAP = ("np.linalg.lstsq takes one matrix (NumPy has no stacked form), and vmap of it is not "
+              "implemented; write np.linalg.pinv(a) @ b, or np.linalg.solve(a.T @ a, a.T @ b) for a full-rank a")
+unsupported("batching", ["lstsq"], LSTSQ_VMAP)
+
+
+@rule("adjoint", "lstsq", wrt=("a", "b"))
+def lstsq(z_bar, z, a, b, rcond=None):
+    """x = pinv(a) b (NumPy's least-squares, minimum-norm solution), so the solution's cotangent is
+    the pinv rule's applied to b: with P = pinv(a) and r = b - a x,
+    a_bar = -P^T x_bar x^T + r (P P^T x_bar)^T + P^T x (x_bar - a^T P^T x_bar)^T and b_bar = P^T x_bar.
+    The residuals (|r|^2 per column, given only for a tall full-rank a) add 2 r res_bar to b_bar and
+    -2 (r res_bar) x^T to a_bar (a^T r = 0 at the solution); the singular values add U diag(s_bar) Vh
+    (the svdvals rule); the rank is an integer.  Exact where the rank of a is constant near it (full
+    rank in particular); where it changes, lstsq is not continuous."""
+    x_bar, residuals_bar, rank_bar, s_bar = z_bar
+    x, residuals, rank, s = z
+    p = np.linalg.pinv(a)
+    p_t = transposed(p)
+    n = np.shape(a)[-1]
+    x_columns = np.reshape(x, (n, -1))
+    x_bar_columns = np.reshape(x_bar, (n, -1))
+    r = np.reshape(b, (np.shape(a)[-2], -1)) - a @ x_columns
+    residual_weights = np.sum(np.reshape(residuals_bar, (-1, np.shape(x_columns)[-1])), axis=0)
+    b_bar = p_t @ x_bar_columns + 2.0 * r * residual_weights
+    a_bar = -((p_t @ x_bar_columns) @ transposed(x_columns)) + r @ transposed(p @ (p_t @ x_bar_columns)) \
+        + (p_t @ x_columns) @ transposed(x_bar_columns - transposed(a) @ (p_t @ x_bar_columns)) \
+        - 2.0 * (r * residual_weights) @ transposed(x_columns)
+    u, singular, vh = rt.svd(a)
+    return a_bar + (u * s_bar) @ vh, np.reshape(b_bar, np.shape(b))
+
+
+@rule("tangent", "lstsq")
+def lstsq_tangent(a, b, z, a_dot, b_dot, rcond=None):
+    """The adjoint rule's derivative, forward: x_dot = P (b_dot - a_dot x) + P P^T a_dot^T r
+    + (I - P a) a_dot^T P^T x; residuals_dot = 2 r^T (b_dot - a_dot x) per column (where NumPy gives
+    residuals); s_dot = diag(U^T a_dot V); the rank's tangent is 0."""
+    x, residuals, rank, s = z
+    p = np.linalg.pinv(a)
+    p_t = transposed(p)
+    m = np.shape(a)[-2]
+    x_columns = np.reshape(x, (np.shape(a)[-1], -1))
+    r = np.reshape(b, (m, -1)) - a @ x_columns
+    change = np.reshape(b_dot, (m, -1)) - a_dot @ x_columns
+    back = transposed(a_dot) @ (p_t @ x_columns)
+    x_dot = p @ change + p @ (p_t @ (transposed(a_dot) @ r)) + back - p @ (a @ back)
+    residuals_dot = np.sum(2.0 * r * change, axis=0)
+    u, singular, vh = rt.svd(a)
+    return np.reshape(x_dot, np.shape(x)), residuals_dot[:np.shape(residuals)[0]], rank * 0.0, \
+        np.sum(u * (a_dot @ transposed(vh)), axis=-2)

@@ -8,7 +8,7 @@ values (random entries), where every derivative exists.
 """
 import numpy as np
 
-from rule_table import DERIVATIVES, F32, Row, U, no
+from rule_table import BOOLEAN, DERIVATIVES, F32, NO_DERIVATIVE, VMAPS, Row, U, no
 
 COMPLETE = "full_matrices=True"
 
@@ -86,6 +86,16 @@ def power_minus_3(a): return np.linalg.matrix_power(a, -3)                      
 def power_shared(b, a): return np.linalg.matrix_power(a, 3) @ b                        # noqa: E704
 
 
+def lstsq(a, b): return np.linalg.lstsq(a, b, rcond=None)[0]                         # noqa: E704
+def lstsq_default(a, b): return np.linalg.lstsq(a, b)[0]                               # noqa: E704
+def lstsq_rank(a, b): return np.linalg.lstsq(a, b, rcond=None)[2]                      # noqa: E704
+
+
+def lstsq_all(a, b):
+    x, residuals, rank, s = np.linalg.lstsq(a, b, rcond=None)
+    return x, residuals, s
+
+
 def near_identity(rng, *shape, scale=0.3, dtype=np.float64):
     """I plus small entries (powers neither blow up nor vanish); a stack for a longer shape."""
     return (np.eye(shape[-1]) + scale * U(rng, *shape, lo=-0.5, hi=0.5)).astype(dtype)
@@ -133,6 +143,16 @@ def rows():
     found.append(Row("qr_wide", qr, wide, skip=no(DERIVATIVES, "a wide matrix's R is not square: qr has no "
                                                                 "derivative there (JAX raises NotImplementedError)")))
     found.append(Row("qr_shared", qr_shared, shared))
+    # lstsq of one matrix (NumPy has no stacks of it); residuals only for a tall full-rank a
+    lstsq_vmap = no(VMAPS, "vmap of it is not implemented")
+    tall_b, tall_bs = (lambda r: (U(r, 5, 3) + np.eye(5, 3), U(r, 5))), (lambda r: (U(r, 5, 3) + np.eye(5, 3), U(r, 5, 2)))
+    wide_b = lambda r: (U(r, 3, 5) + np.eye(3, 5), U(r, 3))       # noqa: E731
+    for name, fn, gen in [("lstsq", lstsq, tall_b), ("lstsq_columns", lstsq, tall_bs), ("lstsq_wide", lstsq, wide_b),
+                          ("lstsq_default", lstsq_default, tall_b), ("lstsq_all", lstsq_all, tall_b),
+                          ("lstsq_all_columns", lstsq_all, tall_bs), ("lstsq_all_wide", lstsq_all, wide_b),
+                          ("lstsq_f32", lstsq, lambda r: ((U(r, 5, 3) + np.eye(5, 3)).astype(np.float32), F32(r, 5)))]:
+        found.append(Row(name, fn, gen, refuses=lstsq_vmap))
+    found.append(Row("lstsq_rank", lstsq_rank, tall_b, refuses=lstsq_vmap, skip=NO_DERIVATIVE(BOOLEAN)))
     # matrix_power, n a literal int: repeated squaring written out, a loop past 2**8, inv for n < 0
     three = lambda r: (near_identity(r, 3, 3),)          # noqa: E731
     for name, fn in [("matrix_power_0", power_0), ("matrix_power_1", power_1), ("matrix_power_2", power_2),

@@ -275,6 +275,8 @@ register("svd_complete", "rt.svd_complete", runtime.svd_complete, LINALG, ("x",)
 register("svdvals", "np.linalg.svdvals", np.linalg.svdvals, LINALG, ("x",))
 register("pinv", "np.linalg.pinv", np.linalg.pinv, LINALG, ("x",))
 register("qr", "np.linalg.qr", np.linalg.qr, LINALG, ("x",), results=("Q", "R"))
+register("lstsq", "np.linalg.lstsq", np.linalg.lstsq, LINALG, ("a", "b"), keywords=("rcond",),
+         results=("x", "residuals", "rank", "s"))
 
 # -------------------------------------------------------------------- indexing
 # Spelled with subscripts in the core form: ``y = x[i, a:b]`` and ``x[i] = v``.

@@ -586,3 +586,26 @@ def _qr(x):
             q[i], r[i] = np.linalg.qr(stack[i])
         return q.reshape(x.shape[:-2] + (m, k)), r.reshape(x.shape[:-2] + (k, n))
     return each_matrix
+
+
+def lstsq(a, b, rcond=None):
+    return np.linalg.lstsq(a, b, rcond=rcond)
+
+
+@overload(lstsq)
+def _lstsq(a, b, rcond=None):
+    # numba's rcond is by position and means NumPy's old default (-1: machine precision) where
+    # NumPy 2's None means eps * max(m, n): given here
+    cast_a, cast_b = njit(_as_float(a)), njit(_as_float(b))
+    if _is_none(rcond):
+        eps = float(np.finfo(as_dtype(a.dtype) if _is_float_array(a) else np.float64).eps)
+
+        def impl(a, b, rcond=None):
+            x, residuals, rank, s = np.linalg.lstsq(cast_a(a), cast_b(b), eps * max(a.shape[0], a.shape[1]))
+            return x, residuals, np.int32(rank), s      # NumPy's rank is LAPACK's int32
+        return impl
+
+    def given(a, b, rcond=None):
+        x, residuals, rank, s = np.linalg.lstsq(cast_a(a), cast_b(b), rcond)
+        return x, residuals, np.int32(rank), s
+    return given
