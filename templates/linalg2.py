@@ -140,7 +140,7 @@ def qr(z_bar, z, x):
     q, r = z
     m = r @ transposed(r_bar) - transposed(q_bar) @ q
     lower = m * strictly_lower(r)
-    eye = rt.cast_like(np.eye(np.shape(r)[-1]), r)
+    eye = rt.cast_like(np.eye(np.shape(r)[-2]), r)
     symmetric = lower + transposed(lower) + m * eye
     return (q_bar + q @ symmetric) @ transposed(np.linalg.inv(r))
 

@@ -94,7 +94,7 @@ def singular_values_alone(a):
 
 def singular_vector_sum(a):
     u, s, vh = np.linalg.svd(a, full_matrices=False)
-    return np.sum(u * u[:1, :])
+    return np.sum(u[:, 1:2] * u[:1, 1:2])        # one vector of the repeated pair (s sorted: 5, 2, 2)
 
 
 def test_singular_values_alone_have_a_finite_gradient_at_repeated_singular_values():
@@ -123,7 +123,10 @@ def test_singular_vectors_at_repeated_singular_values_have_no_finite_derivative(
     left, right = np.linalg.qr(rng.normal(size=(3, 3)))[0], np.linalg.qr(rng.normal(size=(3, 3)))[0]
     a = left @ np.diag([2.0, 2.0, 5.0]) @ right.T
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        assert not np.all(np.isfinite(tr.grad(singular_vector_sum)(a)))
+        gradient = tr.grad(singular_vector_sum)(a)
+    # rounding splits the repeated pair by ~1e-16, so F is ~1e16 rather than inf (as in JAX): either way
+    # the derivative is no usable number
+    assert not np.all(np.isfinite(gradient)) or np.max(np.abs(gradient)) > 1e8
 
 
 def test_svd_derivatives_match_jax():
