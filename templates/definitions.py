@@ -16,6 +16,7 @@ signature that they implement; any other keyword is refused at the user's line.
 import numpy as np
 
 from transformer import lax
+from transformer import runtime as rt
 from transformer.primitives import define
 
 _LN2 = 0.6931471805599453
@@ -353,8 +354,6 @@ def log_softmax(x, axis=None):
 # compiles them).  The gather's derivative adds every copy's cotangent back into the cell it came
 # from (np.add.at), which is what tile's, repeat's and pad's edge/reflect/wrap copies need; under vmap
 # the index is the same for every example, so one gather serves the whole batch.
-from transformer import runtime as rt   # noqa: E402
-
 
 def _gathered(x, index):
     """``np.ravel(x)[index]`` through a 1-D index (what compiled reverse mode's scatter-add takes)."""
@@ -633,4 +632,100 @@ def median(a, axis=None, keepdims=False):
     result = np.where(np.isnan(last), last, middle)
     if keepdims:
         result = np.reshape(result, np.shape(np.sum(a, axis=axis, keepdims=True)))
+
+
+# ------------------------------------------------------------------ linalg2
+
+@define("np.linalg.svd")
+def svd(a, full_matrices=True, compute_uv=True):
+    """NumPy's svd by its literal keywords: the singular values alone (compute_uv=False:
+    np.linalg.svdvals), the reduced decomposition (full_matrices=False: rt.svd, which has
+    derivatives) or the complete one (rt.svd_complete: no derivative, as in JAX).  ``hermitian`` is
+    not implemented (refused as an unknown keyword)."""
+    if not compute_uv:
+        result = np.linalg.svdvals(a)
+    elif not full_matrices:
+        result = rt.svd(a)
+    else:
+        result = rt.svd_complete(a)
+    return result
+
+
+def _power(base, p):
+    """base @ base ... (p >= 1 factors, p a literal int) by repeated squaring, written out for the bits
+    of p below 2**8 (no loop: reverse over reverse needs no tape); a loop multiplies on past that."""
+    square = base
+    if p % 2 == 1:
+        result = square
+    if p >= 2:
+        square = square @ square
+    if p // 2 % 2 == 1:
+        if p % 2 > 0:
+            result = result @ square
+        else:
+            result = square
+    if p >= 4:
+        square = square @ square
+    if p // 4 % 2 == 1:
+        if p % 4 > 0:
+            result = result @ square
+        else:
+            result = square
+    if p >= 8:
+        square = square @ square
+    if p // 8 % 2 == 1:
+        if p % 8 > 0:
+            result = result @ square
+        else:
+            result = square
+    if p >= 16:
+        square = square @ square
+    if p // 16 % 2 == 1:
+        if p % 16 > 0:
+            result = result @ square
+        else:
+            result = square
+    if p >= 32:
+        square = square @ square
+    if p // 32 % 2 == 1:
+        if p % 32 > 0:
+            result = result @ square
+        else:
+            result = square
+    if p >= 64:
+        square = square @ square
+    if p // 64 % 2 == 1:
+        if p % 64 > 0:
+            result = result @ square
+        else:
+            result = square
+    if p >= 128:
+        square = square @ square
+    if p // 128 % 2 == 1:
+        if p % 128 > 0:
+            result = result @ square
+        else:
+            result = square
+    if p >= 256:
+        high = square @ square
+        for _ in range(p // 256 - 1):
+            high = high @ (square @ square)
+        if p % 256 > 0:
+            result = result @ high
+        else:
+            result = high
+    return result
+
+
+@define("np.linalg.matrix_power")
+def matrix_power(a, n):
+    """a to the literal int power ``n`` (a matrix or a stack): the identity for 0, repeated squaring of
+    a for n > 0 and of np.linalg.inv(a) for n < 0."""
+    if n == 0:
+        rows = np.arange(np.shape(a)[-1])
+        result = np.zeros_like(a) + (np.expand_dims(rows, -1) == rows)
+    elif n > 0:
+        result = _power(a, n)
+    else:
+        result = _power(np.linalg.inv(a), 0 - n)
     return result

@@ -322,6 +322,18 @@ register("tril_indices", "np.tril_indices", np.tril_indices, CREATE, ("n",), key
          results=("rows", "columns"), index_arrays=True)
 
 
+# ---------------------------------------------------------------------- linalg2
+# np.linalg.svd is a definition (templates/definitions.py) that picks one of these by its literal
+# keywords; qr, pinv and lstsq (rcond=None) are NumPy's own functions, of a matrix or a stack.
+register("svd", "rt.svd", runtime.svd, LINALG, ("x",), results=("U", "S", "Vh"))
+register("svd_complete", "rt.svd_complete", runtime.svd_complete, LINALG, ("x",), results=("U", "S", "Vh"))
+register("svdvals", "np.linalg.svdvals", np.linalg.svdvals, LINALG, ("x",))
+register("pinv", "np.linalg.pinv", np.linalg.pinv, LINALG, ("x",))
+register("qr", "np.linalg.qr", np.linalg.qr, LINALG, ("x",), results=("Q", "R"))
+register("lstsq", "np.linalg.lstsq", np.linalg.lstsq, LINALG, ("a", "b"), keywords=("rcond",),
+         results=("x", "residuals", "rank", "s"))
+
+
 # -------------------------------------------------------------------- indexing
 # Spelled with subscripts in the core form: ``y = x[i, a:b]`` and ``x[i] = v``.
 register("getitem", "[]", operator.getitem, INDEX, ("x", "index"), may_alias=True)

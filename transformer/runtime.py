@@ -727,3 +727,16 @@ def add_along_axis(g, indices, values, axis):
     index[axis] = np.broadcast_to(indices, np.shape(values))
     np.add.at(big, tuple(index), values)
     return g + unbroadcast(big, g)
+
+
+# ------------------------------------------------------------ linalg2: decompositions by name
+# np.linalg.svd's forms, one primitive each (templates/definitions.py picks one by its literal
+# keywords): the reduced decomposition, which has derivatives, and the complete one, which has none.
+def svd(x):
+    """np.linalg.svd(x, full_matrices=False): (U, S, Vh) of a matrix or a stack of them."""
+    return np.linalg.svd(x, full_matrices=False)
+
+
+def svd_complete(x):
+    """np.linalg.svd(x, full_matrices=True)."""
+    return np.linalg.svd(x, full_matrices=True)

@@ -487,3 +487,125 @@ def _scalar_like(x, value):
     else:
         return lambda x, value: value
     return lambda x, value: target(value)
+
+
+# ------------------------------------------------------------------- linalg2
+# numba's np.linalg.svd takes full_matrices by position only and has no compute_uv; its svd, qr and
+# pinv take one 2-D float matrix (pinv with NumPy's default rcond, 1e-15): stacks go one matrix at a
+# time, and svdvals (missing in numba) is the S of the reduced decomposition.
+def svd(x):
+    return np.linalg.svd(x, full_matrices=False)
+
+
+def svd_complete(x):
+    return np.linalg.svd(x, full_matrices=True)
+
+
+def svdvals(x):
+    return np.linalg.svdvals(x)
+
+
+def pinv(x):
+    return np.linalg.pinv(x)
+
+
+def qr(x):
+    return np.linalg.qr(x)
+
+
+def _svd_of_each(full):
+    def typed(x):
+        cast = njit(_as_float(x))
+        if not _is_stack(x):
+            return lambda x: np.linalg.svd(cast(x), full)
+
+        def each_matrix(x):
+            stack = _stacked(cast(x))
+            m, n = stack.shape[1], stack.shape[2]
+            k = min(m, n)
+            rows, columns = (m, n) if full else (k, k)
+            u = np.empty((stack.shape[0], m, rows), stack.dtype)
+            s = np.empty((stack.shape[0], k), stack.dtype)
+            vh = np.empty((stack.shape[0], columns, n), stack.dtype)
+            for i in range(stack.shape[0]):
+                u[i], s[i], vh[i] = np.linalg.svd(stack[i], full)
+            return u.reshape(x.shape[:-2] + (m, rows)), s.reshape(x.shape[:-2] + (k,)), \
+                vh.reshape(x.shape[:-2] + (columns, n))
+        return each_matrix
+    return typed
+
+
+overload(svd)(_svd_of_each(False))
+overload(svd_complete)(_svd_of_each(True))
+
+
+@overload(svdvals)
+def _svdvals(x):
+    cast = njit(_as_float(x))
+    if not _is_stack(x):
+        return lambda x: np.linalg.svd(cast(x), False)[1]
+
+    def each_matrix(x):
+        stack = _stacked(cast(x))
+        k = min(stack.shape[1], stack.shape[2])
+        s = np.empty((stack.shape[0], k), stack.dtype)
+        for i in range(stack.shape[0]):
+            s[i] = np.linalg.svd(stack[i], False)[1]
+        return s.reshape(x.shape[:-2] + (k,))
+    return each_matrix
+
+
+@overload(pinv)
+def _pinv(x):
+    cast = njit(_as_float(x))
+    if not _is_stack(x):
+        return lambda x: np.linalg.pinv(cast(x))
+
+    def each_matrix(x):
+        stack = _stacked(cast(x))
+        out = np.empty((stack.shape[0], stack.shape[2], stack.shape[1]), stack.dtype)
+        for i in range(stack.shape[0]):
+            out[i] = np.linalg.pinv(stack[i])
+        return out.reshape(x.shape[:-2] + (stack.shape[2], stack.shape[1]))
+    return each_matrix
+
+
+@overload(qr)
+def _qr(x):
+    cast = njit(_as_float(x))
+    if not _is_stack(x):
+        return lambda x: np.linalg.qr(cast(x))
+
+    def each_matrix(x):
+        stack = _stacked(cast(x))
+        m, n = stack.shape[1], stack.shape[2]
+        k = min(m, n)
+        q = np.empty((stack.shape[0], m, k), stack.dtype)
+        r = np.empty((stack.shape[0], k, n), stack.dtype)
+        for i in range(stack.shape[0]):
+            q[i], r[i] = np.linalg.qr(stack[i])
+        return q.reshape(x.shape[:-2] + (m, k)), r.reshape(x.shape[:-2] + (k, n))
+    return each_matrix
+
+
+def lstsq(a, b, rcond=None):
+    return np.linalg.lstsq(a, b, rcond=rcond)
+
+
+@overload(lstsq)
+def _lstsq(a, b, rcond=None):
+    # numba's rcond is by position and means NumPy's old default (-1: machine precision) where
+    # NumPy 2's None means eps * max(m, n): given here
+    cast_a, cast_b = njit(_as_float(a)), njit(_as_float(b))
+    if _is_none(rcond):
+        eps = float(np.finfo(as_dtype(a.dtype) if _is_float_array(a) else np.float64).eps)
+
+        def impl(a, b, rcond=None):
+            x, residuals, rank, s = np.linalg.lstsq(cast_a(a), cast_b(b), eps * max(a.shape[0], a.shape[1]))
+            return x, residuals, np.int32(rank), s      # NumPy's rank is LAPACK's int32
+        return impl
+
+    def given(a, b, rcond=None):
+        x, residuals, rank, s = np.linalg.lstsq(cast_a(a), cast_b(b), rcond)
+        return x, residuals, np.int32(rank), s
+    return given

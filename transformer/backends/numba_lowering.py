@@ -25,6 +25,7 @@ from .numba_arrays import (broadcast_to, cholesky, clip, det, dot, eigh, eigvals
                            transpose, vdot)
 from .numba_reductions import (all_axis, any_axis, cumprod_axis, max_axis, mean_axis, min_axis,  # noqa: F401
                                norm_axis, prod_axis, std_axis, sum_axis, var_axis)
+from .numba_arrays import lstsq, pinv, qr, svd, svd_complete, svdvals  # noqa: F401  (linalg2)
 from .numba_indexing import put, take, whole  # noqa: F401
 from .numba_rows import softmax_last_axis  # noqa: F401
 from .numba_sorting import (argpartition_axis, argsort_axis, partition_axis, sort_axis,  # noqa: F401
@@ -172,6 +173,14 @@ _RULES.update({
     "partition": _sorting("partition_axis", "x", "kth", "axis"),
     "argpartition": _sorting("argpartition_axis", "x", "kth", "axis"),
     "take_along_axis": _sorting("take_along_axis", "x", "indices", "axis"),
+
+    # linalg2: numba's svd has no compute_uv and takes full_matrices by position; svd, qr and pinv one matrix
+    "svd": _same_arguments("svd"),
+    "svd_complete": _same_arguments("svd_complete"),
+    "svdvals": _same_arguments("svdvals"),
+    "pinv": _same_arguments("pinv"),
+    "qr": _same_arguments("qr"),
+    "lstsq": lambda prim, args: _helper("lstsq", args["a"], args["b"], args.get("rcond") or _none()),
 })
 
 # Elementwise primitives whose result dtype numba takes from a Python float
