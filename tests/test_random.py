@@ -122,6 +122,25 @@ def test_permutation_and_choice():
         R.choice(k, 3, (5,), replace=False)
 
 
+def _draws_inside(key, x):
+    return x + tr.random.normal(key, (3,))
+
+
+def test_refused_inside_transformed_code_at_the_users_call():
+    """tr.random is NumPy for outside transformed code (its uint32 shifts and xors
+    are not transformable); tr.jit refuses the call on the user's own line."""
+    with pytest.raises(tr.TransformError) as err:
+        tr.jit(_draws_inside)(R.PRNGKey(0), np.zeros(3))
+    message = str(err.value)
+    assert "test_random.py" in message and "tr.random.normal" in message
+    assert "random.py:" not in message.replace("test_random.py:", "")
+
+
+def test_public_functions_read_as_functions():
+    assert R.normal.__name__ == "normal" and "normal" in R.normal.__doc__
+    assert repr(R.split) == "<function tr.random.split>"
+
+
 # ---------------------------------------------------------------- against jax
 
 @pytest.fixture(scope="module")

@@ -26,6 +26,7 @@ draw the numbers outside and pass them in.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -523,3 +524,27 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
         result = ind if arr.ndim == 0 else np.take(arr, ind, axis)
     return result.reshape(shape if arr.ndim == 0 else
                           arr.shape[0:axis] + tuple(shape) + arr.shape[axis + 1:])
+
+
+class HostOnlyFunction:
+    """A ``tr.random`` function: plain NumPy, called outside transformed code.
+
+    Its uint32 arithmetic is not something ``tr.jit`` and the other transforms
+    take, so rather than have them inline it and refuse a line inside this file,
+    the public functions are these wrappers, which a transform refuses at the
+    user's own call. Draw the numbers outside and pass them in."""
+
+    def __init__(self, fn):
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+
+    def __call__(self, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<function tr.random.{self.__name__}>"
+
+
+for _name in __all__:
+    globals()[_name] = HostOnlyFunction(globals()[_name])
+del _name
