@@ -192,15 +192,27 @@ def test_jax_normal_bit_exact(jr, dtype):
             assert same(R.normal(R.PRNGKey(seed), shape, dtype), jr.normal(jr.PRNGKey(seed), shape, dtype))
 
 
+def ulps32(a, b):
+    return np.abs(a.view(np.int32).astype(np.int64) - b.view(np.int32).astype(np.int64))
+
+
 def test_jax_normal_float32(jr):
-    """float32: XLA's own float32 log (inside erfinv's log1p) is not NumPy's, so a
-    value may differ from JAX's in its last bits; nearly all agree exactly."""
-    a = R.normal(R.PRNGKey(0), (100000,), np.float32)
-    b = np.asarray(jr.normal(jr.PRNGKey(0), (100000,), np.float32))
-    assert a.dtype == b.dtype == np.float32
-    ulps = np.abs(a.view(np.int32).astype(np.int64) - b.view(np.int32).astype(np.int64))
-    assert ulps.max() <= 4
-    assert (ulps == 0).mean() > 0.99
+    """float32: XLA's own float32 log (inside erfinv's log1p) is reproduced on all
+    but a few inputs in 10,000; a value may then differ from JAX's by one ulp."""
+    for seed in (0, 1):
+        a = R.normal(R.PRNGKey(seed), (100000,), np.float32)
+        b = np.asarray(jr.normal(jr.PRNGKey(seed), (100000,), np.float32))
+        assert a.dtype == b.dtype == np.float32
+        d = ulps32(a, b)
+        assert d.max() <= 2 and (d == 0).mean() > 0.9999
+    assert same(R.normal(R.PRNGKey(3), (50,), np.float32), jr.normal(jr.PRNGKey(3), (50,), np.float32))
+
+
+def test_jax_gumbel_float32(jr):
+    a = R.gumbel(R.PRNGKey(0), (100000,), np.float32)
+    b = np.asarray(jr.gumbel(jr.PRNGKey(0), (100000,), np.float32))
+    assert (a == b).mean() > 0.998
+    assert np.allclose(a, b, rtol=1e-6, atol=1e-6)
 
 
 def test_jax_bernoulli_randint(jr):
