@@ -3,7 +3,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from . import lax, nn, tree, tree_util
+from . import lax, nn, random, tree, tree_util
 from .errors import CompileError, NoSourceError, TransformError
 from .batching import vmap
 from .custom import custom_jvp, custom_vjp
@@ -15,4 +15,4 @@ from .lax import stop_gradient
 from .parallel import devices, pmap
 from .show import show
 
-__all__ = ["jit", "vmap", "pmap", "devices", "jvp", "jacfwd", "jacrev", "hessian", "hvp", "linearize", "grad", "value_and_grad", "vjp", "custom_vjp", "custom_jvp", "show", "stop_gradient", "lax", "nn", "tree", "tree_util", "TransformError", "CompileError", "NoSourceError"]
+__all__ = ["jit", "vmap", "pmap", "devices", "jvp", "jacfwd", "jacrev", "hessian", "hvp", "linearize", "grad", "value_and_grad", "vjp", "custom_vjp", "custom_jvp", "show", "stop_gradient", "lax", "nn", "random", "tree", "tree_util", "TransformError", "CompileError", "NoSourceError"]
