@@ -424,6 +424,13 @@ def atleast_3d(a):
     return np.reshape(a, rt.atleast_3d_shape(np.shape(a)))
 
 
+@define("np.dstack")
+def dstack(tup):
+    # each array made at least 3-D, then joined along the third axis: a comprehension over the tuple,
+    # unrolled when the caller is specialized (its length is known then)
+    return np.concatenate([np.atleast_3d(a) for a in tup], axis=2)
+
+
 def broadcast_arrays3(a, b, c=None):
     shape = rt.broadcast_shape(np.shape(a), np.shape(b), np.shape(c))
     return np.broadcast_to(a, shape), np.broadcast_to(b, shape), np.broadcast_to(c, shape)

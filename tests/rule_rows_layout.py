@@ -49,12 +49,18 @@ SQUEEZE_JIT = "np.squeeze(x) needs axis= under jit: the result's rank depends on
 LIST = {"jax": "jax.numpy.broadcast_arrays returns a list where NumPy returns a tuple"}
 
 
+def dstack_pair(a, b):
+    return np.dstack((a, b * 2.0))
+
+
 def rows():
     matrix = lambda r: (U(r, 3, 4),)                        # noqa: E731
     vector = lambda r: (U(r, 4),)                           # noqa: E731
     stack = lambda r: (U(r, 2, 3, 4),)                      # noqa: E731
     return [
         Row("tile_int", tile_int, matrix),
+        Row("dstack_pair", dstack_pair, lambda r: (U(r, 3, 4), U(r, 3, 4)),     # joined by np.concatenate:
+            refuses={"vjp_of_grad": "second derivatives through np.concatenate"}),   # its reverse over reverse
         Row("tile_tuple", tile_tuple, matrix),
         Row("tile_vector", tile_vector, vector),
         Row("tile_f32", tile_tuple, lambda r: (F32(r, 3, 4),)),

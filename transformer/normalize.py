@@ -133,6 +133,8 @@ class _Normalizer:
         if isinstance(value, cst.Name) and value.value == "None":
             self.core.maybe_none.add(target)
         known = self.core.structures.get(value.value) if isinstance(value, cst.Name) else None
+        if isinstance(value, cst.Tuple) and all(isinstance(el.value, cst.Name) for el in value.elements):
+            known = TreeDef("tuple", tuple(self.core.structures.get(el.value.value, _LEAF) for el in value.elements))
         if known is not None:
             self.core.structures[target] = known
         else:
@@ -952,10 +954,8 @@ class _Normalizer:
                 elements.append(element)
         finally:
             self.substitute = saved
-        built = self.temp()
-        self.assign(built, cf.tuple_of(elements))
-        self.core.structures[built] = TreeDef("list", tuple(self.core.structures.get(e.value, _LEAF) for e in elements))
-        return cst.Name(built)
+        # a tuple of atoms in place, so np.concatenate([f(a) for a in parts]) reads as np.concatenate((...))
+        return cf.tuple_of(elements)
 
     def rows_of(self, node) -> list | None:
         """The entries a for clause runs over, when their number is known now: atoms (or tuples of
