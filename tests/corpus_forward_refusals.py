@@ -2,5 +2,6 @@
 import numpy as np
 
 
-def product(x):
-    return np.prod(x) + 1.0
+def complete_singular_vectors(x):
+    # full_matrices=True (NumPy's default): the complete U has no derivative, as in JAX
+    return np.sum(np.linalg.svd(x)[0]) + 1.0

@@ -144,9 +144,9 @@ def test_non_numeric_tangent():
 
 
 def test_refused_primitive_names_the_user_line():
-    x = np.array([1.0, 2.0])
-    with pytest.raises(tr.TransformError, match=r"corpus_forward_refusals.py:\d+.*np.prod"):
-        tr.jvp(_refusals.product, (x,), (x,))
+    x = np.array([[1.0, 2.0], [0.5, 3.0], [1.5, -1.0]])
+    with pytest.raises(tr.TransformError, match=r"corpus_forward_refusals.py:\d+.*svd"):
+        tr.jvp(_refusals.complete_singular_vectors, (x,), (x,))
 
 
 import corpus_forward_refusals as _refusals  # noqa: E402
