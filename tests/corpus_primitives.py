@@ -43,7 +43,8 @@ def special_functions(x):
     s = float(x[0, 0])
     return (scipy.special.erf(x), scipy.special.erfc(x), scipy.special.erfinv(x - 0.5), scipy.special.gammaln(x),
             scipy.special.digamma(x), scipy.special.psi(x - 1.0), tr.lax.polygamma(1, x), tr.lax.polygamma(3, x),
-            tr.lax.erf_inv(x), tr.lax.lgamma(x), math.erf(s), math.erfc(s), math.lgamma(s))
+            tr.lax.erf_inv(x), tr.lax.lgamma(x), math.erf(s), math.erfc(s), math.lgamma(s),
+            scipy.special.ndtr(x - 0.5), scipy.special.log_ndtr(x - 0.5), np.nan_to_num(x / (x - x[0, 0])))
 
 
 def binary_math(x, y):
@@ -139,6 +140,26 @@ def decompositions(a, stack):
     return (np.linalg.cholesky(a), np.linalg.cholesky(stack), np.linalg.slogdet(a)[1], sign, logabsdet,
             w, np.abs(v), np.abs(np.linalg.eigh(stack)[1]), np.linalg.eigvalsh(a), np.linalg.eigvalsh(stack),
             np.linalg.inv(stack), np.linalg.det(stack))
+
+
+def more_decompositions(a, b):
+    """a: (4, 3), b: (4,); singular vectors by their absolute values (LAPACKs may sign them differently)."""
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    q, r = np.linalg.qr(a)
+    solution, residuals, rank, singular = np.linalg.lstsq(a, b, rcond=None)
+    return (np.abs(u), s, np.abs(vh), np.linalg.svd(a, compute_uv=False), np.abs(np.linalg.svd(a)[0]),
+            np.linalg.pinv(a), np.abs(q), np.abs(r), solution, residuals, singular)
+
+
+def sorting(x):
+    """x: (3, 4) with distinct values; a partition's two sides by their sums (their order is unspecified)."""
+    order = np.argsort(x, axis=1)
+    parted = np.partition(x, 2, axis=1)
+    rows, columns = np.triu_indices(3, 1)
+    lower = np.tril_indices(3)
+    return (np.sort(x), np.sort(x, axis=0), order, np.take_along_axis(x, order, axis=1), parted[:, 2],
+            np.sum(parted[:, :2], axis=1), np.sort(np.argpartition(x, 1, axis=1)[:, :1], axis=1),
+            np.searchsorted(np.sort(x[0]), x[1]), x[rows, columns], x[lower[0], lower[1]])
 
 
 # ----------------------------------------------------------------- shapes

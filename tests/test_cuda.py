@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import cuda_cases
@@ -50,3 +51,15 @@ def test_importing_transformer_does_not_import_numba_cuda():
     code = "import transformer, sys; print('numba.cuda' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def replaces_infinities(x):
+    return np.nan_to_num(x * 2.0)
+
+
+def test_a_primitive_device_code_cannot_call_is_refused_at_the_users_line():
+    import transformer as tr
+    with pytest.raises(tr.TransformError) as err:
+        tr.jit(replaces_infinities, target="cuda").source(np.ones(3))
+    assert "np.nan_to_num has no lowering on the cuda target" in str(err.value)
+    assert f"test_cuda.py:{replaces_infinities.__code__.co_firstlineno + 1}" in str(err.value)

@@ -52,6 +52,8 @@ class Primitive:
     results: tuple[str, ...] = ()
     # its results are index arrays, one per axis (np.triu_indices): x[iu] reads as x[iu[0], iu[1]]
     index_arrays: bool = False
+    # CUDA device code can call it (numba-cuda lowers no np.isinf, which np.nan_to_num needs)
+    on_device: bool = True
 
     @property
     def is_operator(self) -> bool:
@@ -68,11 +70,11 @@ _LIBRARY_ALIASES: dict[str, list[tuple[str, Primitive]]] = {}
 
 
 def register(name, spelling, impl, kind, params, keywords=(), aliases=(), may_alias=False, results=(),
-             library_aliases=(), index_arrays=False) -> Primitive:
+             library_aliases=(), index_arrays=False, on_device=True) -> Primitive:
     """``library_aliases``: dotted names such as ``"scipy.special.erf"``, for objects of a module
     that importing transformer should not import."""
     prim = Primitive(name, spelling, impl, kind, tuple(params), tuple(keywords), tuple(aliases), may_alias,
-                     tuple(results), index_arrays)
+                     tuple(results), index_arrays, on_device)
     if name in REGISTRY:
         raise ValueError(f"primitive {name!r} registered twice")
     REGISTRY[name] = prim
@@ -297,7 +299,8 @@ for _name in ["tile_index", "repeat_index", "pad_index", "diag_index", "diagonal
 # np.cumprod's tangent (templates/misc.py): a recurrence along the axis, exact where entries are zero
 register("rt.cumprod_jvp", "rt.cumprod_jvp", runtime.cumprod_jvp, SPECIAL, ("t", "x"), keywords=("axis",))
 # np.nan_to_num: x where finite, the given (or NumPy's default) constants where not
-register("nan_to_num", "np.nan_to_num", np.nan_to_num, UNARY, ("x",), keywords=("nan", "posinf", "neginf"))
+register("nan_to_num", "np.nan_to_num", np.nan_to_num, UNARY, ("x",), keywords=("nan", "posinf", "neginf"),
+         on_device=False)
 # scipy.special's normal distribution function and its logarithm (accurate far into the left
 # tail), spelled lax.ndtr / lax.log_ndtr as the other special functions are
 register("ndtr", "lax.ndtr", lax.ndtr, UNARY, ("x",), library_aliases=("scipy.special.ndtr",))

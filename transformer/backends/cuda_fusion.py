@@ -174,6 +174,10 @@ class _Driver:
             if cf.origin_of(stmt):
                 self.origin = cf.origin_of(stmt)
                 self.origin_comment = [line.comment.value for line in stmt.leading_lines if line.comment][-1]
+            prim = cf.primitive_of(stmt.body[0].value) if isinstance(stmt, cst.SimpleStatementLine) \
+                and isinstance(stmt.body[0], cst.Assign) else None
+            if prim is not None and not prim.on_device:
+                self._refuse(prim.spelling)
             if is_elementwise(stmt):
                 if not run and not cf.origin_of(stmt) and self.origin_comment:
                     # the run starts inside a user line whose first operation was not elementwise
