@@ -89,6 +89,10 @@ class _OldLocalNames(cst.CSTVisitor):
     def visit_NamedExpr(self, node):
         self._target(node.target)
 
+    def visit_CompFor(self, node):
+        # a comprehension's variables are locals too: unrolled comprehensions bind them
+        self._target(node.target)
+
 
 @pytest.mark.parametrize("fn", corpus_functions())
 def test_local_names_are_what_the_visitor_found(fn):
