@@ -639,6 +639,7 @@ def median(a, axis=None, keepdims=False):
     result = np.where(np.isnan(last), last, middle)
     if keepdims:
         result = np.reshape(result, np.shape(np.sum(a, axis=axis, keepdims=True)))
+    return result
 
 
 # ------------------------------------------------------------------ linalg2
