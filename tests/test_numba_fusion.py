@@ -6,12 +6,12 @@ import pytest
 
 import fusion_cases as cases
 import transformer as tr
-from transformer.backends import numba_fusion, numba_lowering, numba_runtime
+from transformer.backends import numba_fusion, numba_lowering
 from transformer.normalize import normalize
 
 
 def fused_body(fn) -> list[str]:
-    core = numba_runtime.lower(numba_lowering.lower(normalize(fn)))
+    core = numba_lowering.lower_tapes(numba_lowering.lower(normalize(fn)))
     code = numba_fusion.fuse(core).code()
     return [line.strip() for line in code.splitlines()[1:] if line.strip() and not line.strip().startswith("#")]
 
@@ -25,7 +25,7 @@ def test_an_elementwise_chain_becomes_one_statement_per_value_read_twice():
 
 
 def test_the_user_line_comment_stays_with_the_code():
-    core = numba_runtime.lower(numba_lowering.lower(normalize(cases.chain)))
+    core = numba_lowering.lower_tapes(numba_lowering.lower(normalize(cases.chain)))
     code = numba_fusion.fuse(core).code()
     assert "# return np.exp(-x ** 2) * np.sin(3 * x) + 0.5 * np.tanh(x)" in code
 

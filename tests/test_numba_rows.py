@@ -6,7 +6,7 @@ from numba import njit
 
 import row_fusion_cases as cases
 import transformer as tr
-from transformer.backends import numba_fusion, numba_lowering, numba_runtime
+from transformer.backends import numba_fusion, numba_lowering
 from transformer.backends.numba_rows import softmax_last_axis
 from transformer.normalize import normalize
 
@@ -81,7 +81,7 @@ def test_empty_rows_are_refused_and_no_rows_are_fine():
 
 # ------------------------------------------------------------ the pass
 def fused(fn) -> str:
-    core = numba_runtime.lower(numba_lowering.lower(normalize(fn)))
+    core = numba_lowering.lower_tapes(numba_lowering.lower(normalize(fn)))
     return numba_fusion.fuse(numba_fusion.fuse_rows(core)).code()
 
 

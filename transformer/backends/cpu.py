@@ -4,6 +4,11 @@ Calls that numba's NumPy support lacks (``np.max(x, axis=-1, keepdims=True)``
 and friends) are rewritten first into helpers from ``numba_lowering``, and
 exp and tanh into ``numba_vecmath``'s vectorised ones.  A numba typing error
 is re-raised naming the user's file and line.
+
+Writing a module (``source``) imports no numba, which takes a tenth of a second
+or more to load: a tiered first call (transformer/tiers.py) writes the cpu module
+and runs the python tier without it.  ``finish`` loads numba, and with it the
+overloads of the helpers generated code calls.
 """
 from __future__ import annotations
 
@@ -11,13 +16,9 @@ import functools
 import re
 import warnings
 
-import numba
-from numba.core import errors as numba_errors
-
 from ..emit import MODULE_PREAMBLE, user_location_in
 from ..errors import CompileError
-from . import (cpu_lanes, cpu_vmap, numba_fusion, numba_indexing, numba_loops, numba_lowering,  # noqa: F401
-               numba_parallel, numba_runtime, numba_special, per_example)
+from . import numba_fusion, numba_loops, numba_lowering, numba_parallel, per_example
 
 NAME = "cpu"
 PREAMBLE = (MODULE_PREAMBLE + "from transformer.backends import numba_lowering as nl\n"
@@ -27,19 +28,20 @@ PREAMBLE = (MODULE_PREAMBLE + "from transformer.backends import numba_lowering a
 
 def take_last_step(core, step):
     """vmap as the outermost step of per-example code with loops: a compiled loop over examples."""
-    if step.name == "vmap" and cpu_vmap.qualifies(core, dict(step.options)):
+    if step.name == "vmap" and per_example.loop_wins_on_cpu(core, dict(step.options)):
         return per_example.take_vmap(core, dict(step.options))
     return None
 
 
 def source(core):
     if isinstance(core, per_example.PerExampleVmap):
+        from . import cpu_lanes, cpu_vmap        # numba code of their own (helpers the driver calls)
         one_example = core.scope.claim(f"{core.name}_one_example")
         example_core = cpu_vmap.one_example_core(core, one_example)
         code, preamble = _lowered(example_core)
         code = "@numba.njit(cache=True)\n" + code
         # the same code in SIMD lanes, where it is arithmetic and while loops (cpu_lanes.py)
-        lowered = numba_runtime.lower(numba_lowering.lower(example_core))
+        lowered = numba_lowering.lower_tapes(numba_lowering.lower(example_core))
         lanes = cpu_lanes.plan(lowered, core.in_axes)
         in_lanes = None
         if lanes is not None:
@@ -52,7 +54,7 @@ def source(core):
 
 
 def _lowered(core):
-    core = numba_runtime.lower(numba_lowering.lower(core))   # rt.* helpers: typed tapes; overloads do the rest
+    core = numba_lowering.lower_tapes(numba_lowering.lower(core))   # rt.* helpers: typed tapes; overloads do the rest
     core, parallel_import = numba_parallel.lower(core)       # vmap's per-example loops -> prange
     core = numba_loops.split_accumulating_loops(core)        # a gradient's sum and adjoint in loops of their own
     core = numba_fusion.fuse_rows(core)                      # a softmax's five passes -> one loop over rows
@@ -70,11 +72,22 @@ def _quiet_performance_advice(directory) -> None:
     if directory not in _QUIET_DIRECTORIES:
         _QUIET_DIRECTORIES.add(directory)
         # warnings name a generated file's "module" by its path without ".py"
-        warnings.filterwarnings("ignore", category=numba_errors.NumbaPerformanceWarning,
+        from numba.core.errors import NumbaPerformanceWarning
+        warnings.filterwarnings("ignore", category=NumbaPerformanceWarning,
                                 module=re.escape(str(directory)))
 
 
+def _load_numba():
+    """numba, with the overloads of every helper generated cpu code calls (``rt.*`` and ``nl.*``
+    helpers, vectorised math, indexing and special functions)."""
+    import numba
+    from . import cpu_vmap, numba_indexing, numba_runtime, numba_special, numba_vecmath  # noqa: F401
+    return numba
+
+
 def finish(function, path):
+    numba = _load_numba()
+    from numba.core import errors as numba_errors
     _quiet_performance_advice(path.parent)
     dispatcher = numba.njit(cache=True, parallel=numba_parallel.is_parallel(function))(function)
 
@@ -107,6 +120,7 @@ def _numpy_scalars(dispatcher, args, result):
 
 
 def _as_numpy(value, numba_type):
+    import numba
     if isinstance(value, (float, complex)) and isinstance(numba_type, (numba.types.Float, numba.types.Complex)):
         return numba.np.numpy_support.as_dtype(numba_type).type(value)
     if isinstance(value, tuple) and isinstance(numba_type, numba.types.BaseTuple):

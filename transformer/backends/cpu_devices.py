@@ -36,7 +36,7 @@ _host = types.ExternalFunction(_SYMBOL, types.int64(types.int64, types.int64, ty
 
 
 def source(core):
-    core = numba_runtime.lower(numba_lowering.lower(lower_collectives(core, "dev")))
+    core = numba_lowering.lower_tapes(numba_lowering.lower(lower_collectives(core, "dev")))
     return core.code(), PREAMBLE
 
 

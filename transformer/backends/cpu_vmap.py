@@ -49,12 +49,6 @@ from . import cpu_lanes, per_example
 PREAMBLE = "import numba\nfrom numba import prange\nfrom transformer.backends.cpu_vmap import results_like\n"
 
 
-def qualifies(core, options: dict) -> bool:
-    """Loops in per-example scalar code, batch axes first, results stacked first: the loop wins."""
-    in_axes = tuple(options.get("in_axes", ()))
-    return all(axis in (None, 0) for axis in in_axes) and per_example.has_loop(core.node.body.body)
-
-
 def driver(core: per_example.PerExampleVmap, one_example: str, in_lanes: str | None = None) -> str:
     """Source of the function named ``core.name`` that runs ``one_example`` on every example
     (or, with ``in_lanes``, that function of ``cpu_lanes`` on groups of them, where it can)."""

@@ -44,7 +44,7 @@ class CollectiveMismatch(ValueError):
 
 
 def source(core):
-    core = numba_runtime.lower(numba_lowering.lower(lower_collectives(core, "mpi_dev")))
+    core = numba_lowering.lower_tapes(numba_lowering.lower(lower_collectives(core, "mpi_dev")))
     return core.code(), PREAMBLE
 
 

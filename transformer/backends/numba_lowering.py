@@ -15,21 +15,38 @@ numba compiles correctly as written are left alone.
 """
 from __future__ import annotations
 
+import importlib
+
 import libcst as cst
 
 from .. import core_form as cf
 from .. import primitives
 from ..transforms.shapes import SCALAR, Shapes
-from .numba_arrays import (broadcast_to, cholesky, clip, det, dot, eigh, eigvalsh, flip_axis, inner,  # noqa: F401
-                           inv, linspace, matmul, ndim, reshape, scalar_like, slogdet, solve, squeeze, trace,
-                           transpose, vdot)
-from .numba_reductions import (all_axis, any_axis, cumprod_axis, max_axis, mean_axis, min_axis,  # noqa: F401
-                               norm_axis, prod_axis, std_axis, sum_axis, var_axis)
-from .numba_arrays import lstsq, pinv, qr, svd, svd_complete, svdvals  # noqa: F401  (linalg2)
-from .numba_indexing import put, take, whole  # noqa: F401
-from .numba_rows import softmax_last_axis  # noqa: F401
-from .numba_sorting import (argpartition_axis, argsort_axis, partition_axis, sort_axis,  # noqa: F401
-                            take_along_axis)
+
+# The helpers generated modules call as ``nl.<name>``, each with its numba overload, by the module
+# that defines them.  They are imported when first looked up (``__getattr__`` below), which is when
+# numba compiles a generated module: this pass itself imports no numba, so writing a cpu module (a
+# tiered first call, transformer/tiers.py) does not wait for numba to load.
+_HELPERS = {
+    "numba_arrays": ("broadcast_to", "cholesky", "clip", "det", "dot", "eigh", "eigvalsh", "flip_axis", "inner",
+                     "inv", "linspace", "matmul", "ndim", "reshape", "scalar_like", "slogdet", "solve", "squeeze",
+                     "trace", "transpose", "vdot", "lstsq", "pinv", "qr", "svd", "svd_complete", "svdvals"),
+    "numba_reductions": ("all_axis", "any_axis", "cumprod_axis", "max_axis", "mean_axis", "min_axis", "norm_axis",
+                         "prod_axis", "std_axis", "sum_axis", "var_axis"),
+    "numba_indexing": ("put", "take", "whole"),
+    "numba_rows": ("softmax_last_axis",),
+    "numba_sorting": ("argpartition_axis", "argsort_axis", "partition_axis", "sort_axis", "take_along_axis"),
+}
+
+
+def __getattr__(name: str):
+    for module_name, names in _HELPERS.items():
+        if name in names:
+            helper = getattr(importlib.import_module(f"{__package__}.{module_name}"), name)
+            globals()[name] = helper          # looked up once
+            return helper
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # Built when first needed: a warm start from the cache builds no libcst nodes.
 def _none():
@@ -261,6 +278,38 @@ class _Lower(cst.CSTTransformer):
 def lower(core: cf.CoreFunction) -> cf.CoreFunction:
     """A copy of ``core`` whose calls numba can compile."""
     node = core.node.visit(_Lower(Shapes(core)))
+    return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants)
+
+
+class _LowerTape(cst.CSTTransformer):
+    def leave_Assign(self, original, updated):
+        value = updated.value
+        if _is_call(value, "rt.stack"):
+            return updated.with_changes(value=cst.Call(cst.Name("List")))
+        return updated
+
+    def leave_SimpleStatementLine(self, original, updated):
+        # ``s = rt.push(s, v)`` -> ``s.append(v)``: numba infers a typed
+        # List's item type only from a method call on the list.
+        if len(updated.body) != 1 or not isinstance(updated.body[0], cst.Assign):
+            return updated
+        assign = updated.body[0]
+        if not _is_call(assign.value, "rt.push"):
+            return updated
+        tape, value = (arg.value for arg in assign.value.args)
+        append = cst.Call(cst.Attribute(tape, cst.Name("append")), [cst.Arg(value)])
+        return updated.with_changes(body=[cst.Expr(append)])
+
+
+def _is_call(node, spelling: str) -> bool:
+    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, cst.Name)
+            and f"{node.func.value.value}.{node.func.attr.value}" == spelling)
+
+
+def lower_tapes(core: cf.CoreFunction) -> cf.CoreFunction:
+    """A copy of ``core`` whose tapes are typed numba lists (``List`` comes from the CPU preamble)."""
+    node = core.node.visit(_LowerTape())
     return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants)
 
 

@@ -10,7 +10,7 @@ needs.
 
 One helper cannot be an overload: the tape.  ``rt.stack()`` is an empty list
 whose item type numba can only learn from the first value pushed, and numba
-learns it only from a method call on the list itself.  So ``lower`` rewrites
+learns it only from a method call on the list itself.  So ``numba_lowering.lower_tapes`` rewrites
 ``h_stack = rt.stack()`` into ``h_stack = List()`` (a ``numba.typed.List``)
 and ``h_stack = rt.push(h_stack, h)`` into ``h_stack.append(h)``.
 
@@ -24,7 +24,6 @@ summed over leading rows (a bias's), the same additions in the same order.
 """
 from __future__ import annotations
 
-import libcst as cst
 import numpy as np
 from numba import njit, typeof, types
 from numba.core.errors import TypingError
@@ -32,43 +31,9 @@ from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
-from .. import core_form as cf
 from .. import runtime as rt
 from .numba_arrays import dot as _dot     # np.dot with NumPy's dtype promotion (integers too)
 from .numba_arrays import matmul as _matmul   # @ of stacks of matrices
-
-
-# ------------------------------------------------------------- lowering pass
-class _LowerTape(cst.CSTTransformer):
-    def leave_Assign(self, original, updated):
-        value = updated.value
-        if _is_call(value, "rt.stack"):
-            return updated.with_changes(value=cst.Call(cst.Name("List")))
-        return updated
-
-    def leave_SimpleStatementLine(self, original, updated):
-        # ``s = rt.push(s, v)`` -> ``s.append(v)``: numba infers a typed
-        # List's item type only from a method call on the list.
-        if len(updated.body) != 1 or not isinstance(updated.body[0], cst.Assign):
-            return updated
-        assign = updated.body[0]
-        if not _is_call(assign.value, "rt.push"):
-            return updated
-        tape, value = (arg.value for arg in assign.value.args)
-        append = cst.Call(cst.Attribute(tape, cst.Name("append")), [cst.Arg(value)])
-        return updated.with_changes(body=[cst.Expr(append)])
-
-
-def _is_call(node, spelling: str) -> bool:
-    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-            and isinstance(node.func.value, cst.Name)
-            and f"{node.func.value.value}.{node.func.attr.value}" == spelling)
-
-
-def lower(core: cf.CoreFunction) -> cf.CoreFunction:
-    """A copy of ``core`` whose tapes are typed numba lists (``List`` comes from the CPU preamble)."""
-    node = core.node.visit(_LowerTape())
-    return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants)
 
 
 # ------------------------------------------------------------- typing helpers

@@ -98,3 +98,10 @@ def has_loop(stmts) -> bool:
     return any(isinstance(stmt, (cst.For, cst.While)) or
                (not isinstance(stmt, cst.SimpleStatementLine) and any(has_loop(b) for b in _blocks(stmt)))
                for stmt in stmts)
+
+
+def loop_wins_on_cpu(core, options: dict) -> bool:
+    """Loops in per-example scalar code, batch axes first, results stacked first: on the CPU, a
+    compiled loop over the examples beats the batched code (``cpu_vmap.py``)."""
+    in_axes = tuple(options.get("in_axes", ()))
+    return all(axis in (None, 0) for axis in in_axes) and has_loop(core.node.body.body)
