@@ -28,6 +28,9 @@ import argparse
 import os
 import subprocess
 import sys
+
+# compiled code is timed from its first call: no python tier while numba compiles (transformer/tiers.py)
+os.environ.setdefault("TRANSFORMER_TIERED", "0")
 import time
 from pathlib import Path
 

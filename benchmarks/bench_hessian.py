@@ -44,6 +44,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+
+# compiled code is timed from its first call: no python tier while numba compiles (transformer/tiers.py)
+os.environ.setdefault("TRANSFORMER_TIERED", "0")
 import tempfile
 import time
 from pathlib import Path

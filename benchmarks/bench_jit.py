@@ -33,6 +33,9 @@ import math
 import os
 import subprocess
 import sys
+
+# compiled code is timed from its first call: no python tier while numba compiles (transformer/tiers.py)
+os.environ.setdefault("TRANSFORMER_TIERED", "0")
 import tempfile
 import time
 from pathlib import Path

@@ -46,6 +46,9 @@ import argparse
 import math
 import os
 import sys
+
+# compiled code is timed from its first call: no python tier while numba compiles (transformer/tiers.py)
+os.environ.setdefault("TRANSFORMER_TIERED", "0")
 import time
 
 import numpy as np

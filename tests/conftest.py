@@ -19,6 +19,11 @@ os.environ.setdefault("TRANSFORMER_CACHE_DIR", _CACHE)
 # NUMBA_OPT=3 to run the suite that way.
 os.environ.setdefault("NUMBA_OPT", "1")
 
+# jit's first calls would otherwise run on the python tier while numba compiles aside
+# (transformer/tiers.py): the suite tests compiled code from its first call, and tests/test_tiers.py
+# turns tiering on where it is what is tested.
+os.environ.setdefault("TRANSFORMER_TIERED", "0")
+
 # User-style functions live in real files under tests/ (transforms read source).
 sys.path.insert(0, str(Path(__file__).parent))
 

@@ -62,6 +62,16 @@ def test_show_with_jit_generates_for_the_cpu_target(capsys, model):
     assert "numba_lowering as nl" in out
 
 
+def test_show_of_a_tiered_jit_says_how_its_first_calls_run(capsys, model, monkeypatch):
+    monkeypatch.setenv("TRANSFORMER_TIERED", "1")      # the suite turns tiering off (conftest.py)
+    code, out, err = run(capsys, "show", f"{model}:loop_sum", "--apply", "jit(f)")
+    assert code == 0, err
+    assert out.startswith("# tiered: not called yet; its first calls will run on the python tier")
+    monkeypatch.setenv("TRANSFORMER_TIERED", "0")
+    code, out, err = run(capsys, "show", f"{model}:loop_sum", "--apply", "jit(f)")
+    assert "# tiered" not in out
+
+
 def test_show_passes_prints_each_stage(capsys, model):
     code, out, err = run(capsys, "show", f"{model}:loop_sum", "--apply", "jit(f)", "--passes")
     assert code == 0, err

@@ -13,6 +13,6 @@ from .forward import jacfwd, jvp
 from .jit import jit
 from .lax import stop_gradient
 from .parallel import devices, pmap
-from .show import show
+from .show import show, tier_of
 
-__all__ = ["jit", "vmap", "pmap", "devices", "jvp", "jacfwd", "jacrev", "hessian", "hvp", "linearize", "grad", "value_and_grad", "vjp", "custom_vjp", "custom_jvp", "show", "stop_gradient", "lax", "nn", "random", "tree", "tree_util", "TransformError", "CompileError", "NoSourceError"]
+__all__ = ["jit", "vmap", "pmap", "devices", "jvp", "jacfwd", "jacrev", "hessian", "hvp", "linearize", "grad", "value_and_grad", "vjp", "custom_vjp", "custom_jvp", "show", "tier_of", "stop_gradient", "lax", "nn", "random", "tree", "tree_util", "TransformError", "CompileError", "NoSourceError"]

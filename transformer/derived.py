@@ -67,8 +67,8 @@ class _Derived(Transformed):
     def rebuilt(self, base: Transformed) -> "_Derived":
         raise NotImplementedError
 
-    def on_target(self, target: str, static_argnums=()) -> "_Derived":
-        return self.rebuilt(self.base.on_target(target, static_argnums))
+    def on_target(self, target: str, static_argnums=(), tiered=None) -> "_Derived":
+        return self.rebuilt(self.base.on_target(target, static_argnums, tiered))
 
     def then(self, step, boundary=None):
         raise TransformError(f"{self.what} is computed by calling generated code once per basis vector, so it "
@@ -82,7 +82,8 @@ class _Derived(Transformed):
         chain = self._chains.get(steps)
         if chain is None:
             chain = self._chains[steps] = Transformed(self.base.__transformer_fn__, self.base.steps + steps,
-                                                      self.base.target, self.base.static_argnums)
+                                                      self.base.target, self.base.static_argnums,
+                                                      tiered=self.base.tiered)
         return chain
 
     def bind(self, args, kwargs) -> tuple:
@@ -353,7 +354,7 @@ class Jacobian(_Derived):
         if swept is None:
             base = self.chain(args, out, layout)
             swept = self._chains[steps] = Transformed(base.__transformer_fn__, base.steps + steps,
-                                                      base.target, base.static_argnums)
+                                                      base.target, base.static_argnums, tiered=base.tiered)
         return swept
 
     def source(self, *args) -> str:

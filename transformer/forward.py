@@ -72,7 +72,7 @@ def _forward(fn, active: tuple, ndims: tuple) -> Transformed:
     base = Transformed.of(fn)
     n_primals = len(base.signature.parameters)
     inner = tuple(OnPrimals(b, n_primals) for b in base.boundaries)
-    base = Transformed(base.__transformer_fn__, base.steps, base.target, base.static_argnums, inner)
+    base = Transformed(base.__transformer_fn__, base.steps, base.target, base.static_argnums, inner, base.tiered)
     return base.then(Step("jvp", (("active", active), ("ndims", ndims))))
 
 

@@ -12,11 +12,15 @@ import functools
 from .transformed import Transformed
 
 
-def jit(fn=None, *, static_argnums=(), target="cpu"):
-    """Compile ``fn`` (usable as ``@jit`` or ``@jit(static_argnums=...)``)."""
+def jit(fn=None, *, static_argnums=(), target="cpu", tiered=None):
+    """Compile ``fn`` (usable as ``@jit`` or ``@jit(static_argnums=...)``).
+
+    On the cpu target the first calls run on the python tier while numba compiles in a background
+    process (transformer/tiers.py); ``tiered=False`` (or ``TRANSFORMER_TIERED=0``) waits for the
+    compile instead."""
     if fn is None:
-        return functools.partial(jit, static_argnums=static_argnums, target=target)
+        return functools.partial(jit, static_argnums=static_argnums, target=target, tiered=tiered)
     from . import backends
     if target not in backends.targets():
         raise ValueError(f"unknown target {target!r}; choose one of {', '.join(backends.targets())}")
-    return Transformed.of(fn).on_target(target, static_argnums)
+    return Transformed.of(fn).on_target(target, static_argnums, tiered)

@@ -170,7 +170,7 @@ class Pmapped(Transformed):
             return len(self.devices)
         return 1 if self.backend == "mpi" else len(devices(self.backend))   # MPI: this rank's one device
 
-    def on_target(self, target, static_argnums=()):
+    def on_target(self, target, static_argnums=(), tiered=None):
         return self        # jit(pmap(f)): pmap compiles its shards already
 
     def __call__(self, *args, **kwargs):

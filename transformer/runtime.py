@@ -45,6 +45,8 @@ def copy(x):
 
 def unbroadcast(g, x):
     """Sum ``g`` over the axes broadcasting added, so it has the shape of ``x``."""
+    if not isinstance(g, np.ndarray) and not isinstance(x, np.ndarray):
+        return g              # two numbers (every step of a scalar loop): nothing was broadcast
     shape = np.shape(x)
     if np.shape(g) == shape:
         return g

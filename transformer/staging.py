@@ -46,6 +46,12 @@ def entry_name(base_name: str, steps) -> str:
 
 def make_core(fn, steps, static: dict | None = None, structures: dict | None = None,
               backend=None) -> cf.CoreFunction:
+    return make_cores(fn, steps, static, structures, [backend])[0]
+
+
+def make_cores(fn, steps, static: dict | None, structures: dict | None, for_backends) -> list:
+    """The core form of ``fn`` under ``steps`` for each backend of ``for_backends``: the transforms
+    run once for all, but for the last step of a backend that compiles it itself."""
     core = normalize(fn, static, structures)
     if structures:
         user_params = core.params
@@ -54,16 +60,27 @@ def make_core(fn, steps, static: dict | None = None, structures: dict | None = N
     if any(step.name in DIFFERENTIATING_STEPS for step in steps):
         refuse_writes_through_views(core)
     core = copy_written_arguments(core)
-    for i, step in enumerate(steps):
-        taken = None
-        if i == len(steps) - 1 and hasattr(backend, "take_last_step"):
-            # a backend may compile the outermost step itself (cuda: vmap as one thread per example)
-            taken = backend.take_last_step(core, step)
-        core = taken or apply_step(core, step)
-    if static:
-        core = specialize(core, static)
-    core.node = core.node.with_changes(name=cf.name(entry_name(base_name_of(fn), steps)))
-    return core
+    for step in steps[:-1]:
+        core = apply_step(core, step)
+    name = cf.name(entry_name(base_name_of(fn), steps))
+
+    def finished(last):
+        if static:
+            last = specialize(last, static)
+        last.node = last.node.with_changes(name=name)
+        return last
+
+    cores, shared = [], None
+    for backend in for_backends:
+        # a backend may compile the outermost step itself (cuda: vmap as one thread per example)
+        taken = steps and hasattr(backend, "take_last_step") and backend.take_last_step(core, steps[-1])
+        if taken:
+            cores.append(finished(taken))
+            continue
+        if shared is None:
+            shared = finished(apply_step(core, steps[-1]) if steps else core)
+        cores.append(shared)
+    return cores
 
 
 def copy_written_arguments(core: cf.CoreFunction) -> cf.CoreFunction:
@@ -177,17 +194,39 @@ def build(fn, steps, target: str, static: dict | None = None, structures: dict |
         if (path, target) in _finished and emit.is_intact(path):
             return _finished[path, target]
         with cache.file_lock(path.parent):          # other processes sharing the cache directory
-            if not emit.is_intact(path):
-                core = make_core(fn, steps, static, structures, backend)
-                code, preamble = backend.source(core)
-                title = f"{chain.split(' | ')[0]} of {getattr(fn, '__qualname__', entry)} for target {target}"
-                text = emit.module_text(code, title=title, sources=core.sources, constants=core.constants,
-                                        preamble=preamble)
-                emit.write(path, text, emit.array_constants(core.constants))
+            _write_if_missing(fn, steps, target, static, structures, backend, path, chain)
             module = emit.load(path)
         # one callable per module: numba compiles it once however many threads call it first
         _finished[path, target] = backend.finish(getattr(module, entry), path)
         return _finished[path, target]
+
+
+def write_modules(fn, steps, targets, static: dict | None = None, structures: dict | None = None) -> dict:
+    """Each target's generated module file and entry function, written if the cache lacks it (the
+    transforms run once for all targets); nothing is imported or compiled.  A tiered build writes
+    its python and cpu modules so, and hands the cpu file to a background compile."""
+    entry = entry_name(base_name_of(fn), steps)
+    paths = {target: module_path(fn, steps, target, static, structures) for target in targets}
+    with _build_lock, cache.file_lock(paths[targets[0]][0].parent):
+        missing = [t for t in targets if not emit.is_intact(paths[t][0])]
+        if missing:
+            chosen = [backends.get(t) for t in missing]
+            # each module's text is made before the next backend lowers the (possibly shared) core
+            for target, backend, core in zip(missing, chosen, make_cores(fn, steps, static, structures, chosen)):
+                _write(fn, target, backend, core, *paths[target])
+    return {target: (paths[target][0], entry) for target in targets}
+
+
+def _write_if_missing(fn, steps, target, static, structures, backend, path, chain) -> None:
+    if not emit.is_intact(path):
+        _write(fn, target, backend, make_core(fn, steps, static, structures, backend), path, chain)
+
+
+def _write(fn, target, backend, core, path, chain) -> None:
+    code, preamble = backend.source(core)
+    title = f"{chain.split(' | ')[0]} of {getattr(fn, '__qualname__', core.name)} for target {target}"
+    text = emit.module_text(code, title=title, sources=core.sources, constants=core.constants, preamble=preamble)
+    emit.write(path, text, emit.array_constants(core.constants))
 
 
 def generated_source(fn, steps, target: str, static: dict | None = None, structures: dict | None = None) -> str:

@@ -14,7 +14,7 @@ import inspect
 
 import numpy as np
 
-from . import staging, tree
+from . import staging, tiers, tree
 from .errors import Location, TransformError
 
 # pytree nodes: each leaf is its own parameter of generated code; None is a node without leaves (as in
@@ -59,7 +59,7 @@ class Boundary:
 
 
 class Transformed:
-    def __init__(self, base, steps=(), target="python", static_argnums=(), boundaries=()):
+    def __init__(self, base, steps=(), target="python", static_argnums=(), boundaries=(), tiered=None):
         if isinstance(static_argnums, int):
             static_argnums = (static_argnums,)
         self.__transformer_fn__ = base
@@ -67,6 +67,7 @@ class Transformed:
         self.target = target
         self.static_argnums = tuple(sorted(static_argnums))
         self.boundaries = tuple(boundaries)
+        self.tiered = tiered      # the cpu target's tiering (transformer/tiers.py); None: the environment's
         self.signature = inspect.signature(base)
         self._built: dict = {}
         self._n_params = len(self.signature.parameters)
@@ -88,12 +89,12 @@ class Transformed:
     def then(self, step: staging.Step, boundary: Boundary | None = None) -> "Transformed":
         """This chain with one more source transform on top."""
         return Transformed(self.__transformer_fn__, self.steps + (step,), self.target, self.static_argnums,
-                           self.boundaries + ((boundary,) if boundary else ()))
+                           self.boundaries + ((boundary,) if boundary else ()), self.tiered)
 
-    def on_target(self, target: str, static_argnums=()) -> "Transformed":
+    def on_target(self, target: str, static_argnums=(), tiered=None) -> "Transformed":
         return Transformed(self.__transformer_fn__, self.steps, target,
                            self.static_argnums if static_argnums == () else static_argnums,  # 0 is an index
-                           self.boundaries)
+                           self.boundaries, self.tiered if tiered is None else tiered)
 
     @property
     def __transformer_chain__(self) -> str:
@@ -129,9 +130,25 @@ class Transformed:
                tuple(sorted(structures.items(), key=lambda kv: kv[0])))
         fn = self._built.get(key)
         if fn is None:
-            fn = staging.build(self.__transformer_fn__, self.steps, self.target, static, structures)
-            self._built[key] = fn
+            fn = self._built[key] = self._build(static, structures)
         return fn
+
+    def _build(self, static, structures):
+        def on(target):
+            return lambda: staging.build(self.__transformer_fn__, self.steps, target, static, structures)
+        if self.target == "cpu" and tiers.enabled(self.tiered):    # first calls on the python tier, compile aside
+            return tiers.Tiered(on("python"), on("cpu"), lambda: staging.write_modules(
+                self.__transformer_fn__, self.steps, ("python", "cpu"), static, structures)["cpu"])
+        return on(self.target)()
+
+    def wait_until_compiled(self, timeout: float | None = None) -> bool:
+        """Block until the background compiles of this function's tiered builds are done (True), or
+        ``timeout`` seconds passed (False); later calls then run compiled code."""
+        return all(build.wait(timeout) for build in self.tiers())
+
+    def tiers(self) -> list:
+        """The tiered builds of this function called so far (transformer/tiers.py)."""
+        return [fn for fn in self._built.values() if isinstance(fn, tiers.Tiered)]
 
     def __call__(self, *args, **kwargs):
         if kwargs or len(args) < self._n_params:
