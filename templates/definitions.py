@@ -17,7 +17,7 @@ import numpy as np
 
 from transformer import lax
 from transformer import runtime as rt
-from transformer.primitives import define
+from transformer.primitives import define, define_written
 
 _LN2 = 0.6931471805599453
 
@@ -737,3 +737,171 @@ def matrix_power(a, n):
     else:
         result = _power(np.linalg.inv(a), 0 - n)
     return result
+
+
+# ------------------------------------------------------------------ contractions
+@define_written("np.einsum", literal="subscripts")
+def einsum(subscripts: str, operand_count: int) -> str:
+    """The source of np.einsum's definition for one subscripts string, with NumPy's meaning.
+
+    Each operand's repeated letter becomes its diagonal (``np.diagonal``, the letter's axis last);
+    letters of one operand only, which the output lacks, are summed; then the operands are contracted
+    left to right, each pair as one matrix product: transposes put the letters both share and keep
+    first, each side's own letters next, and the letters summed over between them, and reshapes make
+    the product two- or three-dimensional.  A pair that keeps no letter of its own is multiplied
+    elementwise and summed instead.  No operand is broadcast against the other, so memory stays that
+    of the pairwise products, and each step is a primitive with every transform's rules."""
+    if not isinstance(subscripts, str):
+        raise ValueError("the subscripts must be a string; the form that interleaves operands and axis lists "
+                         "is not supported")
+    inputs, output = _einsum_terms(subscripts, operand_count)
+    names = [f"x{i}" for i in range(operand_count)]
+    body, terms = [], []
+    for name, term in zip(names, inputs):
+        letters = list(term)
+        while len(set(letters)) < len(letters):
+            letter = next(each for each in letters if letters.count(each) > 1)
+            first = letters.index(letter)
+            second = letters.index(letter, first + 1)
+            body.append(f"{name} = np.diagonal({name}, 0, {first}, {second})")
+            letters = [each for k, each in enumerate(letters) if k not in (first, second)] + [letter]
+        terms.append(letters)
+    for i, name in enumerate(names):
+        elsewhere = set(output).union(*(set(t) for j, t in enumerate(terms) if j != i))
+        alone = [k for k, letter in enumerate(terms[i]) if letter not in elsewhere]
+        if alone:
+            body.append(f"{name} = np.sum({name}, axis={_tuple_text(alone)})")
+            terms[i] = [letter for letter in terms[i] if letter in elsewhere]
+    result, letters = names[0], terms[0]
+    for i in range(1, operand_count):
+        kept = set(output).union(*(set(t) for t in terms[i + 1:]))
+        body += _contraction(result, letters, names[i], terms[i], kept, f"p{i}")
+        shared = [letter for letter in letters if letter in terms[i]]
+        letters = ([letter for letter in shared if letter in kept] + [letter for letter in letters if letter not in terms[i]]
+                   + [letter for letter in terms[i] if letter not in letters])
+        result = f"p{i}"
+    if letters != list(output):
+        body.append(f"{result} = np.transpose({result}, {_tuple_text([letters.index(c) for c in output])})")
+    return (f"def einsum(subscripts, {', '.join(names)}, optimize=False):\n"
+            + "".join(f"    {line}\n" for line in body) + f"    return {result}\n")
+
+
+@define_written("np.tensordot", literal="axes", position=2, default=2)
+def tensordot(axes, operand_count: int) -> str:
+    """The source of np.tensordot's definition for one literal ``axes``: the contracted axes moved last
+    in ``a`` and first in ``b`` (``np.moveaxis``, for a pair of axis lists), then one matrix product of
+    the two reshaped to matrices, reshaped back to ``a``'s free axes followed by ``b``'s.  The ranks
+    need not be known: the shapes are sliced where the code runs."""
+    if operand_count != 2:
+        raise ValueError(f"takes two arrays, not {operand_count}")
+    lines = []
+    if isinstance(axes, int):
+        count = axes
+        if count < 0:
+            raise ValueError("axes must be at least 0")
+    else:
+        try:
+            of_a, of_b = ([each] if isinstance(each, int) else list(each) for each in axes)
+        except (TypeError, ValueError):
+            raise ValueError(f"axes={axes!r}: give an int or a pair of axis lists") from None
+        if len(of_a) != len(of_b):
+            raise ValueError(f"axes={axes!r} pairs {len(of_a)} axes of a with {len(of_b)} of b")
+        count = len(of_a)
+        if any(axis < 0 for axis in of_a + of_b):
+            raise ValueError(f"axes={axes!r}: give the axis lists as non-negative axes (the ranks are not known "
+                             f"when the contraction is written)")
+        # one axis at a time (vmap batches np.moveaxis of one axis): a's in order to the end, b's to
+        # the front, each index shifted by the axes already moved past it
+        for k, axis in enumerate(of_a):
+            lines.append(f"a = np.moveaxis(a, {axis - sum(moved < axis for moved in of_a[:k])}, -1)")
+        for k, axis in enumerate(of_b):
+            lines.append(f"b = np.moveaxis(b, {axis + sum(moved > axis for moved in of_b[:k])}, {k})")
+    lines.append("shape_a = np.shape(a)")
+    lines.append("shape_b = np.shape(b)")
+    if count:
+        summed = _product_text([f"shape_a[{-k}]" for k in range(count, 0, -1)])
+        lines.append(f"product = np.reshape(a, (-1, {summed})) @ np.reshape(b, ({summed}, -1))")
+        lines.append(f"result = np.reshape(product, shape_a[:{-count}] + shape_b[{count}:])")
+    else:
+        lines.append("result = np.reshape(np.reshape(a, (-1, 1)) @ np.reshape(b, (1, -1)), shape_a + shape_b)")
+    return "def tensordot(a, b, axes=2):\n" + "".join(f"    {line}\n" for line in lines) + "    return result\n"
+
+
+def _einsum_terms(subscripts: str, operand_count: int):
+    """Each operand's letters and the output's (NumPy's implicit output: the letters written once, sorted)."""
+    text = subscripts.replace(" ", "")
+    if "." in text:
+        raise ValueError("'...' in the subscripts is not supported: transformer writes the contraction before "
+                         "it knows the operands' ranks; name every axis with a letter")
+    if text.count("->") > 1:
+        raise ValueError(f"subscripts {subscripts!r} have more than one '->'")
+    left, arrow, output = text.partition("->")
+    inputs = left.split(",")
+    if len(inputs) != operand_count:
+        raise ValueError(f"the subscripts {subscripts!r} name {len(inputs)} operands, but {operand_count} are given")
+    for letter in left.replace(",", "") + output:
+        if not ("a" <= letter <= "z" or "A" <= letter <= "Z"):
+            raise ValueError(f"invalid subscript {letter!r} in {subscripts!r}")
+    if not arrow:
+        output = "".join(sorted(c for c in set(left) - {","} if left.count(c) == 1))
+    for letter in output:
+        if output.count(letter) > 1:
+            raise ValueError(f"output subscript {letter!r} appears more than once")
+        if letter not in left:
+            raise ValueError(f"output subscript {letter!r} is not in any operand's subscripts")
+    return inputs, output
+
+
+def _contraction(a, a_letters, b, b_letters, kept, out) -> list:
+    """Lines computing ``out``, the contraction of ``a`` and ``b`` over their shared letters not in ``kept``,
+    with the letters shared and kept first, then ``a``'s own, then ``b``'s own."""
+    batch = [c for c in a_letters if c in b_letters and c in kept]
+    summed = [c for c in a_letters if c in b_letters and c not in kept]
+    left = [c for c in a_letters if c not in b_letters]
+    right = [c for c in b_letters if c not in a_letters]
+    lines = []
+
+    def arranged(name, letters, order, suffix):
+        if letters == order:
+            return name
+        lines.append(f"{out}_{suffix} = np.transpose({name}, {_tuple_text([letters.index(c) for c in order])})")
+        return f"{out}_{suffix}"
+
+    if not left and not right:            # nothing of their own: elementwise, then the sum
+        a = arranged(a, a_letters, batch + summed, "a")
+        b = arranged(b, b_letters, batch + summed, "b")
+        lines.append(f"{out} = np.sum({a} * {b}, axis={_tuple_text(range(len(batch), len(batch) + len(summed)))})"
+                     if summed else f"{out} = {a} * {b}")
+        return lines
+    a = arranged(a, a_letters, batch + left + summed, "a")
+    b = arranged(b, b_letters, batch + summed + right, "b")
+    groups = ([batch] if batch else []) + [left, summed]
+    if all(len(group) == 1 for group in groups) and len(right) == 1:     # already a matrix product's operands
+        lines.append(f"{out} = {a} @ {b}")
+        return lines
+    lines.append(f"{out}_sa = np.shape({a})")
+    lines.append(f"{out}_sb = np.shape({b})")
+    a_sizes = [f"{out}_sa[{k}]" for k in range(len(a_letters))]
+    b_sizes = [f"{out}_sb[{k}]" for k in range(len(b_letters))]
+    nb, nl, ns = len(batch), len(left), len(summed)
+    batch_sizes, left_sizes, summed_sizes = a_sizes[:nb], a_sizes[nb:nb + nl], a_sizes[nb + nl:]
+    right_sizes = b_sizes[nb + ns:]
+    lead = [_product_text(batch_sizes)] if batch else []
+    lines.append(f"{out}_a3 = np.reshape({a}, ({', '.join(lead + [_product_text(left_sizes), _product_text(summed_sizes)])}))")
+    lines.append(f"{out}_b3 = np.reshape({b}, ({', '.join(lead + [_product_text(summed_sizes), _product_text(right_sizes)])}))")
+    sizes = batch_sizes + left_sizes + right_sizes
+    if sizes:
+        lines.append(f"{out}_m = {out}_a3 @ {out}_b3")
+        lines.append(f"{out} = np.reshape({out}_m, {_tuple_text(sizes)})")
+    else:                                 # a number: the one element of a 1x1 product
+        lines.append(f"{out} = ({out}_a3 @ {out}_b3)[0, 0]")
+    return lines
+
+
+def _tuple_text(items) -> str:
+    items = [str(item) for item in items]
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
+def _product_text(sizes) -> str:
+    return " * ".join(sizes) if sizes else "1"

@@ -130,3 +130,49 @@ def test_convolution_second_order_needs_no_tape():
     a, v = np.array([0.5, -1.0, 2.0, 0.3, 1.1]), np.array([0.2, 0.7, -0.4])
     hess = tr.hessian(convolves)(a, v)
     np.testing.assert_allclose(hess, oracles.central_difference_hessian(convolves, (a, v)), atol=1e-6)
+
+
+# ---------------------------------------------------------------- definitions written per call (np.einsum, np.tensordot)
+def einsum_with_ellipsis(x):
+    return np.einsum("...i->i", x)
+
+
+def einsum_of_a_variable_string(x, subscripts):
+    return np.einsum(subscripts, x)
+
+
+def einsum_mismatched(x):
+    return np.einsum("ij,jk->ik", x)
+
+
+def tensordot_with_negative_pairs(a, b):
+    return np.tensordot(a, b, axes=([-1], [0]))
+
+
+def einsum_gmm_style(q, x):
+    return np.sum(np.einsum("kij,nkj->nki", q, x) ** 2)
+
+
+@pytest.mark.parametrize("fn, args, words", [
+    (einsum_with_ellipsis, (X,), "np.einsum: '...' in the subscripts is not supported"),
+    (einsum_of_a_variable_string, (X, "ij->ji"), "np.einsum's subscripts must be a literal"),
+    (einsum_mismatched, (X,), "np.einsum: the subscripts 'ij,jk->ik' name 2 operands, but 1 are given"),
+    (tensordot_with_negative_pairs, (X, X.T), "np.tensordot: axes=([-1], [0]): give the axis lists as non-negative"),
+])
+def test_a_written_definition_refuses_at_the_users_call(fn, args, words):
+    with pytest.raises(tr.TransformError, match=r"test_numpy_definitions\.py:\d+") as info:
+        tr.jit(fn)(*args)
+    assert words in str(info.value)
+
+
+def test_a_written_definition_is_a_file_its_generated_lines_name():
+    # the contraction is written for its subscripts to a file of the cache directory, inlined like
+    # any definition: transformer show names that file's lines under the user's line
+    rng = np.random.default_rng(0)
+    q, x = rng.normal(size=(3, 2, 4)), rng.normal(size=(5, 3, 4))
+    source = tr.show(tr.jit(einsum_gmm_style, target="python"), q, x)
+    assert "# return np.sum(np.einsum(\"kij,nkj->nki\", q, x) ** 2)   [test_numpy_definitions.py:" in source
+    assert "# p1_b = np.transpose(x1, (1, 2, 0))   (np_einsum_" in source       # a batched matrix product
+    assert "einsum_p1 = q @ einsum_p1_b" in source
+    np.testing.assert_allclose(tr.grad(einsum_gmm_style)(q, x),
+                               2 * np.einsum("nki,nkj->kij", np.einsum("kij,nkj->nki", q, x), x), rtol=1e-12)

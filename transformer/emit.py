@@ -70,8 +70,8 @@ def arrays_digest(arrays: dict) -> str:
 def write(path: Path, text: str, arrays: dict | None = None) -> None:
     """Write atomically: readers see the old file, no file, or the whole new one."""
     if arrays:
-        _atomic_write(path.with_suffix(".npz"), _npz_bytes(arrays))
-    _atomic_write(path, text.encode())
+        atomic_write(path.with_suffix(".npz"), _npz_bytes(arrays))
+    atomic_write(path, text.encode())
 
 
 def _npz_bytes(arrays) -> bytes:
@@ -81,7 +81,7 @@ def _npz_bytes(arrays) -> bytes:
     return buffer.getvalue()
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
     try:
         # no fsync: a cache need not survive a crash, and a file a crash left

@@ -864,6 +864,8 @@ class _Normalizer:
             if getattr(fn, "steps", ()):
                 return self.inline_transformed(node, fn)
             fn = base   # jit inside jit: the helper is inlined and compiled with its caller
+        if isinstance(fn, primitives.WrittenDefinition):
+            fn = self.written_for(node, fn)
         if fn.__code__ in self.stack:
             cycle = " -> ".join(c.co_name for c in self.stack + (fn.__code__,))
             raise self.error(node, f"recursion ({cycle}) cannot be transformed", "write it as a loop")
@@ -884,6 +886,28 @@ class _Normalizer:
                 raise self.error(node, f"{fn.__name__}() returns nothing, but its result is used")
             return cst.Name("None")
         return result
+
+    def written_for(self, node: cst.Call, written: primitives.WrittenDefinition):
+        """The definition ``written`` writes for this call's literal (np.einsum's subscripts)."""
+        positional = [arg.value for arg in node.args if arg.keyword is None]
+        by_position = positional[written.position] if len(positional) > written.position else None
+        given = next((arg.value for arg in node.args if arg.keyword is not None
+                      and arg.keyword.value == written.literal), by_position)
+        if given is None and written.default is not None:
+            value = written.default
+        else:
+            try:
+                value = ast.literal_eval(cst.Module([]).code_for_node(given)) if given is not None else None
+            except (ValueError, SyntaxError):
+                value = None
+            if value is None:
+                raise self.error(node, f"{written.dotted}'s {written.literal} must be a literal: transformer "
+                                       f"writes the computation for it when it transforms the call")
+        operands = len(positional) - (1 if given is not None and given is by_position else 0)
+        try:
+            return written.function_for(value, operands)
+        except ValueError as err:
+            raise self.error(node, f"{written.dotted}: {err}") from None
 
     def inline_transformed(self, node: cst.Call, fn):
         """``tr.grad(loss)(w, x)`` called inside transformed code: inline the

@@ -381,6 +381,55 @@ def define(*dotted_names: str, when_given: dict | None = None):
     return decorate
 
 
+class WrittenDefinition:
+    """A definition written for each call, from a literal argument: np.einsum's contraction depends on
+    its subscripts string, so ``writer(subscripts, operand_count)`` returns the source of a
+    definition for that string (``def einsum(subscripts, x0, x1, optimize=False): ...``), written to
+    a file of the cache directory, where the normalizer reads and inlines it like any definition and
+    ``transformer show`` names its lines.  ``writer`` raises ValueError for an argument NumPy would
+    refuse; the normalizer reports it at the user's call."""
+
+    def __init__(self, dotted: str, literal: str, writer: Callable, position: int = 0, default=None):
+        self.dotted, self.literal, self.writer = dotted, literal, writer
+        self.position, self.default = position, default     # where a call passes it, and its value if not
+        self._written: dict = {}
+
+    def function_for(self, literal_value, operand_count: int) -> Callable:
+        key = (repr(literal_value), operand_count)
+        if key not in self._written:
+            import hashlib
+            import importlib.util
+
+            from . import cache, emit
+            text = (f"# {self.dotted} for {self.literal}={literal_value!r} and {operand_count} operand(s), as written by "
+                    f"{self.writer.__module__}.{self.writer.__name__}\n"
+                    f"import numpy as np\n\n\n" + self.writer(literal_value, operand_count))
+            digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+            path = cache.cache_dir() / "written" / f"{self.dotted.replace('.', '_')}_{digest}.py"
+            if not path.exists() or path.read_text() != text:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                emit.atomic_write(path, text.encode())
+            spec = importlib.util.spec_from_file_location(f"transformer.written.{path.stem}", path)   # ours: errors name the user's call
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            function = getattr(module, self.dotted.rpartition(".")[2])
+            _VARIANT_OF[function] = self.dotted            # errors inside it name the user's np.einsum call
+            self._written[key] = function
+        return self._written[key]
+
+
+def define_written(dotted: str, literal: str, position: int = 0, default=None):
+    """Register the decorated ``writer`` as the definition of ``dotted``, written for each value of
+    the literal argument ``literal``, passed at ``position`` or by keyword, ``default`` when the call
+    leaves it out (``WrittenDefinition``)."""
+    def decorate(writer):
+        if dotted in DEFINITIONS:
+            raise ValueError(f"{dotted} defined twice")
+        DEFINITIONS[dotted] = _UNRESOLVED[dotted] = WrittenDefinition(dotted, literal, writer, position, default)
+        return writer
+    return decorate
+
+
 def _module_of(dotted: str) -> str:
     module = dotted.rpartition(".")[0]
     return "numpy" + module[2:] if module == "np" or module.startswith("np.") else module
