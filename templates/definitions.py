@@ -431,6 +431,13 @@ def dstack(tup):
     return np.concatenate([np.atleast_3d(a) for a in tup], axis=2)
 
 
+@define("np.column_stack")
+def column_stack(tup):
+    # a 1-D array becomes a column and a 2-D one stays as it is: both are (rows, -1) reshaped, which
+    # needs no rank (NumPy takes no other ranks either)
+    return np.concatenate([np.reshape(a, (np.shape(a)[0], -1)) for a in tup], axis=1)
+
+
 def broadcast_arrays3(a, b, c=None):
     shape = rt.broadcast_shape(np.shape(a), np.shape(b), np.shape(c))
     return np.broadcast_to(a, shape), np.broadcast_to(b, shape), np.broadcast_to(c, shape)
@@ -825,6 +832,66 @@ def tensordot(axes, operand_count: int) -> str:
     else:
         lines.append("result = np.reshape(np.reshape(a, (-1, 1)) @ np.reshape(b, (1, -1)), shape_a + shape_b)")
     return "def tensordot(a, b, axes=2):\n" + "".join(f"    {line}\n" for line in lines) + "    return result\n"
+
+
+def _split_source(name: str, sections, operand_count: int, axis, equal: bool) -> str:
+    """The source of one of np.split's family for a literal ``sections``: the axis moved first
+    (``axis`` is the literal text of the axis, or the parameter's name), then one slice per piece,
+    between bounds the sections give (``rt.split_bounds``, which refuses an uneven np.split as NumPy
+    does) or the literal indices, each moved back."""
+    if operand_count != 1:
+        raise ValueError(f"takes one array, not {operand_count}")
+    parameters = "ary, indices_or_sections" + (", axis=0" if axis == "axis" else "")
+    lines = [f"moved = np.moveaxis(ary, {axis}, 0)"]
+    if isinstance(sections, bool) or not isinstance(sections, (int, list, tuple)):
+        raise ValueError(f"indices_or_sections={sections!r}: give a literal int or a list of indices")
+    if isinstance(sections, int):
+        if sections <= 0:
+            raise ValueError("number sections must be larger than 0")
+        lines.append(f"bounds = rt.split_bounds(np.shape(moved)[0], {sections}, {equal})")
+        spans = [(f"bounds[{k}]", f"bounds[{k + 1}]") for k in range(sections)]
+    else:
+        if not all(isinstance(index, int) and not isinstance(index, bool) for index in sections):
+            raise ValueError(f"indices_or_sections={sections!r}: the indices must be literal ints")
+        edges = [""] + [str(index) for index in sections] + [""]
+        spans = list(zip(edges[:-1], edges[1:]))
+    pieces = [f"piece{k}" for k in range(len(spans))]
+    for piece, (start, stop) in zip(pieces, spans):
+        lines.append(f"{piece} = np.moveaxis(moved[{start}:{stop}], 0, {axis})")
+    return (f"def {name}({parameters}):\n" + "".join(f"    {line}\n" for line in lines)
+            + f"    return {', '.join(pieces)}{',' if len(pieces) == 1 else ''}\n")
+
+
+@define_written("np.split", literal="indices_or_sections", position=1)
+def split(sections, operand_count: int) -> str:
+    """np.split: equal pieces (an uneven split is refused where it runs, as NumPy refuses it), or pieces
+    between literal indices.  The pieces come back as a tuple, where NumPy gives a list."""
+    return _split_source("split", sections, operand_count, "axis", equal=True)
+
+
+@define_written("np.array_split", literal="indices_or_sections", position=1)
+def array_split(sections, operand_count: int) -> str:
+    """np.array_split: as np.split, and an uneven number of sections gives its first pieces one more."""
+    return _split_source("array_split", sections, operand_count, "axis", equal=False)
+
+
+@define_written("np.vsplit", literal="indices_or_sections", position=1)
+def vsplit(sections, operand_count: int) -> str:
+    """np.vsplit: np.split along axis 0 (of an array of two or more dimensions)."""
+    return _split_source("vsplit", sections, operand_count, "0", equal=True)
+
+
+@define_written("np.hsplit", literal="indices_or_sections", position=1)
+def hsplit(sections, operand_count: int) -> str:
+    """np.hsplit: np.split along axis 1.  NumPy splits a 1-D array along axis 0 instead; the rank is not
+    known when this is written, so a 1-D array is refused where the code runs (axis 1 is out of range)."""
+    return _split_source("hsplit", sections, operand_count, "1", equal=True)
+
+
+@define_written("np.dsplit", literal="indices_or_sections", position=1)
+def dsplit(sections, operand_count: int) -> str:
+    """np.dsplit: np.split along axis 2 (of an array of three or more dimensions)."""
+    return _split_source("dsplit", sections, operand_count, "2", equal=True)
 
 
 def _einsum_terms(subscripts: str, operand_count: int):

@@ -1,6 +1,6 @@
 """Rules of the layout family: the index arrays and shapes that NumPy's layout functions
-(np.tile, np.repeat, np.pad, np.diag, np.diagonal, np.rollaxis, np.atleast_*d; their definitions are in
-templates/definitions.py) are computed from.
+(np.tile, np.repeat, np.pad, np.diag, np.diagonal, np.rollaxis, np.atleast_*d, np.split and its kin;
+their definitions are in templates/definitions.py) are computed from.
 
 Each helper reads only a shape (and literal parameters), so its result is a constant to every
 derivative, and the same for every example of a vmap (np.shape answers for one example there).  A
@@ -11,7 +11,7 @@ from transformer.rules import rule, unsupported, zero_derivative
 
 LAYOUT_HELPERS = ("rt.tile_index", "rt.repeat_index", "rt.pad_index", "rt.diag_index", "rt.diagonal_index",
                   "rt.rollaxis_index", "rt.atleast_1d_shape", "rt.atleast_2d_shape", "rt.atleast_3d_shape",
-                  "rt.broadcast_shape", "rt.squeezed_shape")
+                  "rt.broadcast_shape", "rt.squeezed_shape", "rt.split_bounds")
 
 zero_derivative(*LAYOUT_HELPERS)
 

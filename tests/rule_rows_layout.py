@@ -1,5 +1,5 @@
 """Rule-table rows of the layout family: np.tile, np.repeat, np.pad, np.diag, np.diagonal, np.rollaxis,
-np.atleast_*d (gathers through index arrays of transformer.runtime: templates/definitions.py)."""
+np.atleast_*d, np.column_stack, np.split and its kin (gathers, slices through index arrays of transformer.runtime: templates/definitions.py)."""
 import numpy as np
 
 from rule_table import F32, U, Row
@@ -53,6 +53,36 @@ def dstack_pair(a, b):
     return np.dstack((a, b * 2.0))
 
 
+def column_stack_(v, m):
+    return np.column_stack((v, m * 2.0, v))
+
+
+# NumPy's split functions return lists: the rows unpack them into one flat tuple of results
+def split_sections(x):
+    a, b = np.split(x, 2)
+    c, d = np.split(x, 2, axis=1)
+    e, f, g = np.split(x, (1, 3), axis=-1)
+    return a, b * 2.0, c, d, e, f, g
+
+
+def split_indices(x):
+    a, b, c, d = np.split(x, [1, 5, 2], axis=1)          # out of order and past the end, as NumPy allows
+    return a, b, c * 2.0, d
+
+
+def array_split_(x):
+    a, b, c = np.array_split(x, 3, axis=1)
+    d, e, f = np.array_split(x, 3)
+    return a, b, c, d * 2.0, e, f
+
+
+def hvd_split(x):
+    a, b = np.hsplit(x, 2)
+    c, d = np.vsplit(x, [1])
+    e, f = np.dsplit(x, 2)
+    return a, b, c * 2.0, d, e, f
+
+
 def rows():
     matrix = lambda r: (U(r, 3, 4),)                        # noqa: E731
     vector = lambda r: (U(r, 4),)                           # noqa: E731
@@ -61,6 +91,14 @@ def rows():
         Row("tile_int", tile_int, matrix),
         Row("dstack_pair", dstack_pair, lambda r: (U(r, 3, 4), U(r, 3, 4)),     # joined by np.concatenate:
             refuses={"vjp_of_grad": "second derivatives through np.concatenate"}),   # its reverse over reverse
+        Row("column_stack_", column_stack_, lambda r: (U(r, 3), U(r, 3, 2)),
+            refuses={"vjp_of_grad": "second derivatives through np.concatenate"}),
+        Row("split_sections", split_sections, lambda r: (U(r, 4, 4),)),
+        Row("split_indices", split_indices, lambda r: (U(r, 3, 4),),
+            skip={"jax": "jax.numpy.split refuses indices out of order, where NumPy gives an empty piece"}),
+        Row("array_split_", array_split_, lambda r: (U(r, 4, 5),)),
+        Row("hvd_split", hvd_split, lambda r: (U(r, 3, 4, 2),)),
+        Row("split_f32", split_sections, lambda r: (F32(r, 4, 4),)),
         Row("tile_tuple", tile_tuple, matrix),
         Row("tile_vector", tile_vector, vector),
         Row("tile_f32", tile_tuple, lambda r: (F32(r, 3, 4),)),

@@ -280,14 +280,15 @@ register("bool", "bool", builtins.bool, CAST, ("x",))
 
 # ---- layout
 # The index arrays and shapes of NumPy's layout functions (np.tile, np.repeat, np.pad, np.diag,
-# np.diagonal, np.rollaxis, np.atleast_*d, np.broadcast_arrays: templates/definitions.py; np.squeeze
+# np.diagonal, np.rollaxis, np.atleast_*d, np.broadcast_arrays, np.split: templates/definitions.py; np.squeeze
 # without an axis under vmap), computed from a shape at run
 # time (runtime.py; numba_runtime.py specializes them on the rank when it compiles): constants to
 # every derivative, the same for every example of a vmap.
 from inspect import signature as _signature  # noqa: E402
 
 for _name in ["tile_index", "repeat_index", "pad_index", "diag_index", "diagonal_index", "rollaxis_index",
-              "atleast_1d_shape", "atleast_2d_shape", "atleast_3d_shape", "broadcast_shape", "squeezed_shape"]:
+              "atleast_1d_shape", "atleast_2d_shape", "atleast_3d_shape", "broadcast_shape", "squeezed_shape",
+              "split_bounds"]:
     _impl = getattr(runtime, _name)
     _sig = _signature(_impl)
     register(f"rt.{_name}", f"rt.{_name}", _impl, SPECIAL,
@@ -403,7 +404,8 @@ class WrittenDefinition:
             from . import cache, emit
             text = (f"# {self.dotted} for {self.literal}={literal_value!r} and {operand_count} operand(s), as written by "
                     f"{self.writer.__module__}.{self.writer.__name__}\n"
-                    f"import numpy as np\n\n\n" + self.writer(literal_value, operand_count))
+                    f"import numpy as np\n\nfrom transformer import runtime as rt\n\n\n"
+                    + self.writer(literal_value, operand_count))
             digest = hashlib.sha256(text.encode()).hexdigest()[:16]
             path = cache.cache_dir() / "written" / f"{self.dotted.replace('.', '_')}_{digest}.py"
             if not path.exists() or path.read_text() != text:

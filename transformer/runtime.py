@@ -643,6 +643,19 @@ def repeat_index(shape, repeats, axis=None):
     return np.repeat(_positions(shape), repeats, axis)
 
 
+def split_bounds(length, sections, equal=True):
+    """Where np.split's (``equal``) or np.array_split's ``sections`` pieces of an axis of ``length``
+    start and end: ``sections + 1`` bounds.  np.split refuses an axis that does not divide evenly,
+    as NumPy does; np.array_split gives the first ``length % sections`` pieces one more."""
+    if equal and length % sections:
+        raise ValueError("array split does not result in an equal division")
+    size, extra = divmod(length, sections)
+    bounds = np.empty(sections + 1, np.int64)
+    for k in range(sections + 1):
+        bounds[k] = k * size + min(k, extra)
+    return bounds
+
+
 _PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
 
 

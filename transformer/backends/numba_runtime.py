@@ -1365,6 +1365,19 @@ def diagonal_index(shape, offset=0, axis1=0, axis2=1):
     return impl
 
 
+@overload(rt.split_bounds)
+def split_bounds(length, sections, equal=True):
+    def impl(length, sections, equal=True):
+        if equal and length % sections:
+            raise ValueError("array split does not result in an equal division")
+        size, extra = length // sections, length % sections
+        bounds = np.empty(sections + 1, np.int64)
+        for k in range(sections + 1):
+            bounds[k] = k * size + min(k, extra)
+        return bounds
+    return impl
+
+
 @overload(rt.rollaxis_index)
 def rollaxis_index(shape, axis, start=0):
     n, read = _rank(shape), _shape_reader(shape)
