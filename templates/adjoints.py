@@ -498,7 +498,17 @@ def flip(z_bar, z, x, axis=None):
 
 @rule("adjoint", "concatenate", wrt=("arrays",))
 def concatenate(z_bar, z, arrays, axis=0):
-    return rt.split_like(z_bar, arrays, axis)
+    # each array's cotangent is its slice of z_bar: slices and moveaxis have every transform's rules,
+    # so vmap of a gradient through np.concatenate, and its second derivatives, follow from them
+    if axis is None:           # the arrays were flattened first
+        flat = np.ravel(z_bar)
+        bounds = rt.concatenate_bounds([np.size(a) for a in arrays])
+        pieces = [np.reshape(flat[bounds[k]:bounds[k + 1]], np.shape(a)) for k, a in enumerate(arrays)]
+    else:
+        moved = np.moveaxis(z_bar, axis, 0)
+        bounds = rt.concatenate_bounds([np.shape(a)[axis] for a in arrays])
+        pieces = [np.moveaxis(moved[bounds[k]:bounds[k + 1]], 0, axis) for k, a in enumerate(arrays)]
+    return pieces
 
 
 @rule("adjoint", "stack", wrt=("arrays",))
@@ -808,7 +818,7 @@ unsupported("adjoint", ["rt.push", "rt.pop", "rt.top"],
 unsupported("adjoint", ["rt.cumprod_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b"],
             "second derivatives of np.cumprod and np.linalg.solve are not implemented")
 unsupported("adjoint", ["rt.split_like", "rt.vsplit_like", "rt.unstack_like"],
-            "second derivatives through np.concatenate/np.stack are not implemented")
+            "second derivatives through np.stack, np.hstack and np.vstack are not implemented")
 @rule("adjoint", "rt.add_at", wrt=("g", "values"))
 def add_at(z_bar, z, g, index, values):
     # linear: g passes through, and each value gets the cotangent of the position it was added at

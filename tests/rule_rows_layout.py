@@ -89,10 +89,8 @@ def rows():
     stack = lambda r: (U(r, 2, 3, 4),)                      # noqa: E731
     return [
         Row("tile_int", tile_int, matrix),
-        Row("dstack_pair", dstack_pair, lambda r: (U(r, 3, 4), U(r, 3, 4)),     # joined by np.concatenate:
-            refuses={"vjp_of_grad": "second derivatives through np.concatenate"}),   # its reverse over reverse
-        Row("column_stack_", column_stack_, lambda r: (U(r, 3), U(r, 3, 2)),
-            refuses={"vjp_of_grad": "second derivatives through np.concatenate"}),
+        Row("dstack_pair", dstack_pair, lambda r: (U(r, 3, 4), U(r, 3, 4))),
+        Row("column_stack_", column_stack_, lambda r: (U(r, 3), U(r, 3, 2))),
         Row("split_sections", split_sections, lambda r: (U(r, 4, 4),)),
         Row("split_indices", split_indices, lambda r: (U(r, 3, 4),),
             skip={"jax": "jax.numpy.split refuses indices out of order, where NumPy gives an empty piece"}),

@@ -656,6 +656,14 @@ def split_bounds(length, sections, equal=True):
     return bounds
 
 
+def concatenate_bounds(sizes):
+    """Where each of np.concatenate's arrays starts along the axis, and where the last ends."""
+    bounds = np.zeros(len(sizes) + 1, np.int64)
+    for k in range(len(sizes)):
+        bounds[k + 1] = bounds[k] + sizes[k]
+    return bounds
+
+
 _PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
 
 

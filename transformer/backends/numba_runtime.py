@@ -1378,6 +1378,18 @@ def split_bounds(length, sections, equal=True):
     return impl
 
 
+@overload(rt.concatenate_bounds)
+def concatenate_bounds(sizes):
+    count = len(sizes)
+
+    def impl(sizes):
+        bounds = np.zeros(count + 1, np.int64)
+        for k in range(count):
+            bounds[k + 1] = bounds[k] + sizes[k]
+        return bounds
+    return impl
+
+
 @overload(rt.rollaxis_index)
 def rollaxis_index(shape, axis, start=0):
     n, read = _rank(shape), _shape_reader(shape)
