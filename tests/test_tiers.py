@@ -156,3 +156,15 @@ def test_background_compiles_queue_for_a_free_slot(monkeypatch):
         assert len(running) <= 1
         time.sleep(0.01)
     assert all(b.wait(0) and b.process.returncode == 0 for b in builds)
+
+
+def test_a_derived_transform_is_tiered_through_the_functions_it_calls():
+    # jit(hessian(f)) calls a generated function over the basis vectors: it is a tiered build
+    f = tr.jit(tr.hessian(tier_cases.scaled_sine_sum), tiered=True)
+    v = np.linspace(0.1, 0.9, 4)
+    first = f(v)
+    assert tr.tier_of(f) == "python" and f.tiers()
+    assert f.wait_until_compiled(COMPILE_TIMEOUT_S)
+    np.testing.assert_allclose(f(v), first, rtol=1e-12, atol=1e-14)
+    assert tr.tier_of(f) == "compiled"
+    np.testing.assert_allclose(first, np.diag(-2.0 * np.sin(v)), rtol=1e-12, atol=1e-14)

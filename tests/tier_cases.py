@@ -10,3 +10,7 @@ def mlp_loss(params, x):
 
 def scaled_sine(x):
     return np.sin(x) * 2.0 + 1.0
+
+
+def scaled_sine_sum(x):
+    return np.sum(np.sin(x) * 2.0)

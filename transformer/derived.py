@@ -55,9 +55,14 @@ class _Derived(Transformed):
     """A function computed from calls of one generated function (see the module docstring)."""
 
     def __init__(self, base: Transformed):
-        super().__init__(base.__transformer_fn__, base.steps, base.target, base.static_argnums, base.boundaries)
+        super().__init__(base.__transformer_fn__, base.steps, base.target, base.static_argnums, base.boundaries,
+                         base.tiered)
         self.base = base
         self._chains: dict = {}
+
+    def tiers(self) -> list:
+        """The tiered builds of the generated functions this one calls (transformer/tiers.py)."""
+        return [build for chain in self._chains.values() for build in chain.tiers()]
 
     # a subclass says which steps its generated function needs for these
     # arguments (None: no example arguments, as for tr.show(f))
