@@ -82,6 +82,7 @@ def _load_numba():
     helpers, vectorised math, indexing and special functions)."""
     import numba
     from . import cpu_vmap, numba_indexing, numba_runtime, numba_special, numba_vecmath  # noqa: F401
+    numba_lowering.load_helpers()
     return numba
 
 

@@ -24,9 +24,10 @@ from .. import primitives
 from ..transforms.shapes import SCALAR, Shapes
 
 # The helpers generated modules call as ``nl.<name>``, each with its numba overload, by the module
-# that defines them.  They are imported when first looked up (``__getattr__`` below), which is when
-# numba compiles a generated module: this pass itself imports no numba, so writing a cpu module (a
-# tiered first call, transformer/tiers.py) does not wait for numba to load.
+# that defines them.  The backends that compile import them all (``load_helpers``) before numba
+# compiles anything, and generated code finds them through ``__getattr__`` below: this pass itself
+# imports no numba, so writing a cpu module (a tiered first call, transformer/tiers.py) does not
+# wait for numba to load.
 _HELPERS = {
     "numba_arrays": ("broadcast_to", "cholesky", "clip", "det", "dot", "eigh", "eigvalsh", "flip_axis", "inner",
                      "inv", "linspace", "matmul", "ndim", "reshape", "scalar_like", "slogdet", "solve", "squeeze",
@@ -37,6 +38,13 @@ _HELPERS = {
     "numba_rows": ("softmax_last_axis",),
     "numba_sorting": ("argpartition_axis", "argsort_axis", "partition_axis", "sort_axis", "take_along_axis"),
 }
+
+
+def load_helpers() -> None:
+    """Import every helper module, registering their overloads before numba compiles a module that
+    calls them (an overload registered while numba is typing a function is not seen by that typing)."""
+    for module_name in _HELPERS:
+        importlib.import_module(f"{__package__}.{module_name}")
 
 
 def __getattr__(name: str):
