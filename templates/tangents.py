@@ -681,11 +681,6 @@ def vsplit_like_tangent(g_dot, arrays):
     return rt.vsplit_like(g_dot, arrays)
 
 
-@rule("tangent", "rt.unstack_like")
-def unstack_like_tangent(g_dot, arrays, axis=0):
-    return rt.unstack_like(g_dot, arrays, axis=axis)
-
-
 @rule("tangent", "rt.dot_vjp_x")
 def dot_vjp_x_tangent(g, x, y, g_dot, y_dot):
     return rt.dot_vjp_x(g_dot, x, y) + rt.dot_vjp_x(g, x, y_dot)

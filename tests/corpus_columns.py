@@ -19,10 +19,10 @@ def filled_in_a_loop(x, y):
     return np.sum(z * z) + np.sum(x * y)
 
 
-def stacked(x):
-    # reverse mode takes the stack's cotangent apart with rt.unstack_like, which vmap cannot batch:
+def hstacked(x):
+    # reverse mode splits the cotangent of np.hstack with rt.split_like, which vmap cannot batch:
     # hessian sweeps it with the columns loop whatever the size
-    return np.sum(np.stack((np.sin(x), x ** 3)) ** 2)
+    return np.sum(np.hstack((np.sin(x), x ** 3)) ** 2)
 
 
 def quartic_sine(x):

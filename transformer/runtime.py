@@ -545,11 +545,6 @@ def vsplit_like(g, arrays):
     return tuple(pieces)
 
 
-def unstack_like(g, arrays, axis=0):
-    """The pieces of ``g`` that came from each array in ``np.stack(arrays, axis)``."""
-    return tuple(np.take(g, i, axis=axis) for i in range(len(arrays)))
-
-
 # ------------------------------------------------------------- fancy indexing
 # Reverse mode's adjoints of ``x[index]`` and ``y[index] = v`` where ``index``
 # may hold integer or boolean arrays, which may name one position twice.  The

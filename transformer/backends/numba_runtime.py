@@ -993,17 +993,6 @@ def vsplit_like(g, arrays):
     return _pieces("g, arrays", statements)
 
 
-@overload(rt.unstack_like)
-def unstack_like(g, arrays, axis=0):
-    statements = ["lines, axis = _lines(g, axis)"]
-    for i, a in enumerate(arrays):
-        if _is_array(a):
-            statements.append(f"piece{i} = np.ascontiguousarray(lines[:, {i}, :]).reshape(arrays[{i}].shape)")
-        else:   # stacked scalars come back as scalars
-            statements.append(f"piece{i} = lines[0, {i}, 0]")
-    return _pieces("g, arrays, axis=0", statements)
-
-
 # ------------------------------------------------------------------- linalg
 @overload(rt.solve_vjp_b)
 def solve_vjp_b(g, a, solution):
