@@ -504,6 +504,9 @@ def concatenate(z_bar, z, arrays, axis=0):
         flat = np.ravel(z_bar)
         bounds = rt.concatenate_bounds([np.size(a) for a in arrays])
         pieces = [np.reshape(flat[bounds[k]:bounds[k + 1]], np.shape(a)) for k, a in enumerate(arrays)]
+    elif axis == 0:            # decided when specialized: no axis to move
+        bounds = rt.concatenate_bounds([np.shape(a)[0] for a in arrays])
+        pieces = [z_bar[bounds[k]:bounds[k + 1]] for k, a in enumerate(arrays)]
     else:
         moved = np.moveaxis(z_bar, axis, 0)
         bounds = rt.concatenate_bounds([np.shape(a)[axis] for a in arrays])
@@ -514,8 +517,11 @@ def concatenate(z_bar, z, arrays, axis=0):
 @rule("adjoint", "stack", wrt=("arrays",))
 def stack(z_bar, z, arrays, axis=0):
     # each array's cotangent is its entry of z_bar along the new axis (an index, with every rule)
-    moved = np.moveaxis(z_bar, axis, 0)
-    pieces = [moved[k] for k, a in enumerate(arrays)]
+    if axis == 0:              # decided when specialized: no axis to move
+        pieces = [z_bar[k] for k, a in enumerate(arrays)]
+    else:
+        moved = np.moveaxis(z_bar, axis, 0)
+        pieces = [moved[k] for k, a in enumerate(arrays)]
     return pieces
 
 
