@@ -972,3 +972,26 @@ def _tuple_text(items) -> str:
 
 def _product_text(sizes) -> str:
     return " * ".join(sizes) if sizes else "1"
+
+
+# ------------------------------------------------------------------ structured control flow
+@define_written("transformer.lax.switch", literal="branches", position=1, measure="length")
+def switch(branch_count: int, operand_count: int) -> str:
+    """The source of lax.switch's definition for ``branch_count`` branches: an if/elif chain that calls
+    the branch ``index`` names, clamped to the branches as JAX clamps it.  Only the chosen branch
+    runs, and each transform sees a plain branch.  ``operand_count`` counts the index too."""
+    operands = [f"operand{k}" for k in range(operand_count - 1)]
+    arguments = ", ".join(operands)
+    lines = [f"def switch(index, branches{''.join(', ' + name for name in operands)}):"]
+    if branch_count == 1:
+        lines.append(f"    out = branches[0]({arguments})")
+    else:
+        lines.append("    if index <= 0:")
+        lines.append(f"        out = branches[0]({arguments})")
+        for k in range(1, branch_count - 1):
+            lines.append(f"    elif index == {k}:")
+            lines.append(f"        out = branches[{k}]({arguments})")
+        lines.append("    else:")
+        lines.append(f"        out = branches[{branch_count - 1}]({arguments})")
+    lines.append("    return out")
+    return "\n".join(lines) + "\n"

@@ -116,12 +116,36 @@ def cond_written_out(x):
     return np.sum(np.where(x > 0.0, y, x * x))
 
 
+def shrink(v):
+    return v * 0.5
+
+
+def by_switch(x):
+    # the branch is chosen by the data; a lambda, a function and a primitive passed by name
+    y = lax.switch(np.argmax(x), [lambda v: v * v, shrink, np.sin], x)
+    return np.sum(y * x)
+
+
+def switch_written_out(x):
+    k = np.argmax(x)
+    y = x * x if k == 0 else (x * 0.5 if k == 1 else np.sin(x))
+    return np.sum(y * x)
+
+
+def by_switch_clamped(x):
+    # JAX clamps the index to the branches: -4 takes the first, 9 the last
+    return np.sum(lax.switch(-4, [np.tanh, np.cos], x) * lax.switch(9, [np.tanh, lambda v: v + 1.0], x))
+
+
 CASES = [(by_fori_loop, fori_written_out, X), (tuple_carry, tuple_carry_written_out, X),
          (until_large, until_large_written_out, X), (by_scan, scan_written_out, XS),
          (by_scan_reversed, lambda xs: scan_written_out(xs, reverse=True), XS),
          (scan_without_xs, scan_without_xs_written_out, X),
          (by_map, lambda xs: np.sum(np.tanh(xs) * xs), XS), (by_map_with_a_primitive, lambda xs: np.sum(np.sin(xs) ** 2), XS),
-         (by_cond, cond_written_out, X), (by_cond, cond_written_out, -X - 1.0)]
+         (by_cond, cond_written_out, X), (by_cond, cond_written_out, -X - 1.0),
+         (by_switch, switch_written_out, X), (by_switch, switch_written_out, X[::-1]),
+         (by_switch, switch_written_out, np.array([0.1, 0.9, 0.2])),
+         (by_switch_clamped, lambda x: np.sum(np.tanh(x) * (x + 1.0)), X)]
 IDS = [f"{fn.__name__}{i}" for i, (fn, _, _) in enumerate(CASES)]
 
 
@@ -133,11 +157,35 @@ def test_values_and_gradients_match_the_loops_written_out(fn, written_out, x):
     np.testing.assert_allclose(tr.grad(fn)(x), want, rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("fn, written_out, x", [CASES[1], CASES[2], CASES[3], CASES[8]], ids=IDS[1:4] + IDS[8:9])
+@pytest.mark.parametrize("fn, written_out, x", [CASES[1], CASES[2], CASES[3], CASES[8], CASES[12]],
+                         ids=IDS[1:4] + IDS[8:9] + IDS[12:13])
 def test_compiled_values_and_gradients(fn, written_out, x):
     assert tr.jit(fn)(x) == pytest.approx(written_out(x))
     np.testing.assert_allclose(tr.jit(tr.grad(fn))(x), central_difference_grad(written_out, (x.copy(),)),
                                rtol=1e-6, atol=1e-7)
+
+
+def test_switch_under_vmap_of_its_index_and_forward_mode():
+    def f(i, x):
+        return np.sum(lax.switch(i, [lambda v: v * v, np.sin, lambda v: -v], x))
+    got = tr.vmap(f, in_axes=(0, None))(np.array([0, 1, 2, 5]), X)
+    np.testing.assert_allclose(got, [np.sum(X * X), np.sum(np.sin(X)), -np.sum(X), -np.sum(X)])
+    _, tangent = tr.jvp(lambda x: f(1, x), (X,), (np.ones(3),))
+    assert tangent == pytest.approx(np.sum(np.cos(X)))
+
+
+def test_switch_branches_must_be_written_in_the_call():
+    branches = (np.sin, np.cos)
+
+    def f(x):
+        return np.sum(lax.switch(1, branches, x))
+    with pytest.raises(tr.TransformError, match="a tuple of functions, used as a value"):
+        tr.grad(f)(X)
+
+    def g(x, i):
+        return np.sum(lax.switch(i, (), x))
+    with pytest.raises(tr.TransformError, match="switch's branches must be a list or tuple written in the call"):
+        tr.grad(g)(X, 0)
 
 
 def test_forward_mode_and_vmap_of_a_scan():

@@ -239,6 +239,9 @@ class Fence(cst.CSTVisitor):
             return   # a lambda called: its body is checked where it is written
         if self.helper and isinstance(func, cst.Name) and func.value in self._params:
             return   # a helper's parameter called: the caller must pass a lambda (normalize checks)
+        if self.helper and isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name) \
+                and func.value.value in self._params:
+            return   # an entry of a helper's parameter called: the caller must pass a list of functions
         if isinstance(func, cst.Call):     # tr.grad(loss)(w, x): a transform applied in the code
             try:
                 made = resolve.transform_of_call(func, self.uf.lookup, self.locals)
@@ -262,6 +265,9 @@ class Fence(cst.CSTVisitor):
         self._check_callee(node, r)
         if r.kind == "user":      # lax.fori_loop(0, n, step, x): a function passed to a helper is inlined
             self._not_values.update(arg.value for arg in node.args if self._names_function(arg.value))
+            for arg in node.args:       # lax.switch(i, [f, g], x): a list of functions, each inlined
+                if isinstance(arg.value, (cst.List, cst.Tuple)):
+                    self._not_values.update(e.value for e in arg.value.elements if self._names_function(e.value))
 
     def _names_function(self, node) -> bool:
         if not isinstance(node, (cst.Name, cst.Attribute)) or resolve.dotted_name(node) is None:
@@ -330,6 +336,9 @@ class Fence(cst.CSTVisitor):
                         "call it here; transformed code passes only numbers, arrays and tuples around")
         if r.kind == "module":
             self.refuse(node, f"the module {r.dotted} used as a value", "call one of its functions instead")
+        if r.kind == "other" and isinstance(r.value, (tuple, list)) and any(callable(v) for v in r.value):
+            self.refuse(node, f"the global {r.dotted!r}, a {type(r.value).__name__} of functions, used as a value",
+                        "write the functions in the call that takes them, as lax.switch(i, [f, g], x) does")
         if r.kind == "other":
             self.refuse(node, f"reading the global {r.dotted!r}, a {type(r.value).__name__} (mutable state)",
                         "pass it in as an argument, or make it a tuple or a NumPy array constant")
@@ -367,6 +376,9 @@ def _lambdas_written(func: cst.FunctionDef) -> tuple[set, set]:
     for node in walk.nodes(func):
         if isinstance(node, cst.Call):
             lambdas.update(v for v in [node.func] + [a.value for a in node.args] if isinstance(v, cst.Lambda))
+            for arg in node.args:       # a list of functions passed to a call (lax.switch's branches)
+                if isinstance(arg.value, (cst.List, cst.Tuple)):
+                    lambdas.update(e.value for e in arg.value.elements if isinstance(e.value, cst.Lambda))
     return lambdas, names
 
 

@@ -130,6 +130,14 @@ def cond(pred, true_fun, false_fun, operand):
     return out
 
 
+def switch(index, branches, *operands):
+    """``branches[index](*operands)``, with ``index`` clamped to the branches (JAX's meaning).  Inside
+    transformed code it is an if/elif chain over the branches (templates/definitions.py), so each
+    transform sees a plain branch."""
+    chosen = min(max(int(index), 0), len(branches) - 1)
+    return branches[chosen](*operands)
+
+
 def select(pred, on_true, on_false):
     """Elementwise choice, ``np.where(pred, on_true, on_false)``."""
     return np.where(pred, on_true, on_false)

@@ -744,16 +744,32 @@ class _Normalizer:
         raise self.error(node, f"cannot call {r.dotted or 'this'}")
 
     def lambda_called(self, func):
-        """The lambda a call calls: written in place, or bound to a name here."""
+        """The lambda a call calls: written in place, or bound to a name here, or an entry of a list of
+        functions passed to a helper (``branches[1]`` in lax.switch's definition)."""
         if isinstance(func, cst.Lambda):
             return LocalLambda(func, self)
         if isinstance(func, cst.Name):
             return self.lambdas.get(func.value)
+        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name) \
+                and isinstance(self.lambdas.get(func.value.value), FunctionTuple) and len(func.slice) == 1 \
+                and isinstance(func.slice[0].slice, cst.Index) and isinstance(func.slice[0].slice.value, cst.Integer):
+            return self.lambdas[func.value.value].functions[int(func.slice[0].slice.value.value)]
         return None
 
     def argument(self, node):
         """What a helper's or a lambda's argument passes: a function (a lambda, or a function
         passed by name, as to ``lax.fori_loop``), called where the helper calls it, or an atom."""
+        function = self.function_passed(node)
+        if function is not None:
+            return function
+        if isinstance(node, (cst.List, cst.Tuple)) and node.elements:
+            functions = [self.function_passed(element.value) for element in node.elements]
+            if all(f is not None for f in functions):        # lax.switch's branches
+                return FunctionTuple(functions)
+        return self.atom(node)
+
+    def function_passed(self, node):
+        """The function an argument passes (a lambda, or a function named), or None for a value."""
         passed = self.lambda_called(node)
         if passed is not None:
             return passed
@@ -761,7 +777,7 @@ class _Normalizer:
             r = resolve.resolve(node, self.uf.lookup, self.locals)
             if r.kind in ("user", "primitive") and not isinstance(r.value, (custom_vjp, custom_jvp)):
                 return PassedFunction(r)
-        return self.atom(node)
+        return None
 
     def at_update(self, node: cst.Call, array, subscript: cst.Subscript, op: str):
         """``x.at[index].op(value)``, JAX's functional update: a copy of ``x`` written at ``index``
@@ -895,6 +911,11 @@ class _Normalizer:
                       and arg.keyword.value == written.literal), by_position)
         if given is None and written.default is not None:
             value = written.default
+        elif written.measure == "length":
+            if not isinstance(given, (cst.List, cst.Tuple)) or not given.elements:
+                raise self.error(node, f"{written.dotted}'s {written.literal} must be a list or tuple written in "
+                                       f"the call: transformer writes one branch for each of its entries")
+            value = len(given.elements)
         else:
             try:
                 value = ast.literal_eval(cst.Module([]).code_for_node(given)) if given is not None else None
@@ -1232,7 +1253,7 @@ class _Normalizer:
         prefix = fn.__name__.strip("_")
         child = _Normalizer(callee, self.core, rename, self.stack + (fn.__code__,), comments=self.comments)
         for pname, atom in bound.items():
-            if isinstance(atom, (LocalLambda, PassedFunction)):   # apply(lambda v: 2 * v, x): called by name
+            if isinstance(atom, (LocalLambda, PassedFunction, FunctionTuple)):   # apply(lambda v: 2 * v, x): called by name
                 child.lambdas[pname] = atom
             elif pname in rebound:
                 copy = self.scope.claim(f"{prefix}_{pname}")
@@ -1360,6 +1381,13 @@ class PassedFunction:
         if self.resolved.kind == "primitive":
             return caller.primitive_call(call, self.resolved.primitive, list(call.args))
         return caller.inline(call, self.resolved.value, discard=False)
+
+
+@dataclasses.dataclass
+class FunctionTuple:
+    """A list or tuple of functions passed to a helper (lax.switch's branches): ``name[k](...)``
+    with a literal ``k`` calls entry ``k``."""
+    functions: list
 
 
 def _tree_maps() -> tuple:

@@ -388,11 +388,16 @@ class WrittenDefinition:
     definition for that string (``def einsum(subscripts, x0, x1, optimize=False): ...``), written to
     a file of the cache directory, where the normalizer reads and inlines it like any definition and
     ``transformer show`` names its lines.  ``writer`` raises ValueError for an argument NumPy would
-    refuse; the normalizer reports it at the user's call."""
+    refuse; the normalizer reports it at the user's call.
 
-    def __init__(self, dotted: str, literal: str, writer: Callable, position: int = 0, default=None):
+    ``measure="length"``: the writer is given the number of entries of a list or tuple written in
+    the call instead of a literal's value (lax.switch's branches: functions, not literals)."""
+
+    def __init__(self, dotted: str, literal: str, writer: Callable, position: int = 0, default=None,
+                 measure: str = "value"):
         self.dotted, self.literal, self.writer = dotted, literal, writer
         self.position, self.default = position, default     # where a call passes it, and its value if not
+        self.measure = measure
         self._written: dict = {}
 
     def function_for(self, literal_value, operand_count: int) -> Callable:
@@ -420,14 +425,15 @@ class WrittenDefinition:
         return self._written[key]
 
 
-def define_written(dotted: str, literal: str, position: int = 0, default=None):
+def define_written(dotted: str, literal: str, position: int = 0, default=None, measure: str = "value"):
     """Register the decorated ``writer`` as the definition of ``dotted``, written for each value of
     the literal argument ``literal``, passed at ``position`` or by keyword, ``default`` when the call
     leaves it out (``WrittenDefinition``)."""
     def decorate(writer):
         if dotted in DEFINITIONS:
             raise ValueError(f"{dotted} defined twice")
-        DEFINITIONS[dotted] = _UNRESOLVED[dotted] = WrittenDefinition(dotted, literal, writer, position, default)
+        DEFINITIONS[dotted] = _UNRESOLVED[dotted] = WrittenDefinition(dotted, literal, writer, position, default,
+                                                                      measure)
         return writer
     return decorate
 
