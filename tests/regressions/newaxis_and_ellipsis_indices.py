@@ -11,3 +11,11 @@ def fill_by_ellipsis(x):
     e = np.empty((3, 4))
     e[...] = x
     return np.sum(e * x)
+
+
+def take_by_a_matrix_of_indices(x, i):
+    return np.sum(np.take(x, i, axis=-1) ** 2) + np.sum(np.sin(x[..., i]))
+
+
+def take_at_a_0d_index(x, i):
+    return np.sum(np.take(x, i, axis=0) * np.cos(x[i]))

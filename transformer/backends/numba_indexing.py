@@ -30,19 +30,32 @@ def _part_kinds(index) -> list:
             kinds.append("int")
         elif isinstance(part, types.NoneType):
             kinds.append("none")
+        elif isinstance(part, types.EllipsisType):
+            kinds.append("ellipsis")
         elif isinstance(part, types.SliceType):
             kinds.append("slice")
         elif isinstance(part, types.Array) and isinstance(part.dtype, types.Boolean):
             kinds.append(("mask", part.ndim))
         elif isinstance(part, types.Array) and isinstance(part.dtype, types.Integer) and part.ndim == 1:
             kinds.append("array")
+        elif isinstance(part, types.Array) and isinstance(part.dtype, types.Integer):
+            kinds.append(("integers", part.ndim))
         else:
             raise TypingError(f"an index part of type {part} is not supported in compiled reverse mode "
-                              f"(integers, slices, 1-D integer arrays and boolean masks are)")
+                              f"(integers, slices, integer arrays and boolean masks are)")
+    if any(isinstance(k, tuple) and k[0] == "integers" for k in kinds) and \
+            sum(1 for k in kinds if k == "array" or isinstance(k, tuple)) > 1:
+        raise TypingError("an index with an integer array of other than one dimension beside another array or "
+                          "mask is not supported in compiled reverse mode")
     return kinds
 
 
 def _add_at_source(kinds) -> str:
+    """The scatter-add for an index of these part kinds.  An integer array of d != 1 dimensions (the
+    index's only array) is read flat, and the d axes of ``values`` it gave are made one."""
+    for j, kind in enumerate(kinds):
+        if isinstance(kind, tuple) and kind[0] == "integers":
+            return _add_at_flat_source(kinds, j, kind[1])
     lines = ["def add_at(g, index, values):"]
     target, arrays, kinds_of_target = [], [], []     # the parts of g's index in the loop
     # values' axes in a basic index: one per slice and per new axis (read at 0: its length is 1)
@@ -51,6 +64,10 @@ def _add_at_source(kinds) -> str:
         raise TypingError("an index with np.newaxis and an array or mask is not supported in compiled reverse mode")
     for j, kind in enumerate(kinds):
         if kind == "none":
+            continue
+        if isinstance(kind, tuple) and kind[0] == "ellipsis":      # the whole of the axes it stands for
+            target += [":"] * kind[1]
+            kinds_of_target += ["slice"] * kind[1]
             continue
         lines.append(f"    p{j} = index[{j}]")
         if isinstance(kind, tuple):                       # a mask: its positions' coordinates
@@ -78,6 +95,25 @@ def _add_at_source(kinds) -> str:
               f"        g[{', '.join(target)}] += values[{values_at}]",
               "    return g"]
     return "\n".join(lines)
+
+
+def _add_at_flat_source(kinds, at: int, ndim: int) -> str:
+    """``g[..., a, ...] += values`` for one integer array ``a`` of ``ndim`` dimensions (0: one
+    position): ``a`` flattened, and the ``ndim`` axes of ``values`` that ``a`` gave made one of
+    ``a.size``, so the 1-D loop of ``_add_at_source`` applies."""
+    flat_kinds = ["array" if j == at else kind for j, kind in enumerate(kinds)]
+    loop = _add_at_source(flat_kinds).split("\n")
+    # where a's axes are in values: after the leading slices when the advanced parts are adjacent
+    advanced = [j for j, kind in enumerate(kinds) if kind == "int" or j == at]
+    adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
+    first = sum(1 if kinds[j] == "slice" else kinds[j][1] if isinstance(kinds[j], tuple) and kinds[j][0] == "ellipsis"
+                else 0 for j in range(advanced[0])) if adjacent else 0
+    header = [f"    a{at} = np.ascontiguousarray(index[{at}]).reshape(-1)",
+              "    vs = values.shape",
+              f"    flat_values = np.ascontiguousarray(values).reshape(vs[:{first}] + (a{at}.size,) + vs[{first + ndim}:])"]
+    body = [line.replace(f"p{at} = index[{at}]", f"p{at} = a{at}").replace("+= values[", "+= flat_values[")
+            for line in loop[1:]]
+    return "\n".join(loop[:1] + header + body)
 
 
 def take(x, index):
@@ -143,10 +179,20 @@ def index_slice(start, stop, step):
     return lambda start, stop, step: slice(start, stop, step)
 
 
+def _ellipsis_expanded(kinds, ndim: int) -> list:
+    """``...`` as the number of whole axes it stands for in an array of ``ndim`` dimensions."""
+    if "ellipsis" not in kinds:
+        return kinds
+    # g's axes the other parts index: a mask its own dimensions, a new axis none, the rest one each
+    taken = sum(k[1] if isinstance(k, tuple) and k[0] == "mask" else 0 if k in ("none", "ellipsis") else 1
+                for k in kinds)
+    return [("ellipsis", ndim - taken) if k == "ellipsis" else k for k in kinds]
+
+
 @overload(rt.add_at)
 def add_at(g, index, values):
     namespace = {"np": np}
-    exec(_add_at_source(_part_kinds(index)), namespace)
+    exec(_add_at_source(_ellipsis_expanded(_part_kinds(index), g.ndim)), namespace)
     return namespace["add_at"]
 
 
