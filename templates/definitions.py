@@ -974,6 +974,18 @@ def _product_text(sizes) -> str:
     return " * ".join(sizes) if sizes else "1"
 
 
+# ------------------------------------------------------------------ Python builtins
+@define("builtins.sum")
+def python_sum(iterable, start=0):
+    """Python's sum: ``start`` plus each entry in turn.  Over a structure or a comprehension (``sum(np.sum(w
+    * w) for w, b in params)``) the loop is unrolled, one addition per entry; over an array it adds its
+    rows, as Python does."""
+    total = start
+    for entry in iterable:
+        total = total + entry
+    return total
+
+
 # ------------------------------------------------------------------ structured control flow
 @define_written("transformer.lax.switch", literal="branches", position=1, measure="length")
 def switch(branch_count: int, operand_count: int) -> str:

@@ -215,7 +215,7 @@ def with_nonlocal_maker():
 def sums_a_list_of_arrays(x):
     parts = [x[:1], x[1:]]
     total = 0.0
-    for part in parts:                            # refused: list_of_arrays (each pass picks another element)
+    for part in parts:                            # unrolled: the list's length is known when specialised
         total += np.sum(part ** 2)
     return total
 

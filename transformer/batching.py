@@ -174,9 +174,9 @@ class VmapBoundary(Boundary):
             return args
         sizes = {}
         for position, (arg, entry) in enumerate(zip(args, self.in_axes)):
-            treedef = tree.structure(arg) if isinstance(arg, (tuple, list, dict)) else tree.LEAF
+            treedef = tree.structure(arg) if tree.is_node(arg) else tree.LEAF
             outer = [leaf_axes(axes[position], treedef, position) for axes in self.outer]
-            leaves = tree.leaves(arg) if isinstance(arg, (tuple, list, dict)) else [arg]
+            leaves = tree.leaves(arg) if tree.is_node(arg) else [arg]
             for j, (leaf, axis) in enumerate(zip(leaves, leaf_axes(entry, treedef, position))):
                 if axis is None:
                     continue

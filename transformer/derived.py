@@ -127,10 +127,10 @@ class _Layout:
             if i in base.static_argnums:
                 self.positions.append([])
                 continue
-            leaves = tree.leaves(arg) if isinstance(arg, (tuple, list, dict)) else [arg]
+            leaves = tree.leaves(arg) if tree.is_node(arg) else [arg]
             self.positions.append(list(range(len(self.leaves), len(self.leaves) + len(leaves))))
             self.leaves += leaves
-        self.structured = any(isinstance(a, (tuple, list, dict)) for a in args)
+        self.structured = any(tree.is_node(a) for a in args)
         if self.structured and base.steps:
             raise TypeError("derivatives of an already transformed function take arrays and numbers; "
                             "pytree arguments work when the function is a plain one")
@@ -189,7 +189,7 @@ def _plain_key(base: Transformed, args):
     for arg in args:
         if isinstance(arg, np.ndarray):
             key.append((type(arg), arg.shape, arg.dtype))
-        elif isinstance(arg, (tuple, list, dict)):
+        elif tree.is_node(arg):
             return None
         else:
             key.append(type(arg))
@@ -265,7 +265,7 @@ class Jacobian(_Derived):
     def output(self, args):
         """The function's value (its shape decides the steps and the Jacobian's shape)."""
         out = self.base(*args)
-        if isinstance(out, (tuple, list, dict)) and self.fwd is not None:
+        if tree.is_node(out) and self.fwd is not None:
             raise TypeError(f"{self.what} of a function returning a {type(out).__name__} is not supported; "
                             f"return one array, or take the Hessian of each output")
         for leaf in tree.leaves(out):
@@ -440,7 +440,7 @@ class Jacobian(_Derived):
             """Argument i's structure with leaf position p replaced by fill(p)."""
             leaves = [fill(p) for p in layout.positions[i]]
             arg = layout.args[i]
-            return tree.unflatten(tree.flatten(arg)[1], leaves) if isinstance(arg, (tuple, list, dict)) else leaves[0]
+            return tree.unflatten(tree.flatten(arg)[1], leaves) if tree.is_node(arg) else leaves[0]
 
         def inner(r):
             if self.fwd is None:
@@ -518,9 +518,9 @@ class HessianVectorProduct(_Derived):
         layout = _Layout(self.base, args)
         _check_float(args, (self.argnum,), layout, "hvp")
         where = args[self.argnum]
-        v_leaves, v_def = tree.flatten(v) if isinstance(v, (tuple, list, dict)) else ([v], None)
+        v_leaves, v_def = tree.flatten(v) if tree.is_node(v) else ([v], None)
         swept = layout.positions[self.argnum]
-        if (v_def is None) != (not isinstance(where, (tuple, list, dict))) or \
+        if (v_def is None) != (not tree.is_node(where)) or \
                 list(map(_shape, v_leaves)) != [_shape(layout.leaves[p]) for p in swept]:
             raise ValueError(f"hvp: v must have the structure and shapes of argument {self.argnum}")
         tangents = [None if p in swept else _zero(leaf) for p, leaf in enumerate(layout.leaves)]

@@ -68,7 +68,7 @@ class _ReverseBoundary(Boundary):
     def _regroup(self, flat, args):
         """Flat leaf gradients (as generated code returns them) -> the arguments' structures,
         each leaf in its argument's dtype."""
-        if not isinstance(self.argnums, tuple) and not isinstance(args[self.argnums], (tuple, list, dict)):
+        if not isinstance(self.argnums, tuple) and not tree.is_node(args[self.argnums]):
             return in_dtype_of(flat, args[self.argnums])        # the common case: one array
         flat = list(flat) if isinstance(flat, tuple) else [flat]
         grouped = []

@@ -30,11 +30,10 @@ _REFUSED_NODES = {
     cst.Assert: ("an assert statement", "check inputs before calling the transformed function"),
     cst.Yield: ("yield (a generator)", "return an array instead"),
     cst.Await: ("await", "transformed functions are synchronous"),
-    # a list comprehension over a structure (a list of arrays, zip of two) is unrolled by the
-    # normalizer, which refuses one over values known only at run time
+    # a list comprehension or generator expression over a structure (a list of arrays, zip of two)
+    # is unrolled by the normalizer, which refuses one over values known only at run time
     cst.SetComp: ("a set comprehension", "write a for loop"),
     cst.DictComp: ("a dict comprehension", "write a for loop"),
-    cst.GeneratorExp: ("a generator expression", "write a for loop"),
     cst.Dict: ("a dict literal", "pass dicts in as arguments; build results as tuples"),
     cst.Set: ("a set literal", "use a tuple or an array"),
     cst.NamedExpr: ("an assignment expression (:=)", "assign on its own line"),
@@ -136,6 +135,8 @@ class Fence(cst.CSTVisitor):
                     self.refuse(node.target, f"a single loop variable over {r.value}()", "unpack it: for i, v in ...")
                 if r.value == "reversed":
                     self._check_reversed(it, node.target)
+            elif _is_dict_view(it):
+                self._for_iters.add(it)   # d.items() of a dict argument: unrolled (normalize refuses others)
             elif isinstance(node.iter, cst.Call):
                 pass  # an array produced by a call: iterate over its rows
         elif isinstance(it, (cst.Tuple, cst.List)):
@@ -148,7 +149,8 @@ class Fence(cst.CSTVisitor):
         # a comprehension's zip(), enumerate() or range() is a loop builtin in its place (the
         # normalizer unrolls it, or refuses it when its length is known only at run time)
         it = node.iter
-        if isinstance(it, cst.Call) and resolve.resolve(it.func, self.uf.lookup, self.locals).kind == "loop":
+        if _is_dict_view(it) or isinstance(it, cst.Call) and \
+                resolve.resolve(it.func, self.uf.lookup, self.locals).kind == "loop":
             self._for_iters.add(it)
 
     def _check_reversed(self, it: cst.Call, target):
@@ -256,7 +258,7 @@ class Fence(cst.CSTVisitor):
             r = resolve.resolve(func, self.uf.lookup, self.locals)
             # x.sum() on a local, or (a + b).sum() on any expression: a method of an array
             if r.kind == "local" or resolve.dotted_name(func.value) is None:
-                if func.attr.value not in methods.METHODS:
+                if func.attr.value not in methods.METHODS and not _is_dict_view(node):
                     self.refuse(func, f"the method .{func.attr.value}()",
                                 "call the NumPy function instead (np.f(x) rather than x.f())")
                 return
@@ -310,10 +312,8 @@ class Fence(cst.CSTVisitor):
         if node not in self._not_values:
             self._check_value_use(node)
         r = resolve.resolve(node, self.uf.lookup, self.locals)
-        if r.kind == "local" and isinstance(node.value, cst.Name) and node.attr.value not in methods.METHODS \
-                and node.attr.value not in _ARRAY_ATTRIBUTES:
-            self.refuse(node, f"the attribute .{node.attr.value}",
-                        "pass the value in as an argument or use a supported array attribute (T, shape, ndim, size)")
+        # params.W on a local: a field of a pytree argument (a named tuple, a registered class) or
+        # an array attribute; which one is known when the function is specialised (normalize.py)
         return False if r.kind != "local" else True
 
     def leave_Attribute(self, node: cst.Attribute):
@@ -357,6 +357,12 @@ def _describe(value) -> str:
     mod = getattr(value, "__module__", None) or type(value).__module__
     kind = type(value).__name__
     return f"a {kind} from {mod}" if mod else f"a {kind}"
+
+
+def _is_dict_view(node) -> bool:
+    """``d.items()``, ``d.keys()`` or ``d.values()``: what a loop over a dict argument runs over."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args \
+        and node.func.attr.value in ("items", "keys", "values") and isinstance(node.func.value, cst.Name)
 
 
 def _lambdas_written(func: cst.FunctionDef) -> tuple[set, set]:

@@ -138,7 +138,7 @@ def _check_pairs(fn, primals, tangents):
     refuse_complex(base.__transformer_fn__, tangents, [f"the tangent of {name}" for name in names])
     checked = []
     for i, (p, t) in enumerate(zip(primals, tangents)):
-        if isinstance(p, (tuple, list, dict)):
+        if tree.is_node(p):
             raise TypeError(f"argument {i} is a {type(p).__name__}: jvp takes arrays and numbers "
                             f"(pytree arguments are not supported yet)")
         if not _is_float(p):
@@ -156,7 +156,7 @@ def _check_pairs(fn, primals, tangents):
 
 
 def _is_float(value) -> bool:
-    if isinstance(value, (tuple, list, dict)):
+    if tree.is_node(value):
         return False
     return np.issubdtype(np.result_type(value), np.inexact)
 

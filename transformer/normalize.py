@@ -17,7 +17,7 @@ import libcst as cst
 import numpy as np
 
 from . import core_form as cf
-from . import dataflow, fence, methods, primitives, resolve, simplify, source, walk
+from . import dataflow, fence, methods, primitives, resolve, simplify, source, tree, walk
 from .core_form import CoreFunction
 from .custom import custom_jvp, custom_vjp
 from .exits import structure_exits
@@ -46,7 +46,7 @@ def normalize(fn, static: dict | None = None, structures: dict | None = None) ->
     static = static or {}
     none_given = {p for p, treedef in (structures or {}).items() if treedef.kind == "none"}
     for p, treedef in (structures or {}).items():
-        if treedef.kind in ("tuple", "list", "dict") and p in _param_only_names(uf.node):
+        if treedef.kind not in ("leaf", "none") and p in _param_only_names(uf.node):
             core.structures[rename[p]] = treedef
     for p in params:
         if p in static and static[p] is None or p in none_given:
@@ -70,7 +70,7 @@ def normalize(fn, static: dict | None = None, structures: dict | None = None) ->
 
 def _results_returned_as_a_tuple(body: list, scope: NameScope) -> list:
     """``return np.linalg.slogdet(a)`` returns a plain tuple of the results: NumPy's own is a named
-    tuple, which pytrees (``tree.py``) take for one leaf, where the cpu target's is a plain tuple."""
+    tuple (a pytree node of its own class, ``tree.py``), where the cpu target's is a plain tuple."""
     sizes = dataflow.tuple_sizes(list(dataflow.walk(body)), of_atoms=False)
 
     def unpacked(atom, out: list):
@@ -133,6 +133,8 @@ class _Normalizer:
         if isinstance(value, cst.Name) and value.value == "None":
             self.core.maybe_none.add(target)
         known = self.core.structures.get(value.value) if isinstance(value, cst.Name) else None
+        if isinstance(value, cst.Subscript):          # params[0] of a list of named tuples: a structure too
+            known = self.child_structure(value)
         if isinstance(value, cst.Tuple) and all(isinstance(el.value, cst.Name) for el in value.elements):
             known = TreeDef("tuple", tuple(self.core.structures.get(el.value.value, _LEAF) for el in value.elements))
         if known is not None:
@@ -336,6 +338,13 @@ class _Normalizer:
 
     def for_statement(self, node: cst.For):
         it = node.iter
+        if self.iterates_structure(it):
+            rows = self.rows_of(it)
+            if rows is not None:
+                return self.unrolled_loop(node, rows)
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("items", "keys", "values"):
+            raise self.error(it, f"a loop over .{it.func.attr.value}() of a value that is not a dict argument",
+                             "pass the dict in as an argument: its keys are known when the function is specialised")
         kind = None
         if isinstance(it, cst.Call):
             r = resolve.resolve(it.func, self.uf.lookup, self.locals)
@@ -384,6 +393,47 @@ class _Normalizer:
         loop = cst.For(target=cst.Name(index), iter=cf.call("range", bounds), body=cf.block(body))
         self.emit(loop)
         self._loop_else(node, flag)
+
+    def iterates_structure(self, it) -> bool:
+        """Whether a for clause runs over a pytree whose structure is known now (a list of parameter
+        tuples, a dict's items, zip or enumerate of one): such a loop is unrolled, as JAX's tracing
+        unrolls it, so each pass reads its entry's leaves by name."""
+        if isinstance(it, cst.Call):
+            if isinstance(it.func, cst.Attribute) and it.func.attr.value in ("items", "keys", "values"):
+                return self.iterates_structure(it.func.value)
+            return any(self.iterates_structure(arg.value) for arg in it.args)
+        if isinstance(it, cst.Subscript):
+            return self.iterates_structure(it.value)
+        if isinstance(it, cst.Name):
+            if it.value in self.substitute:      # a helper's parameter: a tuple built by the caller, or a structure
+                atom = self.substitute[it.value]
+                return isinstance(atom, cst.Tuple) or isinstance(atom, cst.Name) and atom.value in self.core.structures
+            return it.value in self.locals and self.local(it.value) in self.core.structures
+        return False
+
+    def unrolled_loop(self, node: cst.For, rows: list):
+        """``for w, b in params`` over a structure known now: the body once per entry, the target
+        bound to that entry's atoms."""
+        targets = {n.value for n in walk.nodes(node.target) if isinstance(n, cst.Name)}
+        written = resolve.local_names(node.body)
+        for stmt in walk.nodes(node.body):
+            if isinstance(stmt, (cst.Break, cst.Continue)):
+                raise self.error(stmt, "break or continue in a loop over a structure, which is unrolled",
+                                 "loop over range(len(...)) and test inside, or use np.where")
+        if targets & written:
+            raise self.error(node.target, "assigning the target of a loop over a structure in its body",
+                             "assign to another name")
+        saved = dict(self.substitute)
+        try:
+            for row in rows:
+                self.bind_row(node, node.target, row)
+                for stmt in self.block(node.body.body):
+                    self.emit(stmt)
+        finally:
+            self.substitute = saved
+        if node.orelse is not None:       # no break: the else block always runs
+            for stmt in self.block(node.orelse.body.body):
+                self.emit(stmt)
 
     def _break_flag(self, loop):
         """For a loop with an ``else:``, a flag set False before it, which its own breaks set True."""
@@ -527,7 +577,7 @@ class _Normalizer:
             return self.call(node, discard)
         if isinstance(node, cst.Subscript):
             return self.subscript(node)
-        if isinstance(node, cst.ListComp):
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
             return self.comprehension(node)
         if isinstance(node, (cst.Tuple, cst.List)):
             return cf.tuple_of(self.atom(el.value) for el in node.elements)
@@ -549,10 +599,16 @@ class _Normalizer:
         r = resolve.resolve(node, self.uf.lookup, self.locals)
         # x.T on a variable, or on any expression: (a + b).T, np.dot(a, a).T
         if r.kind == "local" or resolve.dotted_name(node.value) is None:
+            value = self.atom(node.value)
+            treedef = self.core.structures.get(value.value) if isinstance(value, cst.Name) else None
+            if treedef is not None and treedef.kind in ("namedtuple", "node"):
+                return self.field(node, value, treedef)
             prim_name = methods.ATTRIBUTES.get(node.attr.value)
             if prim_name is None:
-                raise self.error(node, f"the attribute .{node.attr.value} is not supported")
-            return cf.apply_primitive(primitives.get(prim_name), [self.atom(node.value)])
+                raise self.error(node, f"the attribute .{node.attr.value} is not supported",
+                                 "pass the value in as an argument or use a supported array attribute "
+                                 "(T, shape, ndim, size)")
+            return cf.apply_primitive(primitives.get(prim_name), [value])
         return self.global_value(node, r)
 
     def global_value(self, node, r: resolve.Resolved):
@@ -727,6 +783,13 @@ class _Normalizer:
             return self.at_update(node, *update)
         r = resolve.resolve(func, self.uf.lookup, self.locals)
         if isinstance(func, cst.Attribute) and (r.kind == "local" or resolve.dotted_name(func.value) is None):
+            if func.attr.value in ("items", "keys", "values") and not node.args:
+                rows = self.rows_of(node)        # sum(d.values()) of a dict argument: a tuple of its entries
+                if rows is None:
+                    raise self.error(node, f".{func.attr.value}() of a value that is not a dict argument",
+                                     "pass the dict in as an argument: its keys are known when the function "
+                                     "is specialised")
+                return cf.tuple_of([cf.tuple_of(list(row)) if isinstance(row, tuple) else row for row in rows])
             return self.method_call(node)
         if r.kind == "primitive":
             prim = r.primitive
@@ -971,16 +1034,18 @@ class _Normalizer:
         return last.body[0].value
 
     # --------------------------------------------------- Python over structures
-    def comprehension(self, node: cst.ListComp):
+    def comprehension(self, node: cst.ListComp | cst.GeneratorExp):
         """``[f(w, g) for w, g in zip(params, grads)]`` over structures known when the function is
-        specialized: unrolled, one element per entry, as JAX's tracing unrolls it."""
+        specialized: unrolled, one element per entry, as JAX's tracing unrolls it.  A generator
+        expression (``sum(np.sum(w * w) for w, b in params)``) is the same tuple of elements."""
         comp = node.for_in
+        what = "a list comprehension" if isinstance(node, cst.ListComp) else "a generator expression"
         if comp.inner_for_in is not None or comp.ifs or comp.asynchronous is not None:
-            raise self.error(node, "a list comprehension with several for clauses or an if",
+            raise self.error(node, f"{what} with several for clauses or an if",
                              "write one for clause without if, or a for loop")
         rows = self.rows_of(comp.iter)
         if rows is None:
-            raise self.error(node, "a list comprehension over values known only at run time",
+            raise self.error(node, f"{what} over values known only at run time",
                              "write a for loop that fills a preallocated array; a comprehension runs over "
                              "lists, tuples, zip, enumerate or range of a literal, whose length is known")
         saved = dict(self.substitute)
@@ -1026,13 +1091,24 @@ class _Normalizer:
                 return None
             which = slice(*(None if b is None else int(cst.Module([]).code_for_node(b)) for b in bounds))
             node = node.value
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args \
+                and node.func.attr.value in ("items", "keys", "values"):
+            atom = self.atom(node.func.value)
+            treedef = self.core.structures.get(atom.value) if isinstance(atom, cst.Name) else None
+            if treedef is None or treedef.kind != "dict":
+                return None
+            keys = [cf.literal(key) for key in treedef.keys]
+            values = [self.picked(atom, key, child) for key, child in zip(treedef.keys, treedef.children)]
+            return {"keys": keys, "values": values, "items": list(zip(keys, values))}[node.func.attr.value]
         if not isinstance(node, (cst.Name, cst.Attribute, cst.Tuple, cst.List)):
             return None
         atom = self.atom(node)
         if isinstance(atom, cst.Tuple):         # a tuple written in the code, or passed to a helper
             return [el.value for el in atom.elements][which]
         treedef = self.core.structures.get(atom.value) if isinstance(atom, cst.Name) else None
-        if treedef is None or treedef.kind not in ("tuple", "list"):
+        if treedef is not None and treedef.kind == "dict" and which == slice(None):
+            return [cf.literal(key) for key in treedef.keys]          # a dict runs over its keys
+        if treedef is None or not treedef.is_sequence:
             return None
         return [self.picked(atom, position, treedef.children[position])
                 for position in range(len(treedef.children))[which]]
@@ -1090,7 +1166,47 @@ class _Normalizer:
         treedef = self.core.structures.get(atom.value) if isinstance(atom, cst.Name) else None
         return len(treedef.children) if treedef is not None and treedef.kind in ("tuple", "list") else None
 
+    def child_structure(self, subscript: cst.Subscript):
+        """The structure of ``s[k]``, a structure's child read with a literal key, or None (a leaf, or
+        not known now)."""
+        treedef = self.core.structures.get(subscript.value.value) if isinstance(subscript.value, cst.Name) else None
+        if treedef is None or len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+            return None
+        try:
+            key = ast.literal_eval(cst.Module([]).code_for_node(subscript.slice[0].slice.value))
+        except (ValueError, SyntaxError):
+            return None
+        if treedef.kind == "dict" and key in treedef.keys:
+            child = treedef.children[treedef.keys.index(key)]
+        elif treedef.kind != "dict" and isinstance(key, int) and -len(treedef.children) <= key < len(treedef.children):
+            child = treedef.children[key]
+        else:
+            return None
+        return child if child.kind not in ("leaf", "none") else None
+
+    def field(self, node: cst.Attribute, atom: cst.Name, treedef):
+        """``params.W`` of a named tuple or a registered class: the child its attribute names."""
+        name = node.attr.value
+        static, value = tree.static_attribute(treedef, name)
+        if static:                 # a dataclass's meta field: part of the structure, a literal here
+            if not _literal_default(value):
+                raise self.error(node, f"the meta field .{name} of a {treedef.node_type.__qualname__}, a "
+                                       f"{type(value).__name__}", "make meta fields numbers, strings, bools or None")
+            return cf.literal(value)
+        if name not in treedef.keys:
+            if treedef.kind == "node" and not treedef.keys:
+                raise self.error(node, f"the attribute .{name} of a {treedef.node_type.__qualname__}, whose "
+                                       f"children its flatten function gives but no attribute of it holds",
+                                 "flatten into children that are the instance's own attributes, or register it "
+                                 "with tr.tree_util.register_dataclass")
+            raise self.error(node, f"the attribute .{name} of a {treedef.node_type.__qualname__}, which is none "
+                                   f"of its children ({', '.join(treedef.keys)})",
+                             "pass other values in as arguments")
+        position = treedef.keys.index(name)
+        return self.picked(atom, position, treedef.children[position])
+
     def picked(self, atom, position, treedef):
+        """A name for the child of the structure ``atom`` at ``position`` (a dict's child by its key)."""
         name = self.temp()
         self.assign(name, cst.Subscript(atom, [cst.SubscriptElement(cst.Index(cf.literal(position)))]))
         if treedef.kind != "leaf":

@@ -199,7 +199,7 @@ class Pmapped(Transformed):
         """Arrays and numbers only, nothing for the shard's own boundaries to do: devices may call
         the compiled function directly (a few microseconds less per device and call)."""
         return not self.shard.boundaries and not self.shard.static_argnums and \
-            not any(isinstance(a, (tuple, list, dict)) for a in args)
+            not any(tree.is_node(a) for a in args)
 
     def source(self, *args) -> str:
         """The code one device runs (before the device backend lowers its collectives)."""

@@ -29,9 +29,16 @@ def leaf_paths(treedef: TreeDef, prefix=()):
     if treedef.kind == "leaf":
         yield prefix, treedef
         return
-    keys = treedef.keys if treedef.kind == "dict" else range(len(treedef.children))
-    for key, child in zip(keys, treedef.children):
+    for key, child in zip(_path_keys(treedef), treedef.children):
         yield from leaf_paths(child, prefix + (key,))
+
+
+def _path_keys(treedef: TreeDef):
+    """How a path names each child: a dict's key, a named tuple's or a node's attribute (so the leaf
+    parameter of ``params.W`` is ``params_W``), else its position."""
+    if treedef.kind in ("dict", "namedtuple", "node") and treedef.keys:
+        return treedef.keys
+    return range(len(treedef.children))
 
 
 def _leaf_name(param: str, path) -> str:
@@ -52,13 +59,13 @@ class _Node:
             if key not in t.keys:
                 raise KeyError(key)
             position = t.keys.index(key)
-        elif t.kind in ("tuple", "list"):
+        elif t.kind in ("tuple", "list", "namedtuple", "node"):
             if not isinstance(key, int):
                 raise KeyError(key)
             position = key if key >= 0 else len(t.children) + key
             if not 0 <= position < len(t.children):
                 raise KeyError(key)
-            key = position
+            key = list(_path_keys(t))[position]
         else:
             raise KeyError(key)
         sub = t.children[position]

@@ -17,9 +17,12 @@ import numpy as np
 from . import staging, tiers, tree
 from .errors import Location, TransformError
 
-# pytree nodes: each leaf is its own parameter of generated code; None is a node without leaves (as in
-# JAX), so that a function is specialised on which of its arguments are None
-_CONTAINERS = (tuple, list, dict, type(None))
+
+
+def _is_structure(value) -> bool:
+    """A pytree node or None: each leaf is its own parameter of generated code, and None is a node
+    without leaves (as in JAX), so a function is specialised on which of its arguments are None."""
+    return value is None or tree.is_node(value)
 
 
 def _is_complex(value) -> bool:
@@ -33,7 +36,7 @@ def refuse_complex(fn, args, names) -> None:
     code runs, naming the argument, rather than give a derivative or a batch that silently drops
     the imaginary part.  ``names[i]`` names ``args[i]``."""
     for i, value in enumerate(args):
-        if isinstance(value, _CONTAINERS):
+        if _is_structure(value):
             if not any(_is_complex(leaf) for leaf in tree.leaves(value)):
                 continue
         elif not _is_complex(value):
@@ -41,7 +44,7 @@ def refuse_complex(fn, args, names) -> None:
         code = getattr(fn, "__code__", None)
         where = Location(code.co_filename, code.co_firstlineno) if code is not None else None
         name = names[i] if i < len(names) else f"argument {i}"
-        dtype = np.result_type(*tree.leaves(value)) if isinstance(value, _CONTAINERS) else np.result_type(value)
+        dtype = np.result_type(*tree.leaves(value)) if _is_structure(value) else np.result_type(value)
         raise TransformError(f"argument {name!r} of {getattr(fn, '__qualname__', fn)!r} is complex ({dtype}): "
                              f"transformer's transforms (grad, jvp, vmap, jit) take real floating-point and "
                              f"integer arguments only", where,
@@ -114,11 +117,13 @@ class Transformed:
         return static
 
     def structures(self, args) -> dict:
-        """The pytree structure of each non-static argument that is a tuple, list, dict or None."""
+        """The pytree structure of each non-static argument that is a pytree node (tuple, list, dict, None,
+        named tuple or registered class): each leaf is its own parameter of generated code, and None
+        is a node without leaves (as in JAX), so a function is specialised on which arguments are None."""
         names = list(self.signature.parameters)
         found = {}
         for i, value in enumerate(args):
-            if i not in self.static_argnums and isinstance(value, _CONTAINERS):
+            if i not in self.static_argnums and _is_structure(value):
                 found[names[i]] = tree.structure(value)
         return found
 
@@ -156,14 +161,14 @@ class Transformed:
             bound.apply_defaults()   # generated functions take every parameter positionally
             args = bound.args
         for value in args:
-            if _is_complex(value) or isinstance(value, _CONTAINERS):
+            if _is_complex(value) or _is_structure(value):
                 refuse_complex(self.__transformer_fn__, args, list(self.signature.parameters))
                 break
         for boundary in reversed(self.boundaries):
             args = boundary.before(args)
         if not self.static_argnums:
             for value in args:
-                if isinstance(value, _CONTAINERS):
+                if _is_structure(value):
                     break
             else:
                 fn = self._generated_for_plain
@@ -178,7 +183,7 @@ class Transformed:
         for i, value in enumerate(args):
             if i in self.static_argnums:
                 continue
-            if isinstance(value, _CONTAINERS):
+            if _is_structure(value):
                 flat.extend(tree.leaves(value))   # generated code takes one parameter per leaf
             else:
                 flat.append(value)

@@ -1,8 +1,9 @@
-"""JAX's ``jax.tree_util`` names for transformer's pytrees (tuples, lists, dicts and None; see
-tree.py).  Outside transformed code they are these functions; inside it, ``tree_map`` over
+"""JAX's ``jax.tree_util`` names for transformer's pytrees (tuples, lists, dicts, None, named tuples
+and registered classes; see tree.py).  Outside transformed code they are these functions; inside it, ``tree_map`` over
 structures known when the function is specialised is unrolled, one call per leaf (normalize.py)."""
 from __future__ import annotations
 
+from . import tree
 from .tree import TreeDef, flatten, leaves, map, structure, unflatten
 
 
@@ -26,3 +27,8 @@ def tree_flatten(tree):
 
 def tree_unflatten(treedef: TreeDef, leaves_in):
     return unflatten(treedef, leaves_in)
+
+
+register_pytree_node = tree.register_pytree_node
+register_dataclass = tree.register_dataclass
+register_pytree_node_class = tree.register_pytree_node_class

@@ -1,0 +1,162 @@
+"""User code for tests/test_pytrees.py (transforms read source): parameters held in named tuples,
+registered dataclasses and registered classes, read by attribute; loops, comprehensions and
+generator expressions over structures and over a dict's items."""
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+import numpy as np
+
+import transformer as tr
+
+
+class Dense(NamedTuple):
+    W: np.ndarray
+    b: np.ndarray
+
+
+@tr.tree_util.register_dataclass
+@dataclasses.dataclass
+class Layer:
+    W: np.ndarray
+    b: np.ndarray
+
+
+@dataclasses.dataclass
+class Activated:
+    W: np.ndarray
+    b: np.ndarray
+    activation: str = "tanh"
+    scale: float = 1.0
+
+
+tr.tree_util.register_dataclass(Activated, data_fields=["W", "b"], meta_fields=["activation", "scale"])
+
+
+class Box:
+    """A class registered with flatten/unflatten functions: its attributes hold the children."""
+
+    def __init__(self, low, high, weight):
+        self.low, self.high, self.weight = low, high, weight
+
+
+tr.tree_util.register_pytree_node(Box, lambda box: ((box.low, box.high), box.weight),
+                                  lambda weight, children: Box(children[0], children[1], weight))
+
+
+@tr.tree_util.register_pytree_node_class
+class Affine:
+    """A class registered by its tree_flatten / tree_unflatten methods, as JAX's decorator takes it."""
+
+    def __init__(self, scale, shift):
+        self.scale, self.shift = scale, shift
+
+    def tree_flatten(self):
+        return (self.scale, self.shift), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+
+class Hidden:
+    """Registered, but flattened into computed children that no attribute holds."""
+
+    def __init__(self, a):
+        self.a = a
+
+
+tr.tree_util.register_pytree_node(Hidden, lambda h: ((h.a * 1.0,), None), lambda aux, children: Hidden(children[0]))
+
+
+def dense_loss(p, x):
+    return np.sum(np.tanh(x @ p.W + p.b) ** 2)
+
+
+def layer_loss(layer, x):
+    h = x @ layer.W + layer.b
+    return np.sum(np.tanh(h) ** 2)
+
+
+def activated_loss(layer, x):
+    h = (x @ layer.W + layer.b) * layer.scale
+    if layer.activation == "tanh":
+        h = np.tanh(h)
+    else:
+        h = np.maximum(h, 0.0)
+    return np.sum(h ** 2)
+
+
+def box_loss(box, x):
+    return np.sum((box.high - box.low) ** 2 * box.weight) * np.sum(x * x)
+
+
+def affine_loss(f, x):
+    return np.sum(np.sin(f.scale * x + f.shift))
+
+
+def hidden_loss(h, x):
+    return np.sum(h.a * x)
+
+
+def missing_field(p, x):
+    return np.sum(p.V * x)
+
+
+def mlp(params, x):
+    # a list of named tuples: the loop is unrolled, each pass reading its layer's leaves by name
+    h = x
+    for layer in params[:-1]:
+        h = np.tanh(h @ layer.W + layer.b)
+    last = params[-1]
+    return np.sum(h @ last.W + last.b)
+
+
+def mlp_written_out(params, x):
+    h = np.tanh(x @ params[0].W + params[0].b)
+    h = np.tanh(h @ params[1].W + params[1].b)
+    return np.sum(h @ params[2].W + params[2].b)
+
+
+def weighted_by_position(params, x):
+    total = 0.0
+    for i, (w, b) in enumerate(params):
+        total = total + (i + 1.0) * np.sum(np.sin(x @ w + b))
+    return total
+
+
+def l2_of_dict(params):
+    # sum of a generator expression over a dict's values, and a loop over its items
+    penalty = sum(np.sum(v * v) for v in params.values())
+    for name, value in params.items():
+        if name == "W":
+            penalty = penalty + np.sum(np.abs(value))
+    return penalty
+
+
+def l2_of_dict_written_out(params):
+    return np.sum(params["W"] ** 2) + np.sum(params["b"] ** 2) + np.sum(np.abs(params["W"]))
+
+
+def keys_of_dict(params):
+    total = 0.0
+    for key in params:
+        total = total + np.sum(params[key] * 2.0)
+    return total
+
+
+def breaks_in_a_structure_loop(params, x):
+    total = 0.0
+    for w, b in params:
+        if np.sum(w) > 0.0:
+            break
+        total = total + np.sum(x @ w + b)
+    return total
+
+
+def items_of_an_array(x):
+    total = 0.0
+    for k, v in x.items():
+        total = total + v
+    return total

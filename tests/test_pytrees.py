@@ -1,0 +1,142 @@
+"""Pytree containers as JAX has them: named tuples, registered dataclasses (with meta fields) and
+registered classes, read by attribute inside transformed code; gradients come back as the argument's
+own class.  Loops, comprehensions, generator expressions and ``sum`` over structures and over a dict's
+items and values are unrolled.  Oracles: central differences and the same code written out."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pytree_cases as case
+import transformer as tr
+from oracles import central_difference_grad
+
+RNG = np.random.default_rng(3)
+X = RNG.normal(size=(4, 3))
+
+
+def dense(n_in, n_out):
+    return case.Dense(RNG.normal(size=(n_in, n_out)) * 0.5, RNG.normal(size=n_out) * 0.1)
+
+
+def leafwise_difference(fn, tree, x):
+    """Central differences of ``fn(tree, x)`` leaf by leaf, regrouped as ``tree``."""
+    leaves, treedef = tr.tree_util.tree_flatten(tree)
+    grads = []
+    for k in range(len(leaves)):
+        def of_leaf(leaf, k=k):
+            return fn(tr.tree_util.tree_unflatten(treedef, leaves[:k] + [leaf] + leaves[k + 1:]), x)
+        grads.append(central_difference_grad(of_leaf, (leaves[k].copy(),)))
+    return tr.tree_util.tree_unflatten(treedef, grads)
+
+
+def assert_same_tree(got, want, rtol=1e-6, atol=1e-9):
+    assert tr.tree_util.tree_structure(got) == tr.tree_util.tree_structure(want)
+    assert type(got) is type(want)
+    for a, b in zip(tr.tree_util.tree_leaves(got), tr.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_a_named_tuple_argument_read_by_attribute_and_its_gradient_of_its_class(target):
+    p = dense(3, 2)
+    want = leafwise_difference(case.dense_loss, p, X)
+    got = tr.jit(tr.grad(case.dense_loss), target=target)(p, X)
+    assert_same_tree(got, want)
+    value, grads = tr.value_and_grad(case.dense_loss)(p, X)
+    assert value == pytest.approx(case.dense_loss(p, X))
+    assert_same_tree(grads, want)
+
+
+def test_a_registered_dataclass_and_its_meta_fields_as_literals():
+    layer = case.Layer(RNG.normal(size=(3, 2)), RNG.normal(size=2))
+    assert_same_tree(tr.grad(case.layer_loss)(layer, X), leafwise_difference(case.layer_loss, layer, X))
+    for activation, scale in (("tanh", 0.5), ("relu", 2.0)):
+        act = case.Activated(RNG.normal(size=(3, 2)), RNG.normal(size=2), activation, scale)
+        got = tr.jit(tr.grad(case.activated_loss))(act, X)
+        assert_same_tree(got, leafwise_difference(case.activated_loss, act, X))
+        assert (got.activation, got.scale) == (activation, scale)       # the meta fields come back as given
+        # the meta fields are part of the structure: the branch is decided, not computed
+        source = tr.jit(case.activated_loss, target="python").source(act, X)
+        assert "activation" not in source.split("def activated_loss")[1].split("\n", 2)[1]
+
+
+@pytest.mark.parametrize("fn, tree", [(case.box_loss, case.Box(np.array([0.1, 0.2]), np.array([1.0, 2.5]), 3.0)),
+                                      (case.affine_loss, case.Affine(np.array([0.5, 1.5, -1.0]), np.array(0.3)))],
+                         ids=["register_pytree_node", "register_pytree_node_class"])
+def test_registered_classes_read_through_the_attributes_that_hold_their_children(fn, tree):
+    x = X[0]
+    got = tr.jit(tr.grad(fn))(tree, x)
+    want = leafwise_difference(fn, tree, x)
+    assert type(got) is type(tree)
+    for a, b in zip(tr.tree_util.tree_leaves(got), tr.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9)
+
+
+def test_named_tuples_under_vmap_jvp_and_hessian():
+    p = dense(3, 2)
+    batched = tr.vmap(case.dense_loss, in_axes=(None, 0))(p, np.stack([X, 2 * X]))
+    np.testing.assert_allclose(batched, [case.dense_loss(p, X), case.dense_loss(p, 2 * X)])
+    hessian = tr.hessian(case.dense_loss)(p, X)
+    assert isinstance(hessian, case.Dense) and isinstance(hessian.W, case.Dense)   # output first, as JAX
+    bump = 1e-4
+    step = case.Dense(p.W, p.b + np.array([bump, 0.0]))
+    column = (tr.grad(case.dense_loss)(step, X).b - tr.grad(case.dense_loss)(
+        case.Dense(p.W, p.b - np.array([bump, 0.0])), X).b) / (2 * bump)
+    np.testing.assert_allclose(hessian.b.b[:, 0], column, rtol=1e-5, atol=1e-8)
+
+
+def test_a_loop_over_a_list_of_named_tuples_is_unrolled():
+    params = [dense(3, 5), dense(5, 4), dense(4, 1)]
+    assert tr.jit(case.mlp)(params, X) == pytest.approx(case.mlp_written_out(params, X))
+    got = tr.jit(tr.grad(case.mlp))(params, X)
+    want = leafwise_difference(case.mlp, params, X)
+    assert isinstance(got, list) and all(isinstance(layer, case.Dense) for layer in got)
+    assert_same_tree(got, want)
+
+
+def test_enumerate_over_a_parameter_list():
+    params = [(RNG.normal(size=(3, 2)), RNG.normal(size=2)) for _ in range(3)]
+    assert_same_tree(tr.jit(tr.grad(case.weighted_by_position))(params, X),
+                     leafwise_difference(case.weighted_by_position, params, X))
+
+
+def test_a_dict_s_items_values_and_keys_and_sum_of_a_generator_expression():
+    params = {"W": RNG.normal(size=(3, 2)), "b": RNG.normal(size=2)}
+    assert tr.jit(case.l2_of_dict)(params) == pytest.approx(case.l2_of_dict_written_out(params))
+    want = {k: central_difference_grad(lambda v, k=k: case.l2_of_dict_written_out({**params, k: v}), (params[k],))
+            for k in params}
+    assert_same_tree(tr.jit(tr.grad(case.l2_of_dict))(params), want)
+    assert tr.grad(case.keys_of_dict)(params)["W"] == pytest.approx(np.full((3, 2), 2.0))
+
+
+def test_attributes_a_structure_lacks_are_refused_at_their_line():
+    with pytest.raises(tr.TransformError, match=r"the attribute \.V of a Dense, which is none of its children "
+                                                r"\(W, b\)") as info:
+        tr.grad(case.missing_field)(dense(3, 3), X)
+    assert "pytree_cases.py" in str(info.value)
+    with pytest.raises(tr.TransformError, match="no attribute of it holds"):
+        tr.grad(case.hidden_loss)(case.Hidden(np.ones(3)), X[0])
+
+
+def test_what_an_unrolled_loop_cannot_do_is_refused_at_its_line():
+    params = [(RNG.normal(size=(3, 2)), RNG.normal(size=2)) for _ in range(2)]
+    with pytest.raises(tr.TransformError, match="break or continue in a loop over a structure") as info:
+        tr.grad(case.breaks_in_a_structure_loop)(params, X)
+    assert "pytree_cases.py" in str(info.value)
+    with pytest.raises(tr.TransformError, match=r"a loop over \.items\(\) of a value that is not a dict argument"):
+        tr.jit(case.items_of_an_array, target="python")(X)
+
+
+def test_tree_util_outside_transformed_code_takes_every_node_type():
+    tree = [case.Dense(np.ones(2), np.zeros(1)), case.Layer(np.ones(3), np.ones(1)),
+            case.Activated(np.ones(1), np.ones(1), "relu", 2.0), {"box": case.Box(np.ones(1), np.ones(1), 0.5)}]
+    leaves, treedef = tr.tree_util.tree_flatten(tree)
+    assert len(leaves) == 8
+    doubled = tr.tree_util.tree_map(lambda v: v * 2, tree)
+    assert isinstance(doubled[2], case.Activated) and doubled[2].activation == "relu" and doubled[2].scale == 2.0
+    assert doubled[3]["box"].weight == 0.5
+    np.testing.assert_allclose(doubled[1].W, 2.0)
+    assert tr.tree_util.tree_structure(tr.tree_util.tree_unflatten(treedef, leaves)) == treedef
+    with pytest.raises(ValueError, match="split the fields"):
+        tr.tree_util.register_dataclass(case.Activated, data_fields=["W"], meta_fields=["activation"])
