@@ -192,8 +192,8 @@ def with_fstring(x):
 
 
 def with_dict_update(x):
-    d = {"a": 1.0}                                # refused: dict_literal
-    d["b"] = 2.0
+    d = {"a": 1.0}
+    d["b"] = 2.0                                  # refused: dict_write
     return np.sum(x) * d["a"]
 
 

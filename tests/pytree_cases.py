@@ -160,3 +160,33 @@ def items_of_an_array(x):
     for k, v in x.items():
         total = total + v
     return total
+
+
+def sgd_step(params, grads):
+    # the update of a JAX training loop: a new list of tuples, and a new dict
+    return [(w - 0.1 * dw, b - 0.1 * db) for (w, b), (dw, db) in zip(params, grads)]
+
+
+def scaled_dict(params):
+    return {name: value * 2.0 for name, value in params.items()}
+
+
+def dict_display(x):
+    out = {"sum": np.sum(x), "double": x * 2.0}
+    return out
+
+
+def built_dense(p):
+    return case_dense(p.W * 2.0, b=p.b + 1.0)
+
+
+def built_activated(layer):
+    return Activated(layer.W * 0.5, layer.b, activation=layer.activation, scale=3.0)
+
+
+def reads_a_built_dict(x):
+    parts = {"a": x * 2.0, "b": np.sin(x)}
+    return np.sum(parts["a"] * parts["b"])
+
+
+case_dense = Dense

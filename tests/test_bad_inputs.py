@@ -48,7 +48,7 @@ SOURCE_FAULTS = [
     ("lambda", bad.with_lambda_inside, "lambda"),
     ("assert", bad.with_assert, "assert statement"),
     ("fstring", bad.with_fstring, "f-string"),
-    ("dict_literal", bad.with_dict_update, "dict literal"),
+    ("dict_write", bad.with_dict_update, "writing into an entry of a dict"),
     ("import", bad.with_import, "import"),
     ("nonlocal", bad.with_nonlocal_maker(), "nonlocal statement"),
     ("print", bad.calls_print, r"call to print.*neither a supported primitive"),

@@ -140,3 +140,44 @@ def test_tree_util_outside_transformed_code_takes_every_node_type():
     assert tr.tree_util.tree_structure(tr.tree_util.tree_unflatten(treedef, leaves)) == treedef
     with pytest.raises(ValueError, match="split the fields"):
         tr.tree_util.register_dataclass(case.Activated, data_fields=["W"], meta_fields=["activation"])
+
+
+# ------------------------------------------------ structures built in transformed code and returned
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_an_update_returns_a_new_list_of_tuples_as_jax_does(target):
+    params = [(RNG.normal(size=(3, 2)), RNG.normal(size=2)), (RNG.normal(size=(2, 1)), RNG.normal(size=1))]
+    grads = tr.tree_util.tree_map(lambda v: v * 0 + 1.0, params)
+    got = tr.jit(case.sgd_step, target=target)(params, grads)
+    assert isinstance(got, list) and all(isinstance(layer, tuple) for layer in got)
+    assert_same_tree(got, tr.tree_util.tree_map(lambda p, g: p - 0.1 * g, params, grads))
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_dicts_built_by_a_display_and_a_comprehension(target):
+    params = {"W": RNG.normal(size=(3, 2)), "b": RNG.normal(size=2)}
+    assert_same_tree(tr.jit(case.scaled_dict, target=target)(params), {k: v * 2.0 for k, v in params.items()})
+    x = RNG.normal(size=3)
+    got = tr.jit(case.dict_display, target=target)(x)
+    assert set(got) == {"sum", "double"}
+    np.testing.assert_allclose(got["double"], 2 * x)
+    assert got["sum"] == pytest.approx(np.sum(x))
+    np.testing.assert_allclose(tr.grad(case.reads_a_built_dict)(x), 2 * np.sin(x) + 2 * x * np.cos(x))
+
+
+def test_a_dict_result_under_vmap_keeps_its_keys():
+    xs = RNG.normal(size=(4, 3))
+    got = tr.vmap(case.dict_display)(xs)
+    np.testing.assert_allclose(got["sum"], xs.sum(axis=1))
+    np.testing.assert_allclose(got["double"], 2 * xs)
+
+
+def test_named_tuples_and_dataclasses_built_in_the_code():
+    p = dense(3, 2)
+    got = tr.jit(case.built_dense)(p)
+    assert isinstance(got, case.Dense)
+    np.testing.assert_allclose(got.W, 2 * p.W)
+    np.testing.assert_allclose(got.b, p.b + 1)
+    layer = case.Activated(RNG.normal(size=(3, 2)), RNG.normal(size=2), "relu", 2.0)
+    built = tr.jit(case.built_activated)(layer)
+    assert isinstance(built, case.Activated) and (built.activation, built.scale) == ("relu", 3.0)
+    np.testing.assert_allclose(built.W, 0.5 * layer.W)

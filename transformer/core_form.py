@@ -74,6 +74,9 @@ class CoreFunction:
     # names whose pytree structure is known when the function is specialized (a structured argument,
     # a gradient regrouped as its argument, a list built by a comprehension over one) -> its TreeDef
     structures: dict[str, object] = field(default_factory=dict)
+    # the structure a caller rebuilds the returned tuples as (a list, dict or named tuple built and
+    # returned), or None: normalize records it, Transformed applies it (staging.result_structure)
+    result_structure: object = None
 
     @property
     def name(self) -> str:

@@ -30,11 +30,10 @@ _REFUSED_NODES = {
     cst.Assert: ("an assert statement", "check inputs before calling the transformed function"),
     cst.Yield: ("yield (a generator)", "return an array instead"),
     cst.Await: ("await", "transformed functions are synchronous"),
-    # a list comprehension or generator expression over a structure (a list of arrays, zip of two)
-    # is unrolled by the normalizer, which refuses one over values known only at run time
+    # a list or dict comprehension or generator expression over a structure (a list of arrays, zip
+    # of two, a dict's items) is unrolled by the normalizer, which refuses one over values known only
+    # at run time; a dict display's keys must be known when the function is specialised
     cst.SetComp: ("a set comprehension", "write a for loop"),
-    cst.DictComp: ("a dict comprehension", "write a for loop"),
-    cst.Dict: ("a dict literal", "pass dicts in as arguments; build results as tuples"),
     cst.Set: ("a set literal", "use a tuple or an array"),
     cst.NamedExpr: ("an assignment expression (:=)", "assign on its own line"),
     cst.FormattedString: ("an f-string", "transformed functions compute numbers, not text"),
@@ -293,6 +292,8 @@ class Fence(cst.CSTVisitor):
             return
         if r.kind == "dtype":
             return  # np.float32(x): a cast
+        if r.kind == "node":
+            return  # Dense(W, b): a named tuple or registered dataclass built (normalize binds its fields)
         if r.kind == "library":
             self.refuse(node, f"a call to {name} (a function of the installed package "
                         f"{resolve.installed_package(r.value)}), which has no registered primitive; transformer "

@@ -57,6 +57,7 @@ def normalize(fn, static: dict | None = None, structures: dict | None = None) ->
         elif p not in static and structures is None:
             core.maybe_none.add(rename[p])      # not specialised for a call: a run-time argument may be None
     body = norm.block(uf.node.body.body, top_level=True)
+    core.result_structure = _rebuilt_on_return(norm.returned)
     # defaults are applied by the caller's Python wrapper; commas are left to
     # libcst so that a transform may drop a parameter (a static argument)
     new_params = [p.with_changes(name=cst.Name(rename[p.name.value]), default=None,
@@ -66,6 +67,17 @@ def normalize(fn, static: dict | None = None, structures: dict | None = None) ->
     core.node = cst.FunctionDef(name=cst.Name(uf.name), params=cst.Parameters(params=new_params),
                                 body=cf.block(_results_returned_as_a_tuple(body, scope)))
     return core
+
+
+def _rebuilt_on_return(returned: list):
+    """The structure the caller rebuilds the result as (generated code returns tuples): when every
+    return gives the same one and it holds a list, dict, named tuple or registered class; else None."""
+    if not returned or any(r != returned[0] for r in returned):
+        return None
+
+    def rebuilt(treedef) -> bool:
+        return treedef.kind in ("list", "dict", "namedtuple", "node") or any(rebuilt(c) for c in treedef.children)
+    return returned[0] if rebuilt(returned[0]) else None
 
 
 def _results_returned_as_a_tuple(body: list, scope: NameScope) -> list:
@@ -115,6 +127,8 @@ class _Normalizer:
         # transformer's own functions (templates/definitions.py, tr.nn), inlined for the user's call
         self.ours = (getattr(uf.fn, "__module__", None) or "").startswith("transformer.")
         self.index_pairs: set[str] = set()      # names holding np.triu_indices' (rows, columns)
+        self.lists: set[int] = set()            # ids of the tuples built for lists (as_list)
+        self.returned: list = []                # the structure of each value returned, in order
         self.out: list = []
         self.comment: str | None = None
         self.loop_conditions: list = []         # per enclosing loop: statements recomputing a while-condition
@@ -136,7 +150,8 @@ class _Normalizer:
         if isinstance(value, cst.Subscript):          # params[0] of a list of named tuples: a structure too
             known = self.child_structure(value)
         if isinstance(value, cst.Tuple) and all(isinstance(el.value, cst.Name) for el in value.elements):
-            known = TreeDef("tuple", tuple(self.core.structures.get(el.value.value, _LEAF) for el in value.elements))
+            known = TreeDef("list" if id(value) in self.lists else "tuple",
+                            tuple(self.core.structures.get(el.value.value, _LEAF) for el in value.elements))
         if known is not None:
             self.core.structures[target] = known
         else:
@@ -225,7 +240,9 @@ class _Normalizer:
                 self.value(small.value, discard=True)
             # any other bare expression has no effect
         elif isinstance(small, cst.Return):
-            self.emit(cf.statement(cst.Return(self.atom(small.value) if small.value else None)))
+            returned = self.atom(small.value) if small.value else None
+            self.returned.append(self.structure_of(returned))
+            self.emit(cf.statement(cst.Return(returned)))
         elif isinstance(small, cst.Break):
             if self.break_flags and self.break_flags[-1] is not None:
                 self.assign(self.break_flags[-1], cf.literal(True))
@@ -244,6 +261,12 @@ class _Normalizer:
         if isinstance(target, cst.Name):
             self.assign(self.local(target.value), self.value(value_node) if atom is None else atom)
         elif isinstance(target, cst.Subscript):
+            if isinstance(target.value, cst.Name) and self.local(target.value.value) in self.core.structures:
+                kind = self.core.structures[self.local(target.value.value)].kind
+                raise self.error(target, f"writing into an entry of a {kind if kind != 'node' else 'pytree'} "
+                                         f"({cst.Module([]).code_for_node(target)} = ...)",
+                                 "build a new one with the entry changed, as JAX code does (a display or a "
+                                 "comprehension); its structure is fixed when the function is specialised")
             index = self.index(target)
             self.emit(cf.assign(cst.Subscript(cst.Name(self.local(target.value.value)), index),
                                 atom if atom is not None else self.atom(value_node)))
@@ -579,7 +602,13 @@ class _Normalizer:
             return self.subscript(node)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
             return self.comprehension(node)
-        if isinstance(node, (cst.Tuple, cst.List)):
+        if isinstance(node, cst.Dict):
+            return self.dict_display(node)
+        if isinstance(node, cst.DictComp):
+            return self.dict_comprehension(node)
+        if isinstance(node, cst.List):
+            return self.as_list(cf.tuple_of(self.atom(el.value) for el in node.elements))
+        if isinstance(node, cst.Tuple):
             return cf.tuple_of(self.atom(el.value) for el in node.elements)
         raise self.error(node, f"{type(node).__name__} expressions are not supported")
 
@@ -731,6 +760,9 @@ class _Normalizer:
 
     def subscript(self, node: cst.Subscript):
         receiver = self.atom(node.value)
+        treedef = self.core.structures.get(receiver.value) if isinstance(receiver, cst.Name) else None
+        if treedef is not None and treedef.kind == "dict":
+            return self.dict_entry(node, receiver, treedef)
         if isinstance(receiver, cst.Tuple):   # pair(x)[0]: a helper's tuple result, indexed
             picked = _tuple_element(receiver, node)
             if picked is not None:
@@ -800,6 +832,8 @@ class _Normalizer:
             if len(node.args) != 1:
                 raise self.error(node, f"{r.dotted}() takes one value")
             return cf.call("rt.astype", [self.atom(node.args[0].value), self.dtype_atom(node, r.value)])
+        if r.kind == "node":
+            return self.construct(node, r.value)
         if r.kind == "user" and r.value in _TREE_MAPS:
             return self.tree_map(node)
         if r.kind == "user":
@@ -1065,7 +1099,8 @@ class _Normalizer:
         finally:
             self.substitute = saved
         # a tuple of atoms in place, so np.concatenate([f(a) for a in parts]) reads as np.concatenate((...))
-        return cf.tuple_of(elements)
+        built = cf.tuple_of(elements)
+        return self.as_list(built) if isinstance(node, cst.ListComp) else built
 
     def rows_of(self, node) -> list | None:
         """The entries a for clause runs over, when their number is known now: atoms (or tuples of
@@ -1098,7 +1133,7 @@ class _Normalizer:
             if treedef is None or treedef.kind != "dict":
                 return None
             keys = [cf.literal(key) for key in treedef.keys]
-            values = [self.picked(atom, key, child) for key, child in zip(treedef.keys, treedef.children)]
+            values = [self.picked(atom, position, child) for position, child in enumerate(treedef.children)]
             return {"keys": keys, "values": values, "items": list(zip(keys, values))}[node.func.attr.value]
         if not isinstance(node, (cst.Name, cst.Attribute, cst.Tuple, cst.List)):
             return None
@@ -1166,6 +1201,124 @@ class _Normalizer:
         treedef = self.core.structures.get(atom.value) if isinstance(atom, cst.Name) else None
         return len(treedef.children) if treedef is not None and treedef.kind in ("tuple", "list") else None
 
+    # ----------------------------------------- structures built in the code
+    # A list, dict, named tuple or dataclass built here is a tuple at run time (a dict's values in
+    # the order of its sorted keys), its structure recorded in core.structures; returned, the caller
+    # rebuilds it (Transformed, staging.result_structure).
+    def structure_of(self, atom):
+        """The pytree structure of an atom: a name's recorded one, a tuple's of its elements."""
+        if isinstance(atom, cst.Name):
+            return self.core.structures.get(atom.value, _LEAF)
+        if isinstance(atom, cst.Tuple):
+            return TreeDef("list" if id(atom) in self.lists else "tuple",
+                           tuple(self.structure_of(el.value) for el in atom.elements))
+        return _LEAF
+
+    def as_list(self, built: cst.Tuple) -> cst.Tuple:
+        """Mark a tuple of atoms as a list's, so the name assigned it has a list's structure."""
+        self.lists.add(id(built))
+        return built
+
+    def structured(self, atoms: list, treedef_of) -> cst.Name:
+        """A name for a tuple of ``atoms``, with the structure ``treedef_of(children's structures)``."""
+        held = [self.held(atom) for atom in atoms]
+        name = self.temp()
+        self.assign(name, cf.tuple_of(held))
+        self.core.structures[name] = treedef_of(tuple(self.core.structures.get(h.value, _LEAF) for h in held))
+        return cst.Name(name)
+
+    def dict_display(self, node: cst.Dict) -> cst.Name:
+        """``{"W": w, "b": b}`` with keys known now."""
+        entries = {}
+        for element in node.elements:
+            if isinstance(element, cst.StarredDictElement):
+                raise self.error(element, "** in a dict display", "write each entry")
+            key = _literal_key(self.atom(element.key))
+            if key is _NO_KEY or not isinstance(key, (str, int)):
+                raise self.error(element.key, "a dict key that is not a string or an int known now",
+                                 "use literal keys: transformed code specialises on a dict's keys")
+            entries[key] = self.atom(element.value)
+        return self.dict_of(node, entries)
+
+    def dict_of(self, node, entries: dict) -> cst.Name:
+        try:
+            keys = tuple(sorted(entries))
+        except TypeError:
+            raise self.error(node, "a dict with keys of several types", "use string keys") from None
+        return self.structured([entries[k] for k in keys], lambda children: TreeDef("dict", children, keys))
+
+    def dict_comprehension(self, node: cst.DictComp) -> cst.Name:
+        """``{k: f(v) for k, v in params.items()}`` over a structure known now: unrolled."""
+        comp = node.for_in
+        if comp.inner_for_in is not None or comp.ifs or comp.asynchronous is not None:
+            raise self.error(node, "a dict comprehension with several for clauses or an if",
+                             "write one for clause without if")
+        rows = self.rows_of(comp.iter)
+        if rows is None:
+            raise self.error(node, "a dict comprehension over values known only at run time",
+                             "run it over a dict argument's items(), or a list, tuple or zip of them")
+        saved = dict(self.substitute)
+        entries = {}
+        try:
+            for row in rows:
+                self.bind_row(node, comp.target, row)
+                key = _literal_key(self.atom(node.key))
+                if key is _NO_KEY or not isinstance(key, (str, int)):
+                    raise self.error(node.key, "a dict key that is not a string or an int known now",
+                                     "use the keys of a dict argument, or literal keys")
+                entries[key] = self.held(self.atom(node.value))
+        finally:
+            self.substitute = saved
+        return self.dict_of(node, entries)
+
+    def construct(self, node: cst.Call, node_type: type) -> cst.Name:
+        """``Dense(W=w, b=b)``: a named tuple or a registered dataclass built from its fields (a
+        dataclass's meta fields must be known now: they are part of its structure)."""
+        fields, meta_fields = tree.constructor_fields(node_type)
+        names = _field_order(node_type)
+        given = {}
+        positional = [a for a in node.args if a.keyword is None]
+        if len(positional) > len(names) or any(a.star for a in node.args):
+            raise self.error(node, f"{node_type.__qualname__}() takes its {len(names)} fields by position or name")
+        for name, arg in zip(names, positional):
+            given[name] = arg.value
+        for arg in node.args:
+            if arg.keyword is not None:
+                if arg.keyword.value not in names or arg.keyword.value in given:
+                    raise self.error(arg, f"{node_type.__qualname__}() has no field {arg.keyword.value!r} to set here")
+                given[arg.keyword.value] = arg.value
+        defaults = _field_defaults(node_type)
+        atoms = {}
+        for name in names:
+            if name in given:
+                atoms[name] = self.atom(given[name])
+            elif name in defaults and _literal_default(defaults[name]):
+                atoms[name] = cf.literal(defaults[name])
+            else:
+                raise self.error(node, f"{node_type.__qualname__}() is missing the field {name!r}")
+        meta = []
+        for name in meta_fields:
+            value = _literal_key(atoms[name])
+            if value is _NO_KEY:
+                raise self.error(node, f"the meta field {name!r} of {node_type.__qualname__} must be known now "
+                                       f"(a literal, or a meta field read from an argument)")
+            meta.append(value)
+        return self.structured([atoms[f] for f in fields],
+                               lambda children: tree.built(node_type, children, tuple(meta)))
+
+    def dict_entry(self, node: cst.Subscript, receiver: cst.Name, treedef):
+        """``d["W"]`` of a dict whose keys are known now: its entry by position, as a dict built in the
+        code is a tuple of its values in the order of its sorted keys (an argument's entries are its
+        leaves, structure.py)."""
+        item = node.slice[0].slice if len(node.slice) == 1 else None
+        key = _literal_key(self.atom(item.value)) if isinstance(item, cst.Index) else _NO_KEY
+        if key is _NO_KEY:
+            raise self.error(node, "a dict indexed with other than one key known now",
+                             "index it with a literal key (d['W']), or loop over d.items()")
+        if key not in treedef.keys:
+            raise self.error(node, f"the dict has no key {key!r} (its keys are {', '.join(map(repr, treedef.keys))})")
+        return cst.Subscript(receiver, [cst.SubscriptElement(cst.Index(cf.literal(treedef.keys.index(key))))])
+
     def child_structure(self, subscript: cst.Subscript):
         """The structure of ``s[k]``, a structure's child read with a literal key, or None (a leaf, or
         not known now)."""
@@ -1176,9 +1329,8 @@ class _Normalizer:
             key = ast.literal_eval(cst.Module([]).code_for_node(subscript.slice[0].slice.value))
         except (ValueError, SyntaxError):
             return None
-        if treedef.kind == "dict" and key in treedef.keys:
-            child = treedef.children[treedef.keys.index(key)]
-        elif treedef.kind != "dict" and isinstance(key, int) and -len(treedef.children) <= key < len(treedef.children):
+        # by position: the normalizer reads a dict's entry by its key's position (dict_entry)
+        if isinstance(key, int) and -len(treedef.children) <= key < len(treedef.children):
             child = treedef.children[key]
         else:
             return None
@@ -1368,6 +1520,7 @@ class _Normalizer:
         rename: dict = {}
         prefix = fn.__name__.strip("_")
         child = _Normalizer(callee, self.core, rename, self.stack + (fn.__code__,), comments=self.comments)
+        child.lists = self.lists      # a helper's [a, b] returned here is a list
         for pname, atom in bound.items():
             if isinstance(atom, (LocalLambda, PassedFunction, FunctionTuple)):   # apply(lambda v: 2 * v, x): called by name
                 child.lambdas[pname] = atom
@@ -1595,6 +1748,30 @@ def _literal_int(node) -> int | None:
             and isinstance(node.expression, cst.Integer):
         return -int(node.expression.value)
     return None
+
+
+_NO_KEY = object()
+
+
+def _field_order(node_type: type) -> list:
+    """A named tuple's or a dataclass's fields in the order its constructor takes them."""
+    if hasattr(node_type, "_fields"):
+        return list(node_type._fields)
+    return [f.name for f in dataclasses.fields(node_type) if f.init]
+
+
+def _field_defaults(node_type: type) -> dict:
+    if hasattr(node_type, "_field_defaults"):
+        return dict(node_type._field_defaults)
+    return {f.name: f.default for f in dataclasses.fields(node_type) if f.default is not dataclasses.MISSING}
+
+
+def _literal_key(node):
+    """The value of a literal key (a string, a number), or _NO_KEY."""
+    try:
+        return ast.literal_eval(cst.Module([]).code_for_node(node))
+    except (ValueError, SyntaxError):
+        return _NO_KEY
 
 
 def _tuple_element(receiver: cst.Tuple, node: cst.Subscript):

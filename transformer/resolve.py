@@ -23,7 +23,7 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from . import primitives, walk
+from . import primitives, tree, walk
 from .custom import custom_jvp, custom_vjp
 from .primitives import Primitive
 
@@ -46,7 +46,7 @@ def is_newaxis(r: "Resolved") -> bool:
 
 @dataclass(frozen=True)
 class Resolved:
-    kind: str               # local | primitive | user | library | constant | dtype | module | loop | other | unknown
+    kind: str               # local | primitive | user | library | constant | dtype | module | loop | node | other | unknown
     value: Any = None
     primitive: Primitive | None = None
     dotted: str = ""        # the name as written, e.g. "np.sin"
@@ -92,6 +92,8 @@ def classify(value, dotted: str = "") -> Resolved:
         pass
     if isinstance(value, type) and issubclass(value, np.generic):
         return Resolved("dtype", value, None, dotted)
+    if isinstance(value, type) and tree.constructor_fields(value) is not None:
+        return Resolved("node", value, None, dotted)     # Dense(W, b): a named tuple or dataclass pytree built
     if isinstance(value, types.ModuleType):
         return Resolved("module", value, None, dotted)
     if is_constant_value(value):

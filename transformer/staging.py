@@ -83,6 +83,20 @@ def make_cores(fn, steps, static: dict | None, structures: dict | None, for_back
     return cores
 
 
+# steps whose generated function returns what the function returns, its leaves only batched or split
+# across devices: the caller rebuilds a list, dict or named tuple the function built and returned
+KEEP_RESULT_STRUCTURE = {"vmap", "pmap"}
+
+
+def result_structure(fn, steps, static: dict | None = None, structures: dict | None = None):
+    """The structure Transformed rebuilds the generated code's tuples as (a list, dict or named tuple
+    ``fn`` builds and returns), or None.  Read from the normalized function, so a module loaded from
+    the cache has it too."""
+    if any(step.name not in KEEP_RESULT_STRUCTURE for step in steps):
+        return None
+    return normalize(fn, static, structures).result_structure
+
+
 def copy_written_arguments(core: cf.CoreFunction) -> cf.CoreFunction:
     """An argument the function writes into is copied on entry: no transform changes the caller's
     array (JAX's arrays are values), and a derivative is that of the function of the value passed.

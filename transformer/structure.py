@@ -55,11 +55,7 @@ class _Node:
 
     def child(self, key):
         t = self.treedef
-        if t.kind == "dict":
-            if key not in t.keys:
-                raise KeyError(key)
-            position = t.keys.index(key)
-        elif t.kind in ("tuple", "list", "namedtuple", "node"):
+        if t.kind in ("tuple", "list", "namedtuple", "node", "dict"):   # by position (normalize reads a dict's keys)
             if not isinstance(key, int):
                 raise KeyError(key)
             position = key if key >= 0 else len(t.children) + key

@@ -77,6 +77,7 @@ class Transformed:
         # the generated callable when no argument is static or a container: then
         # the lookup by key below always finds the same one, and a call skips it
         self._generated_for_plain = None
+        self._result_structures: dict = {}     # id of a built function -> the structure its result is rebuilt as
         functools.update_wrapper(self, base, updated=())
         del self.__wrapped__  # source.unwrap must see the base function, not this wrapper
         n_params = len(self.signature.parameters)
@@ -136,6 +137,9 @@ class Transformed:
         fn = self._built.get(key)
         if fn is None:
             fn = self._built[key] = self._build(static, structures)
+            rebuilt_as = staging.result_structure(self.__transformer_fn__, self.steps, static, structures)
+            if rebuilt_as is not None:
+                self._result_structures[id(fn)] = rebuilt_as
         return fn
 
     def _build(self, static, structures):
@@ -177,7 +181,7 @@ class Transformed:
                 result = fn(*args)
                 for boundary in self.boundaries:
                     result = boundary.after(result, args)
-                return result
+                return self._rebuilt(fn, result)
         fn = self.compiled(*args)
         flat = []
         for i, value in enumerate(args):
@@ -190,7 +194,13 @@ class Transformed:
         result = fn(*flat)
         for boundary in self.boundaries:
             result = boundary.after(result, args)
-        return result
+        return self._rebuilt(fn, result)
+
+    def _rebuilt(self, fn, result):
+        """A list, dict or named tuple the function built and returned, rebuilt from the tuples
+        generated code returns."""
+        structure = self._result_structures.get(id(fn))
+        return result if structure is None else tree.rebuilt(structure, result)
 
     def source(self, *args) -> str:
         """The generated module text; pass example arguments when static or structured ones matter."""

@@ -118,6 +118,27 @@ def register_pytree_node_class(node_type: type):
     return node_type
 
 
+def constructor_fields(node_type: type):
+    """``(data fields, meta fields)`` of a class transformed code may build (a named tuple, or a
+    dataclass registered with register_dataclass), else None."""
+    if issubclass(node_type, tuple) and hasattr(node_type, "_fields"):
+        return tuple(node_type._fields), ()
+    registered = _NODE_TYPES.get(node_type)
+    if registered is not None and registered.fields:
+        return registered.fields, registered.meta_fields
+    return None
+
+
+def built(node_type: type, children: tuple, meta: tuple) -> TreeDef:
+    """The structure of ``node_type(...)`` built from children of these structures and meta values:
+    the one ``flatten`` gives such an instance."""
+    fields, meta_fields = constructor_fields(node_type)
+    if meta_fields or node_type in _NODE_TYPES:
+        return TreeDef("node", children, fields, node_type, tuple(meta),
+                       tuple((name, k) for k, name in enumerate(meta_fields)))
+    return TreeDef("namedtuple", children, fields, node_type)
+
+
 def is_node(value) -> bool:
     """Whether ``value`` is a pytree node with children: a tuple, list, dict, named tuple or registered
     class (None, a node without any, is not counted)."""
@@ -195,7 +216,7 @@ def unflatten(treedef: TreeDef, leaves) -> Any:
 _END = object()
 
 
-def _build(treedef: TreeDef, leaves):
+def _build(treedef: TreeDef, leaves, children_given=False):
     if treedef.kind == "leaf":
         leaf = next(leaves, _END)
         if leaf is _END:
@@ -203,7 +224,7 @@ def _build(treedef: TreeDef, leaves):
         return leaf
     if treedef.kind == "none":
         return None
-    children = [_build(c, leaves) for c in treedef.children]
+    children = list(leaves) if children_given else [_build(c, leaves) for c in treedef.children]
     if treedef.kind == "dict":
         return dict(zip(treedef.keys, children))
     if treedef.kind == "namedtuple":
@@ -211,6 +232,17 @@ def _build(treedef: TreeDef, leaves):
     if treedef.kind == "node":
         return _NODE_TYPES[treedef.node_type].unflatten(treedef.aux, children)
     return list(children) if treedef.kind == "list" else tuple(children)
+
+
+def rebuilt(treedef: TreeDef, nested) -> Any:
+    """``nested``, tuples of tuples as generated code returns them, rebuilt as ``treedef`` (lists,
+    dicts, named tuples and registered classes); its leaves may be batched (vmap) or anything else."""
+    if treedef.kind == "leaf":
+        return nested
+    if treedef.kind == "none":
+        return None
+    return _build(treedef, iter([rebuilt(child, part) for child, part in zip(treedef.children, nested)]),
+                  children_given=True)
 
 
 def leaves(tree) -> list:
