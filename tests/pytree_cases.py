@@ -190,3 +190,9 @@ def reads_a_built_dict(x):
 
 
 case_dense = Dense
+
+
+def mixed_outputs(params, x):
+    # a dict output, of a tuple argument and an array
+    w, b = params
+    return {"scaled": w * x, "total": np.sum(np.sin(b) * x)}

@@ -181,3 +181,47 @@ def test_named_tuples_and_dataclasses_built_in_the_code():
     built = tr.jit(case.built_activated)(layer)
     assert isinstance(built, case.Activated) and (built.activation, built.scale) == ("relu", 3.0)
     np.testing.assert_allclose(built.W, 0.5 * layer.W)
+
+
+# ------------------------------------------------ forward mode and Jacobians of pytrees (issue 21)
+def test_jvp_of_pytree_primals_against_differences():
+    p, x = dense(3, 2), RNG.normal(size=(4, 3))
+    dp, dx = dense(3, 2), RNG.normal(size=(4, 3))
+    out, tangent = tr.jvp(case.dense_loss, (p, x), (dp, dx))
+    h = 1e-6
+    ahead = case.dense_loss(tr.tree_util.tree_map(lambda a, d: a + h * d, p, dp), x + h * dx)
+    behind = case.dense_loss(tr.tree_util.tree_map(lambda a, d: a - h * d, p, dp), x - h * dx)
+    assert out == pytest.approx(case.dense_loss(p, x))
+    assert tangent == pytest.approx((ahead - behind) / (2 * h), rel=1e-6)
+    with pytest.raises(ValueError, match="must have its primal's structure"):
+        tr.jvp(case.dense_loss, (p, x), ((dp.W, dp.b), dx))
+
+
+def test_jvp_keeps_the_structure_the_function_returns():
+    params = (RNG.normal(size=3), RNG.normal(size=3))
+    x = RNG.normal(size=3)
+    tangents = ((np.ones(3), np.zeros(3)), np.zeros(3))
+    out, tangent = tr.jvp(case.mixed_outputs, (params, x), tangents)
+    assert set(out) == set(tangent) == {"scaled", "total"}
+    np.testing.assert_allclose(tangent["scaled"], x)           # d(w * x) along dw = 1
+    assert tangent["total"] == pytest.approx(0.0)
+
+
+def test_jacfwd_and_jacrev_of_pytrees_nest_as_jax_does():
+    params = (RNG.normal(size=3), RNG.normal(size=3))
+    x = RNG.normal(size=3)
+    forward = tr.jacfwd(case.mixed_outputs, argnums=(0, 1))(params, x)
+    reverse = tr.jacrev(case.mixed_outputs, argnums=(0, 1))(params, x)
+    for jac in (forward, reverse):
+        # output first (a dict), then the argnums tuple, then the argument's structure (a tuple)
+        np.testing.assert_allclose(jac["scaled"][0][0], np.diag(x))
+        np.testing.assert_allclose(jac["scaled"][0][1], np.zeros((3, 3)))
+        np.testing.assert_allclose(jac["scaled"][1], np.diag(params[0]))
+        np.testing.assert_allclose(jac["total"][0][1], np.cos(params[1]) * x)
+        np.testing.assert_allclose(jac["total"][1], np.sin(params[1]))
+    p = dense(3, 2)
+    jac = tr.jacfwd(case.dense_loss)(p, X)
+    grad = tr.grad(case.dense_loss)(p, X)
+    assert isinstance(jac, case.Dense)
+    np.testing.assert_allclose(jac.W, grad.W)
+    np.testing.assert_allclose(jac.b, grad.b)

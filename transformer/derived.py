@@ -248,7 +248,7 @@ class Jacobian(_Derived):
                         isinstance(argnums, tuple))
 
     def steps_for(self, args, layout, out) -> tuple:
-        scalar = out is None or not isinstance(out, tuple) and np.ndim(out) == 0
+        scalar = out is None or not tree.is_node(out) and np.ndim(out) == 0
         if scalar:     # a scalar output: grad's code, no seed parameter
             reverse = Step("grad", (("argnums", self.rev), ("has_aux", False)))
         else:
@@ -284,7 +284,7 @@ class Jacobian(_Derived):
         out = self.output(args)
         flat = layout.leaves
         rev_leaves = layout.of(self.rev)
-        if isinstance(out, tuple):
+        if tree.is_node(out):
             return self._tree_rows(self.chain(args, out, layout).compiled(*args), layout, out, rev_leaves)
         scalar = np.ndim(out) == 0
         if self._sweeps(layout, out):
@@ -318,7 +318,7 @@ class Jacobian(_Derived):
             rows = []
             for i in range(np.size(leaf)):
                 seed = zeros[:m] + [_basis(leaf, i)] + zeros[m + 1:]
-                rows.append(generated(*layout.leaves, tree.unflatten(treedef, seed)))
+                rows.append(generated(*layout.leaves, tree.as_tuples(treedef, seed)))
             blocks = {(r,): np.stack([np.asarray(row[r], dtype=_precision(leaf, layout.leaves[r])) for row in rows])
                       for r in rev_leaves}
             jacobians.append(self._assemble(blocks, layout, np.shape(leaf)))

@@ -12,14 +12,18 @@ import functools
 
 import numpy as np
 
-from . import tree
+from . import staging, tree
 from .staging import Step
 from .transformed import Boundary, Transformed, refuse_complex
 from .transforms import jvp as _jvp_transform  # noqa: F401  (registers the transform)
 
 
 def jvp(fn, primals, tangents):
-    """``(fn(*primals), d/dt fn(primals + t * tangents) at t = 0)``."""
+    """``(fn(*primals), d/dt fn(primals + t * tangents) at t = 0)``.  As in JAX, a primal may be a
+    pytree (a tuple, list, dict or named tuple of arrays), with a tangent of its structure; the
+    output and its tangent keep the structure the function returns."""
+    if isinstance(primals, (tuple, list)) and any(tree.is_node(p) for p in primals):
+        return _jvp_of_pytrees(fn, tuple(primals), tangents)
     primals, tangents = _check_pairs(fn, primals, tangents)
     active = tuple(i for i, p in enumerate(primals) if _is_float(p))
     forward = _forward(fn, active, tuple(np.ndim(p) for p in primals))
@@ -50,10 +54,12 @@ def jacfwd(fn, argnums=0):
         for i in wanted:
             if not isinstance(i, int) or not -n <= i < n:
                 raise ValueError(f"argnums {i!r} is out of range for {n} arguments")
-            if not _is_float(args[i]):
+            if not tree.is_node(args[i]) and not _is_float(args[i]):
                 raise TypeError(f"jacfwd requires real-valued inputs, but argument {i % n} has dtype "
                                 f"{np.result_type(args[i])}; pass floats, e.g. np.asarray(x, dtype=float)")
             positions.append(i % n)
+        if any(tree.is_node(a) for a in args):
+            return _jacobian_of_pytrees(fn, args, positions, several)
         args, _ = _check_pairs(fn, tuple(args), tuple(_zeros(a) for a in args))
         forward = _forward(fn, tuple(sorted(set(positions))), tuple(np.ndim(a) for a in args))
         per_argument = [_jacobian(forward, args, i) for i in positions]     # each: (treedef, leaf blocks)
@@ -64,6 +70,58 @@ def jacfwd(fn, argnums=0):
         return tree.unflatten(treedef, leaves)
 
     return jacobian
+
+
+def _jvp_of_pytrees(fn, primals: tuple, tangents):
+    """jvp with pytree primals: the generated jvp takes one parameter per leaf (the function is
+    specialised on the primals' structures), then one tangent per leaf, in the same order."""
+    if not isinstance(tangents, (tuple, list)) or len(tangents) != len(primals):
+        raise ValueError(f"jvp got {len(primals)} primals; pass a tuple of as many tangents, each of its "
+                         f"primal's structure")
+    base = Transformed.of(fn)
+    if base.boundaries or base.static_argnums:
+        raise TypeError(f"jvp with pytree primals of {base!r}: apply jvp to the function before vmap, pmap "
+                        f"or static arguments")
+    names = list(base.signature.parameters)
+    if len(primals) != len(names):
+        raise TypeError(f"jvp of a function of {len(names)} arguments got {len(primals)} primals")
+    primal_leaves, tangent_leaves = [], []
+    for i, (p, t) in enumerate(zip(primals, tangents)):
+        p_leaves, p_def = tree.flatten(p)
+        t_leaves, t_def = tree.flatten(t)
+        if p_def != t_def:
+            raise ValueError(f"the tangent for argument {i} has the structure {t_def}, but its primal has "
+                             f"{p_def}; a tangent must have its primal's structure")
+        primal_leaves += p_leaves
+        tangent_leaves += t_leaves
+    flat_primals, flat_tangents = _check_leaves(base, primal_leaves, tangent_leaves)
+    active = tuple(k for k, leaf in enumerate(flat_primals) if _is_float(leaf))
+    forward = _forward(fn, active, tuple(np.ndim(leaf) for leaf in flat_primals))
+    generated = forward.compiled(*primals)       # specialised on the primals' structures
+    out, out_dot = generated(*flat_primals, *flat_tangents)
+    returned = staging.result_structure(base.__transformer_fn__, (), None, forward.structures(primals))
+    if returned is not None:
+        out, out_dot = tree.rebuilt(returned, out), tree.rebuilt(returned, out_dot)
+    return out, out_dot
+
+
+def _check_leaves(base, primal_leaves, tangent_leaves):
+    """The leaves' tangents checked as _check_pairs checks plain arguments'."""
+    names = [f"leaf {k}" for k in range(len(primal_leaves))]
+    refuse_complex(base.__transformer_fn__, primal_leaves, names)
+    refuse_complex(base.__transformer_fn__, tangent_leaves, [f"the tangent of {name}" for name in names])
+    checked = []
+    for k, (p, t) in enumerate(zip(primal_leaves, tangent_leaves)):
+        if not _is_float(p):
+            checked.append(0.0)
+            continue
+        if not _is_numeric(t) or np.shape(t) != np.shape(p):
+            raise ValueError(f"the tangent of leaf {k} must be a number or array of its primal's shape "
+                             f"{np.shape(p)}")
+        dtype = np.result_type(p)
+        checked.append(np.asarray(t, dtype=dtype) if np.ndim(p) else dtype.type(t) if isinstance(p, np.generic)
+                       else float(t))
+    return list(primal_leaves), checked
 
 
 @functools.lru_cache(maxsize=256)
@@ -97,6 +155,38 @@ class OnPrimals(Boundary):
         out, out_dot = result
         primals = args[:self.n_primals]
         return self.boundary.after(out, primals), self.boundary.after(out_dot, primals)
+
+
+def _jacobian_of_pytrees(fn, args: tuple, positions: list, several: bool):
+    """jacfwd with pytree arguments (JAX's nesting: the output's structure outside, then the tuple of
+    argnums, then each argument's structure), one pytree jvp per element of each differentiated leaf."""
+    zero = [tree.map(_zeros, a) if tree.is_node(a) else _zeros(a) for a in args]
+    out_def, per_position = None, []
+    for i in positions:
+        leaves, arg_def = tree.flatten(args[i])
+        blocks_per_leaf = []          # per leaf of args[i]: per output leaf, its block
+        for j, leaf in enumerate(leaves):
+            if not _is_float(leaf):
+                raise TypeError(f"jacfwd requires real-valued inputs, but leaf {j} of argument {i} has dtype "
+                                f"{np.result_type(leaf)}")
+            columns, out = [], None
+            for k in range(int(np.size(leaf))):
+                basis = np.zeros(np.size(leaf), dtype=np.result_type(leaf))
+                basis[k] = 1.0
+                tangent_leaves = [_zeros(other) for other in leaves]
+                tangent_leaves[j] = basis.reshape(np.shape(leaf)) if np.ndim(leaf) else basis[0]
+                tangents = list(zero)
+                tangents[i] = tree.unflatten(arg_def, tangent_leaves) if tree.is_node(args[i]) else tangent_leaves[0]
+                out, column = jvp(fn, args, tuple(tangents))
+                columns.append(tree.leaves(column))
+            out_leaves, out_def = tree.flatten(out)
+            blocks_per_leaf.append([_assemble([c[o] for c in columns], out_leaf, leaf)
+                                    for o, out_leaf in enumerate(out_leaves)])
+        per_position.append([tree.unflatten(arg_def, [blocks[o] for blocks in blocks_per_leaf])
+                             for o in range(out_def.num_leaves)])
+    leaves = [tuple(blocks[o] for blocks in per_position) if several else per_position[0][o]
+              for o in range(out_def.num_leaves)]
+    return tree.unflatten(out_def, leaves)
 
 
 def _jacobian(forward, args, i):

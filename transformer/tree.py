@@ -245,6 +245,18 @@ def rebuilt(treedef: TreeDef, nested) -> Any:
                   children_given=True)
 
 
+def as_tuples(treedef: TreeDef, leaves_in) -> Any:
+    """The leaves nested as tuples in the shape of ``treedef``: how generated code passes a structure
+    (a dict's values in the order of its sorted keys)."""
+    iterator = iter(leaves_in)
+
+    def nested(t):
+        if t.kind == "leaf":
+            return next(iterator)
+        return None if t.kind == "none" else tuple(nested(c) for c in t.children)
+    return nested(treedef)
+
+
 def leaves(tree) -> list:
     return flatten(tree)[0]
 
