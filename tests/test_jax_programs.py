@@ -482,3 +482,29 @@ def test_len_of_a_tuple_and_a_comprehension_over_it_are_decided_when_specialized
     np.testing.assert_allclose(tr.grad(calls_with_a_tuple)(x, y), [0.0, 2.0 / 3.0, 4.0 / 3.0])
     code = tr.jit(calls_with_a_tuple, target="python").source(x, y)
     assert not [line for line in code.splitlines() if "len(" in line.split("#")[0]], code
+
+
+def test_jax_names_transformer_lacks_say_what_to_use_instead():
+    import jax_style_cases as case
+    with pytest.raises(AttributeError, match=r"jax\.lax\.dynamic_slice in JAX\): index with a slice"):
+        lax.dynamic_slice  # noqa: B018
+    with pytest.raises(AttributeError, match=r"jax\.make_jaxpr in JAX\): transformer shows generated Python source"):
+        tr.make_jaxpr  # noqa: B018
+    with pytest.raises(AttributeError, match=r"^module 'transformer\.nn' has no attribute 'nothing_at_all'$"):
+        tr.nn.nothing_at_all  # noqa: B018
+    # inside transformed code, at the user's line
+    with pytest.raises(tr.TransformError, match=r"jax_style_cases\.py:9.*lax\.dynamic_slice.*index with a slice"):
+        tr.grad(case.takes_a_dynamic_slice)(X)
+    with pytest.raises(tr.TransformError, match=r"jax_style_cases\.py:13.*use np\.clip\(x, 0\.0, 6\.0\)"):
+        tr.jit(case.uses_relu6)(X)
+
+
+def test_jax_s_host_utilities():
+    tr.config.update("jax_enable_x64", True)
+    assert tr.config.read("jax_enable_x64") is True
+    with pytest.raises(ValueError, match="no configuration flag 'jax_no_such_flag'"):
+        tr.config.update("jax_no_such_flag", 1)
+    placed = tr.device_put({"w": [1.0, 2.0], "b": 0.5})       # each leaf an array, as in JAX
+    assert isinstance(placed["w"], list) and all(isinstance(v, np.ndarray) for v in placed["w"])
+    assert isinstance(placed["b"], np.ndarray)
+    assert tr.block_until_ready(placed) is placed

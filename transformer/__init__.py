@@ -12,7 +12,14 @@ from .derived import hessian, hvp, jacrev, linearize
 from .forward import jacfwd, jvp
 from .jit import jit
 from .lax import stop_gradient
-from .parallel import devices, pmap
+from .parallel import block_until_ready, device_put, devices, pmap
+from . import config
 from .show import show, tier_of
 
-__all__ = ["jit", "vmap", "pmap", "devices", "jvp", "jacfwd", "jacrev", "hessian", "hvp", "linearize", "grad", "value_and_grad", "vjp", "custom_vjp", "custom_jvp", "show", "tier_of", "stop_gradient", "lax", "nn", "random", "tree", "tree_util", "TransformError", "CompileError", "NoSourceError"]
+__all__ = ["jit", "vmap", "pmap", "devices", "device_put", "block_until_ready", "config", "jvp", "jacfwd", "jacrev", "hessian", "hvp", "linearize", "grad", "value_and_grad", "vjp", "custom_vjp", "custom_jvp", "show", "tier_of", "stop_gradient", "lax", "nn", "random", "tree", "tree_util", "TransformError", "CompileError", "NoSourceError"]
+
+
+def __getattr__(name):
+    # a JAX name transformer lacks: say what to use instead (jax_names.py)
+    from .jax_names import missing
+    raise missing("", name)

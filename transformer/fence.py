@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from . import methods, resolve, walk
+from . import jax_names, methods, resolve, walk
 from .errors import TransformError
 from .source import UserFunction
 
@@ -281,6 +281,13 @@ class Fence(cst.CSTVisitor):
             self.refuse(node, f"calling the local variable {name!r}",
                         "call a module-level function by its name")
         if r.kind == "unknown":
+            owner = resolve.resolve(node.func.value, self.uf.lookup, self.locals) \
+                if isinstance(node.func, cst.Attribute) else None
+            if owner is not None and owner.kind == "module" and owner.value.__name__.startswith("transformer"):
+                # jax.lax.dynamic_slice with `import transformer as jax`: say what to use instead
+                module = owner.value.__name__.removeprefix("transformer").lstrip(".")
+                raise TransformError(f"{name}: {jax_names.missing(module, node.func.attr.value)}",
+                                     self.uf.location(node))
             raise TransformError(f"name {name!r} is not defined", self.uf.location(node))
         if r.kind == "loop":
             self.refuse(node, f"{name}() outside a for statement", f"use {name}() only as a for loop's iterable")

@@ -180,3 +180,9 @@ def log_ndtr(x):
     """log(ndtr(x)), accurate far into the left tail (scipy.special.log_ndtr)."""
     from scipy import special
     return special.log_ndtr(x)
+
+
+def __getattr__(name):
+    # a JAX name transformer lacks: say what to use instead (jax_names.py)
+    from .jax_names import missing
+    raise missing("lax", name)

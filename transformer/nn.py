@@ -85,3 +85,9 @@ def softmax(x, axis=-1):
 def log_softmax(x, axis=-1):
     shifted = x - np.max(x, axis=axis, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def __getattr__(name):
+    # a JAX name transformer lacks: say what to use instead (jax_names.py)
+    from .jax_names import missing
+    raise missing("nn", name)

@@ -66,6 +66,17 @@ def devices(backend: str | None = None) -> list[Device]:
     return [Device(rank, "mpi", rank) for rank in range(mpi.world_size())]
 
 
+def device_put(x, device=None):
+    """JAX's ``device_put``: transformer's arrays are NumPy arrays in host memory (a CUDA target copies
+    them to the GPU itself on each call), so each leaf becomes a NumPy array, where it already is."""
+    return tree.map(np.asarray, x) if tree.is_node(x) else np.asarray(x)
+
+
+def block_until_ready(x):
+    """JAX's ``block_until_ready``: transformer's calls return finished results, so ``x`` itself."""
+    return x
+
+
 def _cpu_device_count() -> int:
     text = os.environ.get("TRANSFORMER_CPU_DEVICES")
     if text is None:

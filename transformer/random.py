@@ -576,3 +576,9 @@ class HostOnlyFunction:
 for _name in __all__:
     globals()[_name] = HostOnlyFunction(globals()[_name])
 del _name
+
+
+def __getattr__(name):
+    # a JAX name transformer lacks: say what to use instead (jax_names.py)
+    from .jax_names import missing
+    raise missing("random", name)
