@@ -67,8 +67,19 @@ def columns(core: CoreFunction, tangent: int = 1, sizes=(0,)) -> CoreFunction:
     for result, size_of in zip(results, sizes):
         size = scope.temp()
         setup += [_line(f"{size} = np.size({names[size_of]})"), _line(f"{result} = np.zeros(({n}, {size}))")]
+    # a parameter the looped statements rebind or write into starts each column from its value on entry
+    restart = []
+    for name in names:
+        if name == swept:
+            continue
+        found = [_names(stmt) for stmt in looped]
+        if any(name in f.writes or name in f.mutates for f in found):
+            entry = scope.claim(f"{name}_on_entry")
+            setup.append(_line(f"{entry} = {name}", f"# {name} is rebound below: each column starts from this value"))
+            copied = any(name in f.mutates for f in found)
+            restart.append(_line(f"{name} = np.copy({entry})" if copied else f"{name} = {entry}"))
     loop_body = [_line(f"{basis} = np.zeros({n})"), _line(f"{basis}[{k}] = 1.0"),
-                 _line(f"{swept} = np.reshape({basis}, {shape})")] + looped + unpack
+                 _line(f"{swept} = np.reshape({basis}, {shape})")] + restart + looped + unpack
     for result, dot in zip(results, dots):
         flat = scope.temp()
         loop_body += [_line(f"{flat} = np.reshape({dot}, -1)"), _line(f"{result}[{k}] = {flat}")]
