@@ -6,6 +6,7 @@ __version__ = "0.1.0"
 from . import lax, nn, random, tree, tree_util
 from .errors import CompileError, NoSourceError, TransformError
 from .batching import vmap
+from .checkpoint import checkpoint, remat
 from .custom import custom_jvp, custom_vjp
 from .differentiate import grad, value_and_grad, vjp
 from .derived import hessian, hvp, jacrev, linearize
@@ -16,7 +17,7 @@ from .parallel import block_until_ready, device_put, devices, pmap
 from . import config
 from .show import show, tier_of
 
-__all__ = ["jit", "vmap", "pmap", "devices", "device_put", "block_until_ready", "config", "jvp", "jacfwd", "jacrev", "hessian", "hvp", "linearize", "grad", "value_and_grad", "vjp", "custom_vjp", "custom_jvp", "show", "tier_of", "stop_gradient", "lax", "nn", "random", "tree", "tree_util", "TransformError", "CompileError", "NoSourceError"]
+__all__ = ["jit", "vmap", "pmap", "devices", "device_put", "block_until_ready", "config", "jvp", "jacfwd", "jacrev", "hessian", "hvp", "linearize", "grad", "value_and_grad", "vjp", "custom_vjp", "custom_jvp", "checkpoint", "remat", "show", "tier_of", "stop_gradient", "lax", "nn", "random", "tree", "tree_util", "TransformError", "CompileError", "NoSourceError"]
 
 
 def __getattr__(name):

@@ -258,6 +258,11 @@ def tuple_sizes(statements, of_atoms: bool = True) -> dict[str, int | None]:
                 size = sizes[a.value.value]
             elif prim is not None and prim.results:
                 size = len(prim.results)
+            elif prim is not None and prim.may_alias and isinstance(a.value, cst.Call) and a.value.args and (
+                    isinstance(a.value.args[0].value, cst.Tuple) and of_atoms
+                    or isinstance(a.value.args[0].value, cst.Name) and a.value.args[0].value.value in sizes):
+                first = a.value.args[0].value       # its first operand itself: a custom rule's tuple output
+                size = len(first.elements) if isinstance(first, cst.Tuple) else sizes[first.value]
             else:
                 continue
             known = sizes.get(a.target, "unset")

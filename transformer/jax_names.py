@@ -20,8 +20,6 @@ INSTEAD: dict[str, dict[str, str]] = {
         "debug": "print outside the transformed function (tr.jit(f, target='python') runs as plain NumPy, "
                  "where a breakpoint works)",
         "profiler": "time calls with time.perf_counter; benchmarks/ compares against JAX side by side",
-        "checkpoint": "not available yet: the backward sweep tapes the forward values it needs",
-        "remat": "not available yet: the backward sweep tapes the forward values it needs",
         "shard_map": "use tr.pmap with tr.lax collectives (psum, pmean, all_gather, ppermute)",
         "pure_callback": "make the call outside the transformed function and pass its result in",
         "disable_jit": "use tr.jit(f, target='python'): the same transforms, run as plain NumPy",

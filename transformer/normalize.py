@@ -806,6 +806,8 @@ class _Normalizer:
         func = node.func
         if isinstance(func, cst.Call):       # tr.grad(loss)(w, x), checked by the fence
             made = resolve.transform_of_call(func, self.uf.lookup, self.locals)
+            if isinstance(made, custom_vjp):     # tr.checkpoint(step)(h, x)
+                return self.custom_vjp_call(node, made)
             return self.inline_transformed(node, made)
         local_lambda = self.lambda_called(func)
         if local_lambda is not None:
@@ -1453,8 +1455,11 @@ class _Normalizer:
             out, residuals = cst.Name(self.temp()), cst.Name(self.temp())
             self.assign(out.value, cst.Subscript(pair, [cst.SubscriptElement(cst.Index(cf.literal(0)))]))
             self.assign(residuals.value, cst.Subscript(pair, [cst.SubscriptElement(cst.Index(cf.literal(1)))]))
-        rule = self.scope.claim(f"{fn.bwd.__name__}")
-        self.core.functions[rule] = fn.bwd
+        backward = fn.bwd
+        if getattr(fn, "checkpointed", False) and isinstance(out, cst.Tuple):   # tr.checkpoint of a tuple output
+            backward = fn.backward_for(len(out.elements))
+        rule = self.scope.claim(f"{backward.__name__}")
+        self.core.functions[rule] = backward
         inputs = cf.tuple_of([bound[p.name.value] for p in callee.node.params.params])
         return cf.call("rt.custom_vjp_call", [out, inputs, residuals, cf.literal(rule)])
 

@@ -507,6 +507,7 @@ for _name in ["zeros_like", "scalar_seed", "copy", "align_batch", "has_cotangent
     _sig = _inspect.signature(_impl)
     _params = tuple(p.name for p in _sig.parameters.values() if p.default is _inspect.Parameter.empty)
     _keywords = tuple(p.name for p in _sig.parameters.values() if p.default is not _inspect.Parameter.empty)
-    # the helpers that may hand back (a view of) their first argument: a tape's top, an unchanged cotangent
+    # the helpers that may hand back (a view of) their first argument: a tape's top, an unchanged
+    # cotangent, a custom rule's marker (its output itself)
     register(f"rt.{_name}", f"rt.{_name}", _impl, SPECIAL, _params, keywords=_keywords,
-             may_alias=_name in ("unbroadcast", "top", "pop", "copy"))
+             may_alias=_name in ("unbroadcast", "top", "pop", "copy", "custom_vjp_call", "custom_jvp_call"))

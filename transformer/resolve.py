@@ -178,7 +178,7 @@ def transform_of_call(node: cst.Call, lookup, local_names):
     import ast
 
     import transformer
-    makers = {getattr(transformer, name) for name in ("grad", "value_and_grad", "vmap", "jit")
+    makers = {getattr(transformer, name) for name in ("grad", "value_and_grad", "vmap", "jit", "checkpoint", "remat")
               if hasattr(transformer, name)}
     r = resolve(node.func, lookup, local_names)
     if r.value not in makers:

@@ -37,6 +37,7 @@ from . import register
 from .shapes import SCALAR, Shapes, assignments, atom_names, is_array, operands, walk
 
 _CUSTOM_JVP = "rt.custom_jvp_call"
+_CUSTOM_VJP = "rt.custom_vjp_call"
 
 # Template calls that take several tangents; an inactive one becomes a literal 0.0.
 _SEVERAL_TANGENTS = {"np.where": slice(1, 3), "np.linspace": slice(0, 2)}
@@ -213,6 +214,10 @@ class _Forward:
                 return [stmt] + self.tag(self.zero_tangent(name, self.shapes.of_value(value), into=dot))
             x_dot = cst.Name(self.tangent(args["x"].value))
             return [stmt] + self.tag([cf.assign(dot, value.with_changes(value=x_dot))])
+        if prim.name == _CUSTOM_VJP and getattr(self.core.functions[args["rule"].evaluated_value], "recomputes", False):
+            # tr.checkpoint: the output was computed by the function's own code, and its tangent with it
+            pre, tangent = self.tangent_atom(args["out"], self.shapes.of_value(args["out"]))
+            return [stmt] + self.tag(pre + [cf.assign(dot, tangent)])
         if prim.name == _CUSTOM_JVP:
             if not _value_is_active(value, self.active, self.table):
                 return [stmt] + self.tag(self.zero_tangent(name, self.shapes.of_value(value), into=dot))

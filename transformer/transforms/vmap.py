@@ -42,7 +42,24 @@ def vmap_transform(core: CoreFunction, in_axes=(), out_axes=0, axis_name=None, a
         # ppermute over this axis, written with the collectives batched below (all_gather, axis_index)
         core.node = core.node.with_changes(body=cf.block(ppermutes_as_gathers(core, list(core.node.body.body),
                                                                               axis_name)))
+    core.node = core.node.visit(_CheckpointsAsValues(core.functions))
     return _Batcher(core, tuple(in_axes), out_axes, axis_name, axis_size, identity_basis).run()
+
+
+class _CheckpointsAsValues(cst.CSTTransformer):
+    """``y = rt.custom_vjp_call(out, ...)`` of a tr.checkpoint is ``y = out`` under vmap: the marker
+    only tells reverse mode to recompute, and batching changes no value (a user's custom_vjp keeps
+    its marker, whose batching is refused)."""
+
+    def __init__(self, functions):
+        self.functions = functions
+
+    def leave_Call(self, original, updated):
+        if cf.primitive_of(updated) is not None and cf.primitive_of(updated).name == "rt.custom_vjp_call":
+            rule = updated.args[3].value.evaluated_value
+            if getattr(self.functions.get(rule), "recomputes", False):
+                return updated.args[0].value
+        return updated
 
 
 def _is_batched(state) -> bool:
