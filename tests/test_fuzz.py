@@ -3,7 +3,7 @@ transform checked against a reference that needs nothing of ours.
 
     grad, vmap(grad), jit(grad)   central differences in float64
     jvp                           central differences along the tangent
-    jvp(grad)                     central differences of central differences
+    jvp(grad), hessian            central differences of central differences
     vmap, jit(vmap)               a Python loop over the batch, stacked
     jit (python and numba)        the plain Python function
     grad of loops and exits       central differences, and jvp along a tangent
@@ -38,7 +38,7 @@ import transformer as tr
 # programs per property in the CI run: transforming one program takes about a
 # second of libcst work, and each numba property adds a compile of seconds
 CI_EXAMPLES = {"jit_python": 100, "grad": 40, "jvp": 30, "vmap": 30, "vmap_grad": 12, "jvp_grad": 8,
-               "grad_loops": 15, "vmap_grad_loops": 3,
+               "grad_loops": 15, "vmap_grad_loops": 3, "hessian": 6, "hessian_loops": 6,
                "jit_cpu": 4, "jit_grad_cpu": 3, "jit_vmap_cpu": 3, "jit_grad_loops_cpu": 1}
 # Refusals the library documents (a clear TransformError at the user's line, never a
 # number): a program that meets one is rejected, not passed.  Anything else fails.
@@ -256,6 +256,38 @@ def test_jvp_of_grad_is_a_hessian_vector_product(program, seed):
     tame(reference)
     _, hvp = tr.jvp(tr.grad(f), args, tangents)
     assert_close(hvp, reference, 1e-4, 1e-5, "jvp(grad)")
+
+
+def check_hessian(program, seed):
+    """tr.hessian (jacfwd of jacrev: one generated loop or vmap over the basis vectors) times a random
+    direction, against central differences of central-difference gradients."""
+    f = loaded(program)
+    args = arguments_for(program, seed)
+    tame(f(*args))
+    rng = np.random.default_rng(seed + 5)
+    v = rng.normal(size=np.shape(args[0])) if isinstance(args[0], np.ndarray) else float(rng.normal())
+
+    def fd_grad(*a):
+        return oracles.central_difference_grad(f, a, 0, eps=1e-5)
+    reference = oracles.central_difference_jvp(fd_grad, args, (v,) + (None,) * (len(args) - 1), eps=1e-3)
+    tame(reference)
+    with known_refusals_rejected():
+        hessian = np.asarray(tr.hessian(f)(*args), dtype=np.float64)
+    size = int(np.size(args[0]))
+    product = hessian.reshape(size, size) @ np.reshape(v, -1)
+    assert_close(product.reshape(np.shape(args[0])), reference, 1e-4, 1e-5, "hessian times v")
+
+
+@fuzz_settings("hessian")
+@given(fp.programs(scalar_out=True, max_statements=5), seeds)
+def test_hessian_times_a_direction_matches_differences(program, seed):
+    check_hessian(program, seed)
+
+
+@fuzz_settings("hessian_loops")
+@given(loop_programs, seeds)
+def test_hessian_of_loops_and_exits_matches_differences(program, seed):
+    check_hessian(program, seed)
 
 
 # ----------------------------------------------------------------------- numba
