@@ -859,13 +859,13 @@ def _split_source(name: str, sections, operand_count: int, axis, equal: bool) ->
     for piece, (start, stop) in zip(pieces, spans):
         lines.append(f"{piece} = np.moveaxis(moved[{start}:{stop}], 0, {axis})")
     return (f"def {name}({parameters}):\n" + "".join(f"    {line}\n" for line in lines)
-            + f"    return {', '.join(pieces)}{',' if len(pieces) == 1 else ''}\n")
+            + f"    return [{', '.join(pieces)}]\n")
 
 
 @define_written("np.split", literal="indices_or_sections", position=1)
 def split(sections, operand_count: int) -> str:
     """np.split: equal pieces (an uneven split is refused where it runs, as NumPy refuses it), or pieces
-    between literal indices.  The pieces come back as a tuple, where NumPy gives a list."""
+    between literal indices.  The pieces come back as a list, as NumPy gives them."""
     return _split_source("split", sections, operand_count, "axis", equal=True)
 
 
@@ -884,7 +884,8 @@ def vsplit(sections, operand_count: int) -> str:
 @define_written("np.hsplit", literal="indices_or_sections", position=1)
 def hsplit(sections, operand_count: int) -> str:
     """np.hsplit: np.split along axis 1.  NumPy splits a 1-D array along axis 0 instead; the rank is not
-    known when this is written, so a 1-D array is refused where the code runs (axis 1 is out of range)."""
+    known when this is written, so a 1-D array is refused where the code runs (axis 1 is out of range:
+    an axis known only at run time would leave vmap without the literal axis it needs)."""
     return _split_source("hsplit", sections, operand_count, "1", equal=True)
 
 
