@@ -119,8 +119,8 @@ def generator_expression(x):
     return np.sum(v for v in x)  # REFUSED: v for v
 
 
-def dict_literal(x):
-    d = {"x": x}  # REFUSED: {"x"
+def dict_comprehension_over_an_array(x):
+    d = {k: v for k, v in x.items()}  # REFUSED: {k: v
     return d
 
 

@@ -1,10 +1,13 @@
 """Rule-table rows of the misc family: np.nan_to_num, scipy.special.ndtr and log_ndtr (primitives),
-np.gradient, np.average, np.vander and np.interp (definitions), and the tangents of np.prod and
-np.cumprod where entries are zero (templates/misc.py)."""
+np.gradient, np.average, np.vander and np.interp (definitions), Python's sum and lax.switch (written
+definitions), and the tangents of np.prod and np.cumprod where entries are zero (templates/misc.py)."""
+import builtins
+
 import numpy as np
 import scipy.special
 
-from rule_table import F32, Row, U
+import transformer
+from rule_table import F32, TAPED, Row, U
 
 SECOND_PRODUCT = {"jvp_of_grad": "second derivatives of np.prod and np.cumprod are not written"}
 
@@ -60,9 +63,32 @@ def zeros_in_rows(r):
     return (x,)
 
 
+def sum_of_a_generator(x):
+    # Python's sum over a generator expression: unrolled, one addition per entry
+    return builtins.sum(np.sin(x[k]) * x[k] for k in range(3)) + sum((x[0], x[1] * 2.0))
+
+
+def sum_of_rows(x):
+    # Python's sum over an array's rows: a loop adding rows, as Python runs it
+    return builtins.sum(x, np.zeros(np.shape(x)[1])) * x[0]
+
+
+def switched(i, x):
+    # lax.switch: the index picks the branch, clamped to the branches
+    return transformer.lax.switch(i, [np.sin, lambda v: v * v, lambda v: np.exp(v) - v], x) * x
+
+
 def rows():
     return [
         Row("nan_to_num_", nan_to_num_, not_finite),
+        Row("python_sum_generator", sum_of_a_generator, lambda r: (U(r, 3, 4),)),
+        Row("python_sum_rows", sum_of_rows, lambda r: (U(r, 3, 4),), skip={"jax": "not a jax.numpy function"},
+            refuses=TAPED),
+        # the chosen branch is recorded for the backward sweep: reverse over reverse refuses the tape
+        Row("switch_branches", switched, lambda r: (1, U(r, 3, 4)), skip={"jax": "lax.switch is jax.lax's"},
+            refuses=TAPED),
+        Row("switch_clamped", switched, lambda r: (7, U(r, 4)), skip={"jax": "lax.switch is jax.lax's"},
+            refuses=TAPED),
         Row("ndtr_", ndtr_, lambda r: (U(r, 3, 4, lo=-3.0, hi=3.0),)),
         Row("ndtr_left_tail", ndtr_, lambda r: (U(r, 3, 4, lo=-40.0, hi=-21.0),)),
         Row("ndtr_f32", ndtr_, lambda r: (F32(r, 3, 4, lo=-3.0, hi=3.0),)),

@@ -246,16 +246,16 @@ def test_the_fast_fence_refuses_what_the_ordered_one_refuses(fn):
 
 def test_the_fence_names_the_first_refusal_in_source_order(tmp_path):
     # an if-expression holds its test before its body as fields: the walk meets
-    # the `is` first (not `is None`, which is decided), the reader meets the dict first
+    # the `is` first (not `is None`, which is decided), the reader meets the set first
     path = tmp_path / "two_refusals.py"
-    path.write_text("def f(x):\n    return {1: x} if x is x else x\n")
+    path.write_text("def f(x):\n    return {1, x} if x is x else x\n")
     uf = source.load(_import_file(path, "two_refusals").f)
     with pytest.raises(TransformError) as walked:
         walk.visit(uf.node, fence.Fence(uf))
     with pytest.raises(TransformError) as checked:
         fence.check(uf)
     assert "'is' comparison" in str(walked.value)
-    assert "a dict literal" in str(checked.value) and "two_refusals.py:2:12" in str(checked.value)
+    assert "a set literal" in str(checked.value) and "two_refusals.py:2:12" in str(checked.value)
 
 
 def test_an_early_return_in_a_helper_is_named_at_the_first_one(tmp_path):

@@ -77,6 +77,7 @@ class Transformed:
         # the generated callable when no argument is static or a container: then
         # the lookup by key below always finds the same one, and a call skips it
         self._generated_for_plain = None
+        self._specialised_for: dict = {}       # id of a built function -> its (static, structures)
         self._result_structures: dict = {}     # id of a built function -> the structure its result is rebuilt as
         functools.update_wrapper(self, base, updated=())
         del self.__wrapped__  # source.unwrap must see the base function, not this wrapper
@@ -137,9 +138,7 @@ class Transformed:
         fn = self._built.get(key)
         if fn is None:
             fn = self._built[key] = self._build(static, structures)
-            rebuilt_as = staging.result_structure(self.__transformer_fn__, self.steps, static, structures)
-            if rebuilt_as is not None:
-                self._result_structures[id(fn)] = rebuilt_as
+            self._specialised_for[id(fn)] = (static, structures)
         return fn
 
     def _build(self, static, structures):
@@ -198,8 +197,16 @@ class Transformed:
 
     def _rebuilt(self, fn, result):
         """A list, dict or named tuple the function built and returned, rebuilt from the tuples
-        generated code returns."""
-        structure = self._result_structures.get(id(fn))
+        generated code returns.  The structure is read (by normalizing the function) only when a
+        result is a tuple, so a warm start of a function returning an array does no libcst work."""
+        if not isinstance(result, tuple):
+            return result
+        key = id(fn)
+        if key not in self._result_structures:
+            static, structures = self._specialised_for.get(key, (None, None))
+            self._result_structures[key] = staging.result_structure(self.__transformer_fn__, self.steps,
+                                                                    static, structures)
+        structure = self._result_structures[key]
         return result if structure is None else tree.rebuilt(structure, result)
 
     def source(self, *args) -> str:
