@@ -67,3 +67,15 @@ def sin_energy(x):
 
 def second_argument_gradient(a, b):
     return tr.grad(two_args, argnums=1)(a, b) * 2.0
+
+
+def looped_product(x, y):
+    # a vector output through a loop: its vjp function is transformed below
+    s = np.sin(x) * y
+    for _ in range(2):
+        s = s * 1.1 + x
+    return s
+
+
+def dict_output(x):
+    return {"double": x * 2.0, "total": np.sum(x * x)}

@@ -161,3 +161,25 @@ def test_vmap_of_a_function_that_calls_grad():
     w, xs = np.full(3, 0.3), np.random.default_rng(0).normal(size=(4, 2, 3))
     batched = tr.vmap(cases.sgd_step, in_axes=(None, 0))(w, xs)
     np.testing.assert_allclose(batched, np.stack([cases.sgd_step(w, x) for x in xs]))
+
+
+def test_the_vjp_function_is_transformable_as_in_jax():
+    x, y = np.array([0.3, 0.7, -0.2]), np.array([1.0, 2.0, 3.0])
+    _, f_vjp = tr.vjp(cases.looped_product, x, y)
+    ct = np.array([1.0, -1.0, 0.5])
+    want = f_vjp(ct)
+    for a, b in zip(tr.jit(f_vjp)(ct), want):              # jit(vjp_fn): compiled, the same numbers
+        np.testing.assert_allclose(a, b, rtol=1e-14)
+    rows_x, rows_y = tr.vmap(f_vjp)(np.eye(3))              # vmap(vjp_fn): one Jacobian row per cotangent
+    np.testing.assert_allclose(rows_x, tr.jacrev(cases.looped_product)(x, y), rtol=1e-12)
+    np.testing.assert_allclose(rows_y, tr.jacrev(cases.looped_product, argnums=1)(x, y), rtol=1e-12)
+    columns = tr.vmap(f_vjp, in_axes=1, out_axes=1)(np.eye(3))
+    np.testing.assert_allclose(columns[0], rows_x.T, rtol=1e-12)
+
+
+def test_a_dict_output_takes_a_dict_cotangent():
+    x = np.array([0.5, -1.0])
+    out, f_vjp = tr.vjp(cases.dict_output, x)
+    assert set(out) == {"double", "total"}
+    (got,) = f_vjp({"double": np.ones(2), "total": 1.0})
+    np.testing.assert_allclose(got, 2.0 + 2.0 * x)

@@ -45,6 +45,9 @@ def vmap(fn=None, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     """Map ``fn`` over a batch axis of its arguments (JAX's ``vmap``)."""
     if fn is None:
         return lambda f: vmap(f, in_axes, out_axes, axis_name, axis_size)
+    from .differentiate import VjpFunction
+    if isinstance(fn, VjpFunction):      # vmap(vjp_fn): a Jacobian row per cotangent
+        return fn.vmapped(in_axes, out_axes)
     base = Transformed.of(fn)
     n_params = _call_arity(base)
     axes = _normalize_in_axes(in_axes, n_params)

@@ -119,25 +119,67 @@ def vjp(fn, *primals, has_aux=False):
     if has_aux:
         out, aux = out
     backward = transformed.then(Step("vjp", (("has_aux", has_aux),)))
-    out_structure = _shape_of(out)
+    vjp_fn = VjpFunction(backward, primals, _shape_of(out))
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
-    def vjp_fn(out_bar):
+
+class VjpFunction:
+    """The function ``vjp`` returns: ``vjp_fn(out_bar)`` gives a cotangent per primal.  It is the
+    generated vjp function with the primals bound, so transforms apply to it as in JAX:
+    ``jit(vjp_fn)`` compiles it, ``vmap(vjp_fn)(out_bars)`` gives a row of the Jacobian per
+    cotangent (the primals unbatched)."""
+
+    def __init__(self, backward: Transformed, primals: tuple, out_structure):
+        self.backward = backward
+        self.primals = primals
+        self.out_structure = out_structure
+
+    def __call__(self, out_bar):
         given = _shape_of(out_bar)
-        if given != out_structure:
-            raise ValueError(f"vjp_fn expects a cotangent shaped like the output: {_describe(out_structure)}, "
+        if given != self.out_structure:
+            raise ValueError(f"vjp_fn expects a cotangent shaped like the output: {_describe(self.out_structure)}, "
                              f"got {_describe(given)}")
-        # The generated function takes the primals' leaves, then the cotangent as it is.
-        generated = backward.compiled(*primals)
-        flat = generated(*[leaf for p in primals for leaf in tree.leaves(p)], out_bar)
+        # The generated function takes the primals' leaves, then the cotangent, nested as tuples.
+        generated = self.backward.compiled(*self.primals)
+        flat = generated(*[leaf for p in self.primals for leaf in tree.leaves(p)], _as_generated(out_bar))
+        return self._regrouped(flat)
+
+    def _regrouped(self, flat):
+        flat = flat if isinstance(flat, tuple) else (flat,)
         cotangents, position = [], 0
-        for primal in primals:
+        for primal in self.primals:
             leaves, treedef = tree.flatten(primal)
             cotangents.append(tree.unflatten(treedef, [in_dtype_of(g, x) for g, x in
                                                        zip(flat[position:position + len(leaves)], leaves)]))
             position += len(leaves)
         return tuple(cotangents)
 
-    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+    def on_target(self, target: str, tiered=None) -> "VjpFunction":
+        """``jit(vjp_fn)``: the same generated function, for ``target``."""
+        return VjpFunction(self.backward.on_target(target, tiered=tiered), self.primals, self.out_structure)
+
+    def vmapped(self, in_axes=0, out_axes=0):
+        """``vmap(vjp_fn)``: one cotangent per example along ``in_axes``, the primals shared."""
+        from .batching import vmap
+        if any(tree.is_node(p) for p in self.primals) or self.out_structure[0] != tree.LEAF:
+            raise TypeError("vmap of a vjp function takes arrays: its primals and output must be arrays, "
+                            "not pytrees")
+        if not isinstance(in_axes, int) or not isinstance(out_axes, int):
+            raise TypeError("vmap of a vjp function takes one int in_axes and one int out_axes")
+        batched = vmap(self.backward, in_axes=(None,) * len(self.primals) + (in_axes,), out_axes=out_axes)
+        primals = self.primals
+
+        def rows(out_bars):
+            return self._regrouped(batched(*primals, out_bars))
+        return rows
+
+
+def _as_generated(value):
+    """A structured cotangent as generated code takes it: tuples nested as its structure."""
+    if not tree.is_node(value):
+        return value
+    leaves, treedef = tree.flatten(value)
+    return tree.as_tuples(treedef, leaves)
 
 
 def _describe(structure) -> str:
