@@ -127,7 +127,7 @@ class _Normalizer:
         # transformer's own functions (templates/definitions.py, tr.nn), inlined for the user's call
         self.ours = (getattr(uf.fn, "__module__", None) or "").startswith("transformer.")
         self.index_pairs: set[str] = set()      # names holding np.triu_indices' (rows, columns)
-        self.lists: set[int] = set()            # ids of the tuples built for lists (as_list)
+        self.lists: dict[int, cst.Tuple] = {}   # id -> a tuple built for a list (as_list); kept, so no id is reused
         self.returned: list = []                # the structure of each value returned, in order
         self.out: list = []
         self.comment: str | None = None
@@ -1201,7 +1201,7 @@ class _Normalizer:
         if isinstance(atom, cst.Tuple):
             return len(atom.elements)
         treedef = self.core.structures.get(atom.value) if isinstance(atom, cst.Name) else None
-        return len(treedef.children) if treedef is not None and treedef.kind in ("tuple", "list") else None
+        return len(treedef.children) if treedef is not None and treedef.kind not in ("leaf", "none") else None
 
     # ----------------------------------------- structures built in the code
     # A list, dict, named tuple or dataclass built here is a tuple at run time (a dict's values in
@@ -1218,7 +1218,7 @@ class _Normalizer:
 
     def as_list(self, built: cst.Tuple) -> cst.Tuple:
         """Mark a tuple of atoms as a list's, so the name assigned it has a list's structure."""
-        self.lists.add(id(built))
+        self.lists[id(built)] = built
         return built
 
     def structured(self, atoms: list, treedef_of) -> cst.Name:
@@ -1360,7 +1360,7 @@ class _Normalizer:
         return self.picked(atom, position, treedef.children[position])
 
     def picked(self, atom, position, treedef):
-        """A name for the child of the structure ``atom`` at ``position`` (a dict's child by its key)."""
+        """A name for the child of the structure ``atom`` at ``position`` (a dict's by its key's position)."""
         name = self.temp()
         self.assign(name, cst.Subscript(atom, [cst.SubscriptElement(cst.Index(cf.literal(position)))]))
         if treedef.kind != "leaf":
