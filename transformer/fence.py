@@ -74,6 +74,9 @@ class Fence(cst.CSTVisitor):
         self._not_values: set = not_loaded_nodes(uf.node)
         self._transform_calls: set = set()      # tr.grad(f) inside tr.grad(f)(x): checked as a whole
         self._lambdas, self._lambda_names = _lambdas_written(uf.node)
+        for node in walk.nodes(uf.node):    # a function named in a table of functions is no value
+            if _function_table(node):
+                self._not_values.update(v for v in _display_values(node) if self._names_function(v))
         params = uf.node.params
         self._params = {p.name.value for p in [*params.params, *params.kwonly_params]}
 
@@ -238,6 +241,10 @@ class Fence(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Lambda) or isinstance(func, cst.Name) and func.value in self._lambda_names:
             return   # a lambda called: its body is checked where it is written
+        if isinstance(func, cst.Subscript) and (isinstance(func.value, cst.Name) and func.value.value in self._lambda_names
+                                                or _function_table(func.value)):
+            self._not_values.update(v for v in _display_values(func.value) if self._names_function(v))
+            return   # an entry of a table of functions called: normalize looks the key up
         if self.helper and isinstance(func, cst.Name) and func.value in self._params:
             return   # a helper's parameter called: the caller must pass a lambda (normalize checks)
         if self.helper and isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name) \
@@ -367,6 +374,17 @@ def _describe(value) -> str:
     return f"a {kind} from {mod}" if mod else f"a {kind}"
 
 
+def _display_values(node) -> list:
+    if isinstance(node, cst.Dict):
+        return [e.value for e in node.elements if isinstance(e, cst.DictElement)]
+    return [e.value for e in node.elements] if isinstance(node, (cst.List, cst.Tuple)) else []
+
+
+def _function_table(node) -> bool:
+    """A dict, list or tuple display holding a lambda: a table of functions (normalize checks the rest)."""
+    return isinstance(node, (cst.Dict, cst.List, cst.Tuple)) and any(isinstance(v, cst.Lambda) for v in _display_values(node))
+
+
 def _is_dict_view(node) -> bool:
     """``d.items()``, ``d.keys()`` or ``d.values()``: what a loop over a dict argument runs over."""
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args \
@@ -387,9 +405,15 @@ def _lambdas_written(func: cst.FunctionDef) -> tuple[set, set]:
         if len(assigns) == 1 and len(assigns[0].targets) == 1 and isinstance(assigns[0].value, cst.Lambda):
             lambdas.add(assigns[0].value)
             names.add(name)
+        elif len(assigns) == 1 and len(assigns[0].targets) == 1 and _function_table(assigns[0].value):
+            # ops = {"sq": lambda v: v * v, ...}: a table of functions, each called by key
+            lambdas.update(v for v in _display_values(assigns[0].value) if isinstance(v, cst.Lambda))
+            names.add(name)
     for node in walk.nodes(func):
         if isinstance(node, cst.Call):
             lambdas.update(v for v in [node.func] + [a.value for a in node.args] if isinstance(v, cst.Lambda))
+            if isinstance(node.func, cst.Subscript) and _function_table(node.func.value):   # [f, g][k](x)
+                lambdas.update(v for v in _display_values(node.func.value) if isinstance(v, cst.Lambda))
             for arg in node.args:       # a list of functions passed to a call (lax.switch's branches)
                 if isinstance(arg.value, (cst.List, cst.Tuple)):
                     lambdas.update(e.value for e in arg.value.elements if isinstance(e.value, cst.Lambda))

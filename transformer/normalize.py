@@ -220,6 +220,10 @@ class _Normalizer:
             if isinstance(small.value, cst.Lambda):    # sq = lambda v: v * v: its body is inlined where called
                 self.lambdas[small.targets[0].target.value] = LocalLambda(small.value, self)
                 return
+            table = self.function_table(small.value)
+            if table is not None:                      # ops = {"sq": lambda v: v * v, ...}: each called by key
+                self.lambdas[small.targets[0].target.value] = table
+                return
             if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
                 self.assign(self.local(small.targets[0].target.value), self.value(small.value))
                 return
@@ -610,6 +614,11 @@ class _Normalizer:
             return self.as_list(cf.tuple_of(self.atom(el.value) for el in node.elements))
         if isinstance(node, cst.Tuple):
             return cf.tuple_of(self.atom(el.value) for el in node.elements)
+        if isinstance(node, cst.Lambda):
+            raise self.error(node, "a lambda kept among values (in a tuple, list or dict with other values), "
+                                   "which is not supported",
+                             "bind it to a name, call it, pass it to a function, or keep functions in a table "
+                             "of their own ({'f': lambda v: ..., 'g': np.sin}) called by key")
         raise self.error(node, f"{type(node).__name__} expressions are not supported")
 
     def name_value(self, node: cst.Name):
@@ -849,11 +858,36 @@ class _Normalizer:
             return LocalLambda(func, self)
         if isinstance(func, cst.Name):
             return self.lambdas.get(func.value)
-        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name) \
-                and isinstance(self.lambdas.get(func.value.value), FunctionTuple) and len(func.slice) == 1 \
-                and isinstance(func.slice[0].slice, cst.Index) and isinstance(func.slice[0].slice.value, cst.Integer):
-            return self.lambdas[func.value.value].functions[int(func.slice[0].slice.value.value)]
+        if isinstance(func, cst.Subscript) and len(func.slice) == 1 and isinstance(func.slice[0].slice, cst.Index):
+            table = self.lambdas.get(func.value.value) if isinstance(func.value, cst.Name) \
+                else self.function_table(func.value)
+            if isinstance(table, FunctionTuple):
+                key = _literal_key(self.atom(func.slice[0].slice.value))
+                if key not in table.keys:
+                    raise self.error(func, f"{cf.code_of(func)}: no function is stored under {key!r} "
+                                           f"(the keys are {', '.join(map(repr, table.keys))})",
+                                     "index a table of functions with a key known when the function is specialised")
+                return table.functions[table.keys.index(key)]
         return None
+
+    def function_table(self, node):
+        """A dict, list or tuple display whose entries are all functions (lambdas, or functions named):
+        a FunctionTuple, whose entries are called by key (``ops["sq"](x)``, ``fs[0](x)``); else None."""
+        if isinstance(node, cst.Dict) and node.elements and \
+                all(isinstance(e, cst.DictElement) for e in node.elements):
+            keys = tuple(_literal_key(e.key) for e in node.elements)
+            values = [e.value for e in node.elements]
+        elif isinstance(node, (cst.List, cst.Tuple)) and node.elements:
+            keys = tuple(range(len(node.elements)))
+            values = [e.value for e in node.elements]
+        else:
+            return None
+        if not any(isinstance(v, cst.Lambda) for v in values):
+            return None
+        functions = [self.function_passed(v) for v in values]
+        if _NO_KEY in keys or any(f is None for f in functions):
+            return None
+        return FunctionTuple(functions, keys)
 
     def argument(self, node):
         """What a helper's or a lambda's argument passes: a function (a lambda, or a function
@@ -864,7 +898,7 @@ class _Normalizer:
         if isinstance(node, (cst.List, cst.Tuple)) and node.elements:
             functions = [self.function_passed(element.value) for element in node.elements]
             if all(f is not None for f in functions):        # lax.switch's branches
-                return FunctionTuple(functions)
+                return FunctionTuple(functions, tuple(range(len(functions))))
         return self.atom(node)
 
     def function_passed(self, node):
@@ -1659,9 +1693,11 @@ class PassedFunction:
 
 @dataclasses.dataclass
 class FunctionTuple:
-    """A list or tuple of functions passed to a helper (lax.switch's branches): ``name[k](...)``
-    with a literal ``k`` calls entry ``k``."""
+    """Functions held by a list, tuple or dict: lax.switch's branches passed to its definition, or a
+    table written in the code (``ops = {"sq": lambda v: v * v}``).  ``name[k](...)``, with ``k``
+    known when the function is specialised, calls the entry under key ``k``."""
     functions: list
+    keys: tuple
 
 
 def _tree_maps() -> tuple:
