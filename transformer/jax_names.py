@@ -29,7 +29,6 @@ INSTEAD: dict[str, dict[str, str]] = {
         "dynamic_update_slice": "write into a copy: y = np.copy(x); y[start:start + n] = update "
                                 "(or x.at[start:start + n].set(update))",
         "dynamic_index_in_dim": "index the array: x[i]",
-        "fori_loop_with_state": "use lax.fori_loop or a Python for loop",
         "associative_scan": "write the loop (for i in range(1, n): y[i] = op(y[i - 1], x[i])), or np.cumsum/np.cumprod",
         "reduce": "use np.sum, np.prod, np.max or np.min with axis=",
         "conv_general_dilated": "write the convolution with np.einsum or slices; np.convolve works for 1-D",
@@ -39,7 +38,6 @@ INSTEAD: dict[str, dict[str, str]] = {
         "clamp": "use np.clip(x, low, high)",
         "sort": "use np.sort",
         "top_k": "use np.sort or np.argsort and a slice",
-        "pmean_scatter": "use lax.pmean or lax.psum",
         "psum_scatter": "use lax.psum",
         "all_to_all": "use lax.all_gather and index the result",
     },
