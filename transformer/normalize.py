@@ -863,6 +863,10 @@ class _Normalizer:
                 else self.function_table(func.value)
             if isinstance(table, FunctionTuple):
                 key = _literal_key(self.atom(func.slice[0].slice.value))
+                if key is _NO_KEY:
+                    raise self.error(func, f"{cf.code_of(func)}: a table of functions indexed with a key known "
+                                           f"only at run time (each call is written for the function it calls)",
+                                     "call each entry with a literal key, or choose with if/elif (lax.switch)")
                 if key not in table.keys:
                     raise self.error(func, f"{cf.code_of(func)}: no function is stored under {key!r} "
                                            f"(the keys are {', '.join(map(repr, table.keys))})",

@@ -20,3 +20,11 @@ def list_of_lambdas_called_in_place(x):
 def missing_key(x):
     ops = {"square": lambda v: v * v}
     return np.sum(ops["cube"](x))
+
+
+def table_indexed_at_run_time(x):
+    fs = (np.sin, lambda v: v * 2.0)
+    total = 0.0
+    for k in range(2):
+        total = total + np.sum(fs[k](x))
+    return total

@@ -23,3 +23,8 @@ def test_functions_held_by_displays_are_called_by_key(fn, target):
 def test_a_key_the_table_lacks_is_refused_at_its_line():
     with pytest.raises(tr.TransformError, match=r"lambdas_in_displays\.py:22.*no function is stored under 'cube'"):
         tr.grad(case.missing_key)(X)
+
+
+def test_a_table_indexed_at_run_time_is_refused_with_advice():
+    with pytest.raises(tr.TransformError, match=r"lambdas_in_displays\.py:29.*indexed with a key known only at run time"):
+        tr.grad(case.table_indexed_at_run_time)(X)
