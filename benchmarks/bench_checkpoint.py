@@ -12,14 +12,13 @@ step's substeps in the backward sweep.
 *Memory*: transformer's peak of the gradient call on the python target, measured by tracemalloc (its
 tapes are the lists of NumPy arrays the compiled code keeps as typed lists, the same values); JAX's,
 the temporary buffers XLA's compiled gradient allocates (``memory_analysis().temp_size_in_bytes``).
-*Time*: best of 5 calls of ``jit(grad)``, ours on the CPU target.  Every gradient is checked
+*Time*: ``bench_jit.best_time`` of ``jit(grad)``, ours on the CPU target.  Every gradient is checked
 against the plain one and against central differences along a random direction.
 """
 from __future__ import annotations
 
 import argparse
 import os
-import time
 import tracemalloc
 
 os.environ.setdefault("TRANSFORMER_TIERED", "0")     # time compiled code from the first call
@@ -27,6 +26,7 @@ os.environ.setdefault("TRANSFORMER_TIERED", "0")     # time compiled code from t
 import numpy as np
 
 import transformer as tr
+from bench_jit import best_time      # the suite's timer: the best of batches of calls
 
 T, K = 200, 10
 
@@ -59,16 +59,6 @@ def peak_bytes(fn, *args) -> int:
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return peak
-
-
-def best_time(fn, *args, repeats=5) -> float:
-    fn(*args)
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn(*args)
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def check(grads, want, h, w, direction, rtol=1e-9):
