@@ -269,8 +269,13 @@ def check_hessian(program, seed):
 
     def fd_grad(*a):
         return oracles.central_difference_grad(f, a, 0, eps=1e-5)
-    reference = oracles.central_difference_jvp(fd_grad, args, (v,) + (None,) * (len(args) - 1), eps=1e-3)
+    direction = (v,) + (None,) * (len(args) - 1)
+    reference = oracles.central_difference_jvp(fd_grad, args, direction, eps=1e-3)
     tame(reference)
+    # a kink (np.min's argmin changing) within the outer stencil makes the differences meaningless
+    # there: they must agree at half the step, or the point is rejected
+    halved = oracles.central_difference_jvp(fd_grad, args, direction, eps=5e-4)
+    assume(np.allclose(reference, halved, rtol=1e-3, atol=1e-4))
     with known_refusals_rejected():
         hessian = np.asarray(tr.hessian(f)(*args), dtype=np.float64)
     size = int(np.size(args[0]))
