@@ -77,6 +77,7 @@ class Fence(cst.CSTVisitor):
         for node in walk.nodes(uf.node):    # a function named in a table of functions is no value
             if _function_table(node):
                 self._not_values.update(v for v in _display_values(node) if self._names_function(v))
+        self._allow_function_choices(uf.node)
         params = uf.node.params
         self._params = {p.name.value for p in [*params.params, *params.kwonly_params]}
 
@@ -241,6 +242,8 @@ class Fence(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Lambda) or isinstance(func, cst.Name) and func.value in self._lambda_names:
             return   # a lambda called: its body is checked where it is written
+        if self._chooses_functions(func):
+            return   # (f if c else g)(x): each function is checked where it is written or defined
         if isinstance(func, cst.Subscript) and (isinstance(func.value, cst.Name) and func.value.value in self._lambda_names
                                                 or _function_table(func.value)):
             self._not_values.update(v for v in _display_values(func.value) if self._names_function(v))
@@ -276,6 +279,33 @@ class Fence(cst.CSTVisitor):
             for arg in node.args:       # lax.switch(i, [f, g], x): a list of functions, each inlined
                 if isinstance(arg.value, (cst.List, cst.Tuple)):
                     self._not_values.update(e.value for e in arg.value.elements if self._names_function(e.value))
+
+    def _allow_function_choices(self, func: cst.FunctionDef):
+        """``act = np.tanh if c else (lambda v: v)``: a conditional expression with a function in
+        each branch chooses a function at run time (normalize writes each call as an if statement).
+        Its lambdas are inlined where it is called, the functions it names are no values, and a
+        name assigned such a choice (and nothing else) is called like a lambda's name."""
+        assigned: dict = {}
+        for node in walk.nodes(func):
+            if isinstance(node, cst.Assign):
+                for target in node.targets:
+                    if isinstance(target.target, cst.Name):
+                        assigned.setdefault(target.target.value, []).append(node)
+            if self._chooses_functions(node):
+                for branch in (node.body, node.orelse):
+                    if isinstance(branch, cst.Lambda):
+                        self._lambdas.add(branch)
+                    elif not isinstance(branch, cst.IfExp):
+                        self._not_values.add(branch)
+        for name, assigns in assigned.items():
+            if len(assigns) == 1 and len(assigns[0].targets) == 1 and self._chooses_functions(assigns[0].value):
+                self._lambda_names.add(name)
+
+    def _chooses_functions(self, node) -> bool:
+        """``f if c else g`` with a function in each branch: a lambda, a function named, or such a choice."""
+        return isinstance(node, cst.IfExp) and all(
+            isinstance(branch, cst.Lambda) or self._names_function(branch) or self._chooses_functions(branch)
+            for branch in (node.body, node.orelse))
 
     def _names_function(self, node) -> bool:
         if not isinstance(node, (cst.Name, cst.Attribute)) or resolve.dotted_name(node) is None:

@@ -220,9 +220,9 @@ class _Normalizer:
             if isinstance(small.value, cst.Lambda):    # sq = lambda v: v * v: its body is inlined where called
                 self.lambdas[small.targets[0].target.value] = LocalLambda(small.value, self)
                 return
-            table = self.function_table(small.value)
+            table = self.function_table(small.value) or self.function_choice(small.value)
             if table is not None:                      # ops = {"sq": lambda v: v * v, ...}: each called by key
-                self.lambdas[small.targets[0].target.value] = table
+                self.lambdas[small.targets[0].target.value] = table     # act = f if c else g: chosen now
                 return
             if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
                 self.assign(self.local(small.targets[0].target.value), self.value(small.value))
@@ -626,7 +626,9 @@ class _Normalizer:
         if text in ("True", "False", "None"):
             return cst.Name(text)
         if text in self.lambdas:
-            raise self.error(node, f"the lambda {text!r} used as a value", "call it here")
+            what = {LocalLambda: "the lambda", FunctionTuple: "the table of functions"}.get(
+                type(self.lambdas[text]), "the function")
+            raise self.error(node, f"{what} {text!r} used as a value", "call it here")
         if text in self.substitute:
             return self.substitute[text]
         if text in self.locals:
@@ -856,6 +858,8 @@ class _Normalizer:
         functions passed to a helper (``branches[1]`` in lax.switch's definition)."""
         if isinstance(func, cst.Lambda):
             return LocalLambda(func, self)
+        if isinstance(func, cst.IfExp):
+            return self.function_choice(func)
         if isinstance(func, cst.Name):
             return self.lambdas.get(func.value)
         if isinstance(func, cst.Subscript) and len(func.slice) == 1 and isinstance(func.slice[0].slice, cst.Index):
@@ -892,6 +896,21 @@ class _Normalizer:
         if _NO_KEY in keys or any(f is None for f in functions):
             return None
         return FunctionTuple(functions, keys)
+
+    def function_choice(self, node):
+        """``f if c else g`` with a function in each branch (a lambda, a function named, or such a
+        choice): a FunctionChoice whose test is read here, where Python reads it; else None."""
+        if not isinstance(node, cst.IfExp):
+            return None
+        if_true, if_false = self.function_passed(node.body), self.function_passed(node.orelse)
+        if if_true is None or if_false is None:
+            return None
+        test = self.atom(node.test)
+        if _is_bool_literal(test):          # decided now (an `is None` test): the function taken
+            return if_true if test.value == "True" else if_false
+        held = self.temp()                  # the test as it is now, whatever later rebinds its names
+        self.assign(held, test)
+        return FunctionChoice(cst.Name(held), if_true, if_false)
 
     def argument(self, node):
         """What a helper's or a lambda's argument passes: a function (a lambda, or a function
@@ -1194,7 +1213,7 @@ class _Normalizer:
         if len(node.args) < 2 or any(a.keyword is not None for a in node.args):
             raise self.error(node, "tree_map(f, tree, *rest) takes a function and trees, by position")
         fn = self.argument(node.args[0].value)
-        if not isinstance(fn, (LocalLambda, PassedFunction)):
+        if not isinstance(fn, _CALLABLES):
             raise self.error(node.args[0], "tree_map's first argument must be a function (a lambda or a name)")
         trees = [self.atom(a.value) for a in node.args[1:]]
 
@@ -1565,7 +1584,7 @@ class _Normalizer:
         child = _Normalizer(callee, self.core, rename, self.stack + (fn.__code__,), comments=self.comments)
         child.lists = self.lists      # a helper's [a, b] returned here is a list
         for pname, atom in bound.items():
-            if isinstance(atom, (LocalLambda, PassedFunction, FunctionTuple)):   # apply(lambda v: 2 * v, x): called by name
+            if isinstance(atom, _FUNCTIONS):   # apply(lambda v: 2 * v, x): called by name
                 child.lambdas[pname] = atom
             elif pname in rebound:
                 copy = self.scope.claim(f"{prefix}_{pname}")
@@ -1673,7 +1692,7 @@ class LocalLambda:
             name = param.name.value
             home.substitute.pop(name, None)
             home.lambdas.pop(name, None)
-            (home.lambdas if isinstance(atom, (LocalLambda, PassedFunction)) else home.substitute)[name] = atom
+            (home.lambdas if isinstance(atom, _FUNCTIONS) else home.substitute)[name] = atom
         home.out, home.comment = caller.out, pending
         try:
             return home.value(self.node.body)
@@ -1702,6 +1721,33 @@ class FunctionTuple:
     known when the function is specialised, calls the entry under key ``k``."""
     functions: list
     keys: tuple
+
+
+@dataclasses.dataclass
+class FunctionChoice:
+    """A function chosen at run time by a conditional expression (``act = np.tanh if c else
+    (lambda v: v)``): each call is written as an if statement on the test, as read where the
+    choice was made, with the call of either function in its branch."""
+    test: cst.Name
+    if_true: object
+    if_false: object
+
+    def call(self, caller: "_Normalizer", call: cst.Call):
+        result = caller.temp()
+        pending, caller.comment = caller.comment, None
+        saved, caller.out = caller.out, []
+        caller.assign(result, self.if_true.call(caller, call))
+        body, caller.out = caller.out, []
+        caller.assign(result, self.if_false.call(caller, call))
+        orelse, caller.out = caller.out, saved
+        caller.comment = pending
+        caller.emit(cst.If(test=self.test, body=cf.block(body), orelse=cst.Else(cf.block(orelse))))
+        return cst.Name(result)
+
+
+# What a name can stand for besides a value: a function called where the name is called, or a table
+_CALLABLES = (LocalLambda, PassedFunction, FunctionChoice)
+_FUNCTIONS = _CALLABLES + (FunctionTuple,)
 
 
 def _tree_maps() -> tuple:
