@@ -556,13 +556,22 @@ def full_like(z_bar, z, x, fill_value, dtype=None):
 
 @rule("adjoint", "hstack", wrt=("arrays",))
 def hstack(z_bar, z, arrays):
-    axis = 1 if np.ndim(z) > 1 else 0
-    return rt.split_like(z_bar, arrays, axis)
+    # arrays of rank 0 and 1 were joined end to end, others along axis 1: seen as at least 3-D
+    # ((1, n, 1) for a 1-D result, (rows, n, 1) for a 2-D one), every case joins along axis 1, and
+    # each array's cotangent is its slice of z_bar there (slices and reshapes have every rule)
+    lines = np.reshape(z_bar, rt.atleast_3d_shape(np.shape(z)))
+    bounds = rt.concatenate_bounds([rt.atleast_3d_shape(np.shape(a))[1] for a in arrays])
+    pieces = [np.reshape(lines[:, bounds[k]:bounds[k + 1]], np.shape(a)) for k, a in enumerate(arrays)]
+    return pieces
 
 
 @rule("adjoint", "vstack", wrt=("arrays",))
 def vstack(z_bar, z, arrays):
-    return rt.vsplit_like(z_bar, arrays)
+    # each array was made at least 2-D (a 1-D one is one row) and joined along axis 0: its cotangent
+    # is its rows of z_bar, in its own shape
+    bounds = rt.concatenate_bounds([rt.atleast_2d_shape(np.shape(a))[0] for a in arrays])
+    pieces = [np.reshape(z_bar[bounds[k]:bounds[k + 1]], np.shape(a)) for k, a in enumerate(arrays)]
+    return pieces
 
 
 @rule("adjoint", "moveaxis", wrt=("x",))
@@ -826,8 +835,6 @@ unsupported("adjoint", ["rt.push", "rt.pop", "rt.top"],
             "loop) is not supported; use forward over reverse, tr.jvp(tr.grad(f), ...) or tr.hessian")
 unsupported("adjoint", ["rt.cumprod_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b"],
             "second derivatives of np.cumprod and np.linalg.solve are not implemented")
-unsupported("adjoint", ["rt.split_like", "rt.vsplit_like"],
-            "second derivatives through np.hstack and np.vstack are not implemented")
 @rule("adjoint", "rt.add_at", wrt=("g", "values"))
 def add_at(z_bar, z, g, index, values):
     # linear: g passes through, and each value gets the cotangent of the position it was added at

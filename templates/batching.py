@@ -381,8 +381,6 @@ rule("batching", "rt.zeros_like", "rt.copy", "rt.cast_like", "rt.cast_derivative
 
 # reverse mode's tape (strategy "tape" in the transform): a value pushed unbatched on a tape of batched ones
 rule("batching", "rt.stack", "rt.push", "rt.pop", "rt.top", strategy="tape")(broadcast_batch)
-unsupported("batching", ["rt.split_like", "rt.vsplit_like"],
-            "these return a tuple of pieces; batching them is not supported yet")
 unsupported("batching", ["rt.custom_vjp_call"], "custom_vjp functions cannot be batched yet")
 unsupported("batching", ["ppermute"], "lax.ppermute over an axis other than this vmap's own axis_name has no "
             "batching rule (over its own axis it is rewritten with all_gather first)")

@@ -671,16 +671,6 @@ def extremum_vjp_tangent(g_dot, x, peak, axis=None, keepdims=False):
     return rt.extremum_vjp(g_dot, x, peak, axis=axis, keepdims=keepdims)
 
 
-@rule("tangent", "rt.split_like")
-def split_like_tangent(g_dot, arrays, axis=0):
-    return rt.split_like(g_dot, arrays, axis=axis)
-
-
-@rule("tangent", "rt.vsplit_like")
-def vsplit_like_tangent(g_dot, arrays):
-    return rt.vsplit_like(g_dot, arrays)
-
-
 @rule("tangent", "rt.dot_vjp_x")
 def dot_vjp_x_tangent(g, x, y, g_dot, y_dot):
     return rt.dot_vjp_x(g_dot, x, y) + rt.dot_vjp_x(g, x, y_dot)

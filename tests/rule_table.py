@@ -385,6 +385,7 @@ def stack_axis(x, y): return np.stack([x, y], axis=-1)       # noqa: E704
 def hstack(x, y): return np.hstack((x, y))                   # noqa: E704
 def vstack(x, y): return np.vstack((x, y))                   # noqa: E704
 def vstack_vectors(x, y): return np.vstack((x, y))           # noqa: E704
+def hstack_vectors(x, y): return np.hstack((x, y * y))       # noqa: E704
 def copy(x): return np.copy(x) * x                           # noqa: E704
 def asarray(x): return np.asarray(x) * 2.0                   # noqa: E704
 def asarray_f32(x): return np.asarray(x, dtype=np.float32)   # noqa: E704
@@ -804,13 +805,11 @@ def _rows():
     add_(Row("transpose_method", transpose_method, one))
     add_(Row("copy", copy, one))
     add_(Row("astype_int", astype_int, lambda r: (U(r, 3, 4, lo=0.1, hi=3.9),)))
-    for name in ["concatenate", "concatenate_axis", "stack", "stack_axis"]:   # adjoints that slice and index:
-        add_(Row(name, g[name], two))                                          # every order, every transform
+    for name in ["concatenate", "concatenate_axis", "stack", "stack_axis", "hstack", "vstack"]:
+        add_(Row(name, g[name], two))      # adjoints that slice and index: every order, every transform
     add_(Row("concatenate_none", g["concatenate_none"], two, refuses=TUPLE_AXIS))
-    for name in ["hstack", "vstack"]:
-        add_(Row(name, g[name], two, refuses=no(SECOND_ORDER, "np.hstack and np.vstack")))
-    add_(Row("vstack_vectors", vstack_vectors, lambda r: (U(r, 4), U(r, 4)),
-             refuses=no(SECOND_ORDER, "np.hstack and np.vstack")))
+    add_(Row("vstack_vectors", vstack_vectors, lambda r: (U(r, 4), U(r, 4))))
+    add_(Row("hstack_vectors", hstack_vectors, lambda r: (U(r, 4), U(r, 3))))
     add_(Row("queries", queries, one))
     # creation
     add_(Row("zeros_ones", zeros_ones, one))

@@ -231,19 +231,6 @@ def test_transpose_trace_norm_vjps():
 
 
 @numba.njit
-def _pieces(g, a, b, c, row, rows):
-    return rt.split_like(g, (a, b, c), axis=1), rt.vsplit_like(g[:, :3], (row, rows))
-
-
-def test_split_vsplit():
-    g = _normal(3, 6)
-    a, b, c = _normal(3, 2), _normal(3, 1), _normal(3, 3)
-    row, rows = _normal(3), _normal(2, 3)
-    want = rt.split_like(g, (a, b, c), axis=1), rt.vsplit_like(g[:, :3], (row, rows))
-    _assert_same(_pieces(g, a, b, c, row, rows), want, rtol=0)
-
-
-@numba.njit
 def _solve_vjps(g, a, solution):
     return rt.solve_vjp_a(g, a, solution), rt.solve_vjp_b(g, a, solution)
 

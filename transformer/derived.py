@@ -334,7 +334,7 @@ class Jacobian(_Derived):
         vmap of the jvp-of-grad function over the basis (matrix-matrix products; what does not
         depend on the tangent is unbatched, so computed once), or, for a leaf of few entries, the
         loop of ``transforms/columns.py``, whose fixed cost is smaller (``_VMAP_FROM``), and which
-        also runs what vmap refuses to batch (the pieces of ``rt.split_like``, for one)."""
+        also runs what vmap refuses to batch."""
         n = len(layout.leaves)
         columns = (Step("columns", (("sizes", tuple(layout.of(self.rev))), ("tangent", n + q))),)
         if np.size(layout.leaves[q]) < _VMAP_FROM:
@@ -349,7 +349,8 @@ class Jacobian(_Derived):
         if steps not in self._chains:
             swept = self._chain_of(args, out, layout, steps)
             try:
-                swept.compiled(*args)                         # built now, so that a refusal is seen here
+                # the transforms run now (a tiered jit compiles only when first called), so a refusal is seen here
+                swept.source(*args)
             except TransformError:
                 self._chains[steps] = self._chain_of(args, out, layout, columns)
         return self._chains[steps]

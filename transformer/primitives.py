@@ -501,7 +501,7 @@ import inspect as _inspect  # noqa: E402  (used only to read the helpers' signat
 # too, so transforms of generated code (grad of grad, jvp of grad) have rules.
 for _name in ["zeros_like", "scalar_seed", "copy", "align_batch", "has_cotangent", "unbroadcast", "expand_to", "stack", "push", "pop",
               "top", "dot_vjp_x", "dot_vjp_y", "matmul_vjp_x", "matmul_vjp_y", "inner_vjp_x", "inner_vjp_y", "extremum_vjp", "prod_vjp", "cumsum_vjp", "cumprod_vjp",
-              "norm_vjp", "norm_ord_weights", "norm_ord_curvature", "transpose_vjp", "trace_vjp", "split_like", "vsplit_like", "solve_vjp_a",
+              "norm_vjp", "norm_ord_weights", "norm_ord_curvature", "transpose_vjp", "trace_vjp", "solve_vjp_a",
               "solve_vjp_b", "cast_like", "cast_derivative", "index_slice", "add_at", "take_at", "kept_writes", "add_along_axis", "custom_vjp_call", "custom_jvp_call"]:
     _impl = getattr(runtime, _name)
     _sig = _inspect.signature(_impl)

@@ -520,35 +520,6 @@ def trace_vjp(g, x):
     return np.reshape(eye, eye.shape + (1,) * (np.ndim(x) - 2)) * g
 
 
-def split_like(g, arrays, axis=0):
-    """The pieces of ``g`` that came from each array in ``np.concatenate(arrays, axis)``."""
-    if axis is None:   # the arrays were flattened first
-        sizes = np.cumsum([np.size(a) for a in arrays])[:-1]
-        return tuple(np.reshape(piece, np.shape(a)) for piece, a in zip(np.split(np.ravel(g), sizes), arrays))
-    pieces = []
-    start = 0
-    for a in arrays:
-        size = np.shape(a)[axis]
-        pieces.append(np.take(g, np.arange(start, start + size), axis=axis))
-        start += size
-    return tuple(pieces)
-
-
-def vsplit_like(g, arrays):
-    """The pieces of ``g`` that came from each array in ``np.vstack(arrays)``."""
-    pieces = []
-    start = 0
-    for a in arrays:
-        rows = 1 if np.ndim(a) < 2 else np.shape(a)[0]
-        pieces.append(np.reshape(g[start:start + rows], np.shape(a)))
-        start += rows
-    return tuple(pieces)
-
-
-# ------------------------------------------------------------- fancy indexing
-# Reverse mode's adjoints of ``x[index]`` and ``y[index] = v`` where ``index``
-# may hold integer or boolean arrays, which may name one position twice.  The
-# index is passed as a tuple of its parts; a slice part is made by index_slice.
 def index_slice(start, stop, step):
     """``start:stop:step`` as a value (a part of an index passed to add_at or kept_writes)."""
     return slice(start, stop, step)

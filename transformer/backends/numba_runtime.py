@@ -941,58 +941,6 @@ def trace_vjp(g, x):
     return diagonal
 
 
-# -------------------------------------------------- concatenate and stack
-@njit(cache=True)
-def _lines(g, axis):
-    """``g`` as a C-order (outer, n, inner) array around ``axis``, and the axis made non-negative."""
-    outer, n, inner = _along(g.shape, axis)
-    return np.ascontiguousarray(g).reshape((outer, n, inner)), axis % g.ndim
-
-
-def _pieces(params, statements):
-    """An implementation ``impl(params)`` running ``statements`` and returning ``(piece0, piece1, ...)``.
-
-    numba needs a tuple's length when it compiles, so the code is written for
-    the number of arrays the call was given.
-    """
-    count = sum(line.startswith("piece") for line in statements)
-    lines = [f"def impl({params}):"] + ["    " + line for line in statements]
-    lines.append(f"    return ({', '.join(f'piece{i}' for i in range(count))},)")
-    namespace = {"_lines": _lines, "np": np}
-    exec("\n".join(lines), namespace)   # noqa: S102  (code built from the fixed lines here)
-    return namespace["impl"]
-
-
-@overload(rt.split_like)
-def split_like(g, arrays, axis=0):
-    # Pieces are copies, as NumPy's np.take makes: generated code may write into a cotangent.
-    if _is_none(axis):      # np.concatenate(arrays, axis=None) joined the flattened arrays
-        statements = ["flat = np.ascontiguousarray(g).ravel()", "start = 0"]
-        for i in range(len(arrays)):
-            statements += [f"piece{i} = flat[start:start + arrays[{i}].size].copy().reshape(arrays[{i}].shape)",
-                           f"start += arrays[{i}].size"]
-        return _pieces("g, arrays, axis=0", statements)
-    statements = ["lines, axis = _lines(g, axis)", "start = 0"]
-    for i in range(len(arrays)):
-        statements += [f"piece{i} = np.ascontiguousarray(lines[:, start:start + arrays[{i}].shape[axis], :])"
-                       f".reshape(arrays[{i}].shape)",
-                       f"start += arrays[{i}].shape[axis]"]
-    return _pieces("g, arrays, axis=0", statements)
-
-
-@overload(rt.vsplit_like)
-def vsplit_like(g, arrays):
-    statements = ["start = 0"]
-    for i, a in enumerate(arrays):
-        if not _is_array(a):       # a scalar was stacked as a 1x1 row
-            statements += [f"piece{i} = g[start, 0]", "start += 1"]
-        else:                      # a 1-D array was stacked as one row
-            rows = "1" if a.ndim == 1 else f"arrays[{i}].shape[0]"
-            statements += [f"piece{i} = np.ascontiguousarray(g[start:start + {rows}]).reshape(arrays[{i}].shape)",
-                           f"start += {rows}"]
-    return _pieces("g, arrays", statements)
-
-
 # ------------------------------------------------------------------- linalg
 @overload(rt.solve_vjp_b)
 def solve_vjp_b(g, a, solution):

@@ -75,7 +75,7 @@ class _NameFinder(cst.CSTVisitor):
 _SHAPE_ONLY_ARGUMENTS = {"rt.unbroadcast": (1,), "rt.expand_to": (1,), "rt.zeros_like": (0,),
                          "np.shape": (0,), "np.size": (0,), "np.ndim": (0,), "rt.cast_like": (1,),
                          "rt.cast_derivative": (1,),
-                         "rt.trace_vjp": (1,), "rt.split_like": (1,)}
+                         "rt.trace_vjp": (1,)}
 
 
 class ValueReads(_NameFinder):
