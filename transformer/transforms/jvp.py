@@ -301,6 +301,9 @@ class _Forward:
             bound["z"] = cst.Name(name)
         stmts, result = apply_template(self.core, template, bound)
         stmts, result, shape_lost = _fold_zeros(stmts, result, self.zero)
+        if isinstance(result, cst.Tuple):
+            made, result = self.zero_elements(result, bound.get("z", cst.Name(name)))
+            stmts += made
         self.tangent_names |= {s.body[0].targets[0].target.value for s in stmts}
         stmts = pre + self.finish(name, [_strip_default_keywords(s, template) for s in stmts], result,
                                   shape_lost and widening_operands)
@@ -309,6 +312,19 @@ class _Forward:
         if hazard:
             return self.tag(stmts) + out
         return out + self.tag(stmts)
+
+    def zero_elements(self, result: cst.Tuple, z) -> tuple[list, cst.Tuple]:
+        """A tuple-valued rule's tangent with each inactive element (``zero``, left by _fold_zeros)
+        made zeros shaped like the result's element: ``(x_dot, 0.0 * ...)`` has no folded form."""
+        made, elements = [], []
+        for k, element in enumerate(result.elements):
+            if isinstance(element.value, cst.Name) and element.value.value == self.zero:
+                item, zeros = self.temp(), self.temp()
+                made += [cf.assign(item, cst.Subscript(z, [cst.SubscriptElement(cst.Index(cf.literal(k)))])),
+                         cf.assign(zeros, cf.call("rt.zeros_like", [cst.Name(item)]))]
+                element = element.with_changes(value=cst.Name(zeros))
+            elements.append(element)
+        return made, result.with_changes(elements=elements)
 
     def finish(self, name, stmts, result, shape_lost) -> list:
         """The rule's statements, ending in the one that sets ``name``'s tangent."""
@@ -424,6 +440,10 @@ def _fold_zeros(stmts, result, zero: str):
             continue
         raise AssertionError(f"tangent rule is not linear in its tangents: {cst.Module([]).code_for_node(value)}")
     result = _substitute(result, alias) if result is not None else None
+    if isinstance(result, cst.Tuple) and not all(is_zero(el.value) for el in result.elements):
+        # a tuple-valued rule (np.linalg.lstsq's): each inactive element stands as `zero` (see finish)
+        result = result.with_changes(elements=[el.with_changes(value=cst.Name(zero)) if is_zero(el.value) else el
+                                               for el in result.elements])
     return out, (None if result is None or is_zero(result) else result), shape_lost
 
 
