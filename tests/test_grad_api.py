@@ -126,6 +126,36 @@ def test_custom_vjp_rules_replace_the_derivative():
     np.testing.assert_allclose(corpus_extra.safe_log(x), np.log(x))
 
 
+def test_a_forward_rule_may_call_its_own_function():
+    # it ran into itself ("maximum recursion depth exceeded") before: the call inside the forward
+    # rule is the plain function
+    x = np.array([0.5, -2.0, 1.5])
+    want = central_difference_grad(corpus_extra.uses_softplus, (x,))
+    np.testing.assert_allclose(tr.grad(corpus_extra.uses_softplus)(x), want, rtol=1e-7)
+    np.testing.assert_allclose(tr.jit(tr.grad(corpus_extra.uses_softplus))(x), want, rtol=1e-7)
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_custom_vjp_functions_under_vmap(target):
+    # per-example gradients, and the function itself, batched: once no derivative is left to take
+    # the custom rule's marker is the value (it was refused: "custom_vjp functions cannot be batched")
+    batch = np.array([[0.5, -2.0, 1.5], [0.1, 0.2, -0.3]])
+    per_example = tr.jit(tr.vmap(tr.grad(corpus_extra.uses_clip_gradient)), target=target)(batch * 4.0)
+    np.testing.assert_allclose(per_example, np.ones((2, 3)))
+    per_example = tr.jit(tr.vmap(tr.grad(corpus_extra.uses_softplus)), target=target)(batch)
+    np.testing.assert_allclose(per_example, [central_difference_grad(corpus_extra.uses_softplus, (x,))
+                                             for x in batch], rtol=1e-7)
+    values = tr.jit(tr.vmap(corpus_extra.uses_safe_log), target=target)(batch + 3.0)
+    np.testing.assert_allclose(values, [corpus_extra.uses_safe_log(x) for x in batch + 3.0])
+
+
+def test_forward_mode_of_a_custom_vjp_function_is_refused_at_its_line():
+    # as in JAX: the user's rule is for reverse mode only, and differentiating the forward rule's
+    # code instead could disagree with it
+    with pytest.raises(tr.TransformError, match=r"corpus_extra\.py:\d+: jvp cannot differentiate rt.custom_vjp_call"):
+        tr.hessian(corpus_extra.uses_softplus)(np.array([0.5, -2.0, 1.5]))
+
+
 def test_decorator_forms_and_lambdas():
     @tr.grad
     def decorated(x):

@@ -1498,7 +1498,8 @@ class _Normalizer:
     def custom_vjp_call(self, node: cst.Call, fn: custom_vjp):
         """``y = f(x)`` for a custom_vjp ``f``: inline its forward rule, and mark the
         output with ``rt.custom_vjp_call`` so reverse mode applies the user's backward rule."""
-        if fn.fwd is None:
+        if fn.fwd is None or fn.fwd.__code__ in self.stack:
+            # no rule yet, or f(x) called by f's own forward rule (as JAX's examples write it): plain f
             return self.inline(node, fn.fun, discard=False)
         callee = source.load(fn.fwd)
         fence.check(callee)

@@ -60,8 +60,14 @@ def make_cores(fn, steps, static: dict | None, structures: dict | None, for_back
     if any(step.name in DIFFERENTIATING_STEPS for step in steps):
         refuse_writes_through_views(core)
     core = copy_written_arguments(core)
-    for step in steps[:-1]:
+    # once no derivative is left to take, a custom_vjp's marker is its value (vmap and jit need no rule)
+    last_derivative = max((k for k, step in enumerate(steps) if step.name in DIFFERENTIATING_STEPS), default=-1)
+    if last_derivative < 0:
+        core = custom_rules_as_values(core)
+    for k, step in enumerate(steps[:-1]):
         core = apply_step(core, step)
+        if k == last_derivative:
+            core = custom_rules_as_values(core)
     name = cf.name(entry_name(base_name_of(fn), steps))
 
     def finished(last):
@@ -125,6 +131,20 @@ def refuse_writes_through_views(core: cf.CoreFunction):
                              "cannot be differentiated", where,
                              "write into the array itself (x[1] = ...), or copy the view first "
                              "(head = x[:2].copy())")
+
+
+def custom_rules_as_values(core: cf.CoreFunction) -> cf.CoreFunction:
+    """``y = rt.custom_vjp_call(out, ...)`` made ``y = out``.  The marker only tells a later
+    reverse mode to apply the user's backward rule (or jvp to refuse); with no derivative left to
+    take, batching or compiling the function needs only the value."""
+    core.node = core.node.visit(_CustomRulesAsValues())
+    return core
+
+
+class _CustomRulesAsValues(cst.CSTTransformer):
+    def leave_Call(self, original, updated):
+        prim = cf.primitive_of(updated)
+        return updated.args[0].value if prim is not None and prim.name == "rt.custom_vjp_call" else updated
 
 
 def apply_step(core: cf.CoreFunction, step: Step) -> cf.CoreFunction:
