@@ -291,11 +291,25 @@ class _Writer:
             self.bind(self.fresh(), f"smooth_mix({a}, {a}).reshape({int(np.prod(shape))}).sum()", ())
 
     def write_lambda(self):
-        """A lambda bound to a name, called in place, or passed to a helper; it may read a variable."""
+        """A lambda bound to a name, called in place, passed to a helper, held by a table of functions
+        called by key, or chosen against a named function by a conditional expression; it may read
+        a variable."""
         a = self.var()
         b = self.var(lambda s: _broadcast(s, self.shapes[a]) == self.shapes[a])
         body = self.pick(UNARY).format(a="v") + self.pick(["", f" * {b}", f" + np.sin({b})"])
-        how = self.pick(["bound", "in_place", "passed"])
+        how = self.pick(["bound", "in_place", "passed", "table", "chosen"])
+        named = self.pick(["np.sin", "np.tanh", "np.arctan"])
+        if how == "table":
+            name = f"fn{next(self.count)}"
+            self.emit(f'{name} = {{"made": lambda v: {body}, "named": {named}}}')
+            self.bind(self.fresh(), f'{name}["made"]({a}) * {name}["named"]({a})', self.shapes[a])
+            return
+        if how == "chosen":
+            name = f"fn{next(self.count)}"
+            test = f"np.sum({b}) > 0.0" if self.shapes[b] else f"{b} > 0.0"
+            self.emit(f"{name} = (lambda v: {body}) if {test} else {named}  # noqa: E731")
+            self.bind(self.fresh(), f"{name}({a}) + {name}({a} * 0.5)", self.shapes[a])
+            return
         if how == "bound":
             name = f"fn{next(self.count)}"
             self.emit(f"{name} = lambda v: {body}  # noqa: E731")
