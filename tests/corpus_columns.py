@@ -19,11 +19,14 @@ def filled_in_a_loop(x, y):
     return np.sum(z * z) + np.sum(x * y)
 
 
-def centred_spread(x):
-    # a reduction over all axes with keepdims=True has no batched form (vmap asks for the axes), and
-    # the tangent of the mean is one: hessian sweeps it with the columns loop whatever the size
-    centred = x - np.mean(x, keepdims=True)
-    return np.sum(centred ** 2 * np.sin(x))
+def sums_over_each_axis(x):
+    # an axis known only at run time (a loop variable) has no batched form: vmap needs a literal
+    # axis, so hessian sweeps this with the columns loop whatever the size
+    m = np.reshape(x, (4, 5))
+    total = 0.0
+    for k in range(2):
+        total = total + np.sum(np.sum(np.sin(m) * m, axis=k) ** 2)
+    return total
 
 
 def quartic_sine(x):

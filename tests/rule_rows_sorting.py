@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rule_table import BOOLEAN, KEEPDIMS_ALL, NO_DERIVATIVE, NO_SECOND, Row
+from rule_table import BOOLEAN, NO_DERIVATIVE, NO_SECOND, Row
 
 
 # ------------------------------------------------------------------ np.sort
@@ -182,7 +182,7 @@ def rows() -> list:
         Row("quantile_axis", quantile_axis, odd),
         Row("quantile_ends", quantile_ends, one),
         Row("quantile_keep", quantile_keep, stack),
-        Row("quantile_none_keep", quantile_none_keep, one, refuses=KEEPDIMS_ALL),
+        Row("quantile_none_keep", quantile_none_keep, one),
         Row("quantile_array", quantile_array, lambda r: (_apart(r, 2, 6),)),
         Row("percentile_axis", percentile_axis, odd),
         Row("percentile_array", percentile_array, stack),

@@ -58,10 +58,6 @@ NO_SECOND = lambda why: no(SECOND_ORDER, why)            # noqa: E731
 NOT_BATCHED = lambda why: no(VMAPS, why)                 # noqa: E731
 BOOLEAN = "its output is boolean or integer: there is no derivative to check"
 ONE_ARG = "one argument: in_axes=None would leave nothing to map"
-TUPLE_AXIS = {"vmap0": "needs a literal int axis", "vmap1": "needs a literal int axis",
-              "vmap_none": "needs a literal int axis"}
-KEEPDIMS_ALL = {"vmap0": "over all axes cannot be batched", "vmap1": "over all axes cannot be batched",
-                "vmap_none": "over all axes cannot be batched"}
 PER_EXAMPLE_FILL = {"vmap0": "differ between examples", "vmap1": "differ between examples",
                     "vmap_none": "differ between examples"}
 PER_EXAMPLE_MASK = no(("vmap0", "vmap1"), "x[mask] with a boolean mask that differs between examples")
@@ -293,6 +289,8 @@ def std_all(x): return np.std(x)                              # noqa: E704
 def std_axis_ddof(x): return np.std(x, axis=-1, ddof=1)       # noqa: E704
 def var_all(x): return np.var(x, ddof=1)                      # noqa: E704
 def var_tuple_keep(x): return np.var(x, axis=(0, 2), keepdims=True)  # noqa: E704
+def std_negative_tuple(x): return np.std(x, axis=(-1, -3), ddof=1)      # noqa: E704
+def mean_keep_all(x): return np.mean(x, keepdims=True) * x - np.max(x, keepdims=True)  # noqa: E704
 def cumsum_all(x): return np.cumsum(x)                        # noqa: E704
 def cumsum_axis(x): return np.cumsum(x, axis=1)               # noqa: E704
 def cumsum_neg(x): return np.cumsum(x, axis=-1)               # noqa: E704
@@ -703,9 +701,9 @@ def _rows():
                       ("std_all", one), ("std_axis_ddof", one), ("var_all", one), ("var_tuple_keep", three),
                       ("max_all", one), ("max_axis", one), ("max_keep", one), ("max_tuple", three),
                       ("min_all", one), ("min_axis", one), ("min_tuple_keep", three),
-                      ("cumsum_all", one), ("cumsum_axis", one), ("cumsum_neg", three)]:
-        # var over a tuple of axes is not a var over one axis after another: vmap refuses it
-        add_(Row(name, g[name], gen, refuses=TUPLE_AXIS if name == "var_tuple_keep" else {}))
+                      ("cumsum_all", one), ("cumsum_axis", one), ("cumsum_neg", three),
+                      ("std_negative_tuple", three), ("mean_keep_all", three)]:
+        add_(Row(name, g[name], gen))
     add_(Row("sum_f32", sum_axis0, lambda r: (F32(r, 3, 4),)))
     add_(Row("mean_f32", mean_all, lambda r: (F32(r, 3, 4),)))
     add_(Row("max_f32", max_axis, lambda r: (F32(r, 3, 4),)))
@@ -727,19 +725,19 @@ def _rows():
     add_(Row("prod_zero", prod_all, lambda r: (with_zeros(r, 2, 3),), refuses=prod_refusal))
     add_(Row("cumprod_all", cumprod_all, lambda r: (U(r, 2, 3, lo=0.5, hi=1.5),), refuses=cumprod_refusal))
     add_(Row("cumprod_zeros", cumprod_axis, lambda r: (with_zeros(r, 3, 2, zeros=2),), refuses=cumprod_refusal))
-    add_(Row("any_all", any_all, one, skip=NO_DERIVATIVE(BOOLEAN), refuses=KEEPDIMS_ALL))
+    add_(Row("any_all", any_all, one, skip=NO_DERIVATIVE(BOOLEAN)))
     add_(Row("arg_extrema", arg_extrema, one, skip=NO_DERIVATIVE(BOOLEAN)))
     add_(Row("arg_extrema_ties", arg_extrema, lambda r: (with_ties(r, 3, 4),), skip=NO_DERIVATIVE(BOOLEAN)))
     for name, gen in [("norm_2", one), ("norm_axis", one), ("norm_keep", one), ("norm_fro", one),
                       ("norm_1", lambda r: (away_from_zero(r, 5),)), ("norm_inf", lambda r: (U(r, 5),)),
                       ("norm_1_axis", lambda r: (away_from_zero(r, 3, 4),)), ("norm_inf_axis", one)]:
-        add_(Row(name, g[name], gen, refuses=TUPLE_AXIS if name == "norm_fro" else {}))
+        add_(Row(name, g[name], gen))
     add_(Row("norm_f32", norm_axis, lambda r: (F32(r, 3, 4),)))
     # the singular-value norms: distinct singular values (uniform entries give them), so both orders exist
     add_(Row("norm_spectral", norm_spectral, lambda r: (U(r, 3, 4),)))
     add_(Row("norm_smallest", norm_smallest, lambda r: (U(r, 4, 3),)))
     add_(Row("norm_nuclear", norm_nuclear, lambda r: (U(r, 3, 4),)))
-    add_(Row("norm_nuclear_axes", norm_nuclear_axes, lambda r: (U(r, 3, 2, 4),), refuses=TUPLE_AXIS))
+    add_(Row("norm_nuclear_axes", norm_nuclear_axes, lambda r: (U(r, 3, 2, 4),)))
     # linear algebra
     add_(Row("dot_vectors", dot, lambda r: (U(r, 4), U(r, 4))))
     add_(Row("dot_matrices", dot, lambda r: (U(r, 3, 4), U(r, 4, 2))))
@@ -807,7 +805,7 @@ def _rows():
     add_(Row("astype_int", astype_int, lambda r: (U(r, 3, 4, lo=0.1, hi=3.9),)))
     for name in ["concatenate", "concatenate_axis", "stack", "stack_axis", "hstack", "vstack"]:
         add_(Row(name, g[name], two))      # adjoints that slice and index: every order, every transform
-    add_(Row("concatenate_none", g["concatenate_none"], two, refuses=TUPLE_AXIS))
+    add_(Row("concatenate_none", g["concatenate_none"], two))
     add_(Row("vstack_vectors", vstack_vectors, lambda r: (U(r, 4), U(r, 4))))
     add_(Row("hstack_vectors", hstack_vectors, lambda r: (U(r, 4), U(r, 3))))
     add_(Row("queries", queries, one))

@@ -288,7 +288,7 @@ from inspect import signature as _signature  # noqa: E402
 
 for _name in ["tile_index", "repeat_index", "pad_index", "diag_index", "diagonal_index", "rollaxis_index",
               "atleast_1d_shape", "atleast_2d_shape", "atleast_3d_shape", "broadcast_shape", "squeezed_shape",
-              "split_bounds", "concatenate_bounds"]:
+              "split_bounds", "concatenate_bounds", "kept_dims_shape"]:
     _impl = getattr(runtime, _name)
     _sig = _signature(_impl)
     register(f"rt.{_name}", f"rt.{_name}", _impl, SPECIAL,

@@ -666,6 +666,12 @@ def atleast_3d_shape(shape):
     return np.atleast_3d(np.empty(shape)).shape
 
 
+def kept_dims_shape(shape):
+    """``(1, ..., 1, n)`` of ``shape``'s rank: what a reduction of a batch-last array over every axis
+    of each example leaves with keepdims=True (vmap's batch axis, the last, is kept)."""
+    return (1,) * (len(shape) - 1) + (shape[-1],)
+
+
 def atleast_1d_shape(shape):
     return np.atleast_1d(np.empty(shape)).shape
 

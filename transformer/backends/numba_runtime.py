@@ -1359,6 +1359,12 @@ def rollaxis_index(shape, axis, start=0):
     return impl
 
 
+@overload(rt.kept_dims_shape)
+def kept_dims_shape(shape):
+    n = _rank(shape)
+    return lambda shape: (1,) * (n - 1) + (shape[n - 1],)
+
+
 @overload(rt.atleast_1d_shape)
 def atleast_1d_shape(shape):
     if _rank(shape) == 0:

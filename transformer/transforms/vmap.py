@@ -670,18 +670,21 @@ class _Batcher:
             return self.rule_loop(prim, rule, args, keywords, states)    # another ord, or a matrix norm
         extra = {"ddof": keywords["ddof"]} if "ddof" in keywords else {}
         if isinstance(axis, cst.Name) and axis.value == "None":
-            if isinstance(keepdims, cst.Name) and keepdims.value == "True":
-                raise self.error(f"{prim.spelling}(..., keepdims=True) over all axes cannot be batched",
-                                 "name the axes")
             flat = self.temp_of(cf.call("np.reshape", [self.contiguous(x), cf.tuple_of([cf.literal(-1),
                                                                                          cst.Name(self.batch_size)])]))
+            if isinstance(keepdims, cst.Name) and keepdims.value == "True":    # (1, ..., 1, batch)
+                reduced = self.temp_of(self.template(rule, x=flat, **extra))
+                kept = self.temp_of(cf.call("rt.kept_dims_shape", [self.temp_of(cf.call("np.shape", [x]))]))
+                return cf.call("np.reshape", [reduced, kept])
             return self.template(rule, x=flat, **extra)
         keep = isinstance(keepdims, cst.Name) and keepdims.value == "True"
         if isinstance(axis, cst.Tuple):
             axes = [cf.int_literal(el.value) for el in axis.elements]
-            if None in axes or prim.name not in _REDUCED_ONE_AXIS_AT_A_TIME:
-                raise self.error(f"{prim.spelling} under vmap needs a literal int axis, or a literal tuple of them "
-                                 f"for sum, mean, max, min, prod, any and all", "reduce one axis at a time")
+            if None in axes:
+                raise self.error(f"{prim.spelling} under vmap needs a literal int axis, or a literal tuple of them",
+                                 "reduce one axis at a time")
+            if prim.name not in _REDUCED_ONE_AXIS_AT_A_TIME:
+                return self._reduce_axes_together(prim, rule, x, axes, keep, extra)
             # reduce the axes one at a time: positive ones from the last (the others keep their
             # place), then negative ones from the first (the same); keepdims moves none of them
             order = sorted(a for a in axes if a >= 0)[::-1] + sorted(a for a in axes if a < 0)
@@ -693,6 +696,26 @@ class _Batcher:
             raise self.error(f"{prim.spelling} under vmap needs a literal int axis (or none)",
                              "reduce one axis at a time")
         return self._reduce_axis(rule, x, _shift(k), keep, extra)
+
+    def _reduce_axes_together(self, prim, rule, x, axes, keepdims, extra):
+        """np.var and np.std over a tuple of axes, which cannot be reduced one at a time: the axes are
+        moved to the front and merged into one, which the template reduces.  Non-negative axes move
+        in increasing order, negative ones in increasing order too, so no move shifts an axis still to
+        move; with both signs the example's rank would be needed, which vmap does not know."""
+        if min(axes) < 0 <= max(axes):
+            raise self.error(f"{prim.spelling} under vmap over axes of both signs {tuple(axes)}",
+                             "give the axes all non-negative or all negative")
+        for position, k in enumerate(sorted(axes)):
+            x = self.temp_of(cf.call("np.moveaxis", [x, cf.literal(_shift(k)), cf.literal(position)]))
+        rest = self.temp_of(cst.Subscript(self.temp_of(cf.call("np.shape", [x])), [cst.SubscriptElement(
+            cst.Slice(lower=cf.literal(len(axes)), upper=None))]))
+        merged_shape = self.temp_of(cst.BinaryOperation(cf.tuple_of([cf.literal(-1)]), cst.Add(), rest))
+        merged = self.temp_of(cf.call("np.reshape", [self.contiguous(x), merged_shape]))
+        result = self.template(rule, x=merged, **extra)
+        if keepdims:    # each reduced axis back as a 1, where it was (negative ones counted before the batch axis)
+            for k in sorted(axes, reverse=min(axes) < 0):
+                result = cf.call("np.expand_dims", [self.temp_of(result), cf.literal(_shift(k))])
+        return result
 
     def _reduce_axis(self, rule, x, k, keepdims, extra):
         """The template reduces the leading axis, so per-example axis ``k`` (of the batched value) goes first."""
@@ -715,6 +738,12 @@ class _Batcher:
             elements = [el.value if _is_batched(self._atom_state(el.value)) else self.broadcast(el.value)
                         for el in arrays.elements]
             axis = literal_axes.get("axis", 0)
+            given = keywords.get("axis")
+            if name == "concatenate" and isinstance(given, cst.Name) and given.value == "None":
+                # the arrays flattened first: each example's entries are a column of (-1, batch)
+                columns = [self.temp_of(cf.call("np.reshape", [self.contiguous(el), cf.tuple_of([
+                    cf.literal(-1), cst.Name(self.batch_size)])])) for el in elements]
+                return cf.call(prim.spelling, [cf.tuple_of(columns)], [("axis", cf.literal(0))])
             if axis is None:
                 raise self.error(f"{prim.spelling} under vmap needs a literal int axis")
             return cf.call(prim.spelling, [cf.tuple_of(elements)], [("axis", cf.literal(_shift(axis)))])
