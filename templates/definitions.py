@@ -842,6 +842,8 @@ def _split_source(name: str, sections, operand_count: int, axis, equal: bool) ->
     if operand_count != 1:
         raise ValueError(f"takes one array, not {operand_count}")
     parameters = "ary, indices_or_sections" + (", axis=0" if axis == "axis" else "")
+    if name == "hsplit":
+        return _hsplit_source(sections)
     lines = [f"moved = np.moveaxis(ary, {axis}, 0)"]
     if isinstance(sections, bool) or not isinstance(sections, (int, list, tuple)):
         raise ValueError(f"indices_or_sections={sections!r}: give a literal int or a list of indices")
@@ -859,6 +861,31 @@ def _split_source(name: str, sections, operand_count: int, axis, equal: bool) ->
     for piece, (start, stop) in zip(pieces, spans):
         lines.append(f"{piece} = np.moveaxis(moved[{start}:{stop}], 0, {axis})")
     return (f"def {name}({parameters}):\n" + "".join(f"    {line}\n" for line in lines)
+            + f"    return [{', '.join(pieces)}]\n")
+
+
+def _hsplit_source(sections) -> str:
+    """np.hsplit splits along axis 1, or along axis 0 for a 1-D array.  Seen as at least 3-D
+    ((1, n, 1) for a 1-D array, (rows, n, 1) for a 2-D one) every array splits along axis 1, a
+    literal axis whatever the rank; each piece is then reshaped to the array's own rank."""
+    lines = ["lines = np.reshape(ary, rt.atleast_3d_shape(np.shape(ary)))"]
+    if isinstance(sections, bool) or not isinstance(sections, (int, list, tuple)):
+        raise ValueError(f"indices_or_sections={sections!r}: give a literal int or a list of indices")
+    if isinstance(sections, int):
+        if sections <= 0:
+            raise ValueError("number sections must be larger than 0")
+        lines.append(f"bounds = rt.split_bounds(np.shape(lines)[1], {sections}, True)")
+        spans = [(f"bounds[{k}]", f"bounds[{k + 1}]") for k in range(sections)]
+    else:
+        if not all(isinstance(index, int) and not isinstance(index, bool) for index in sections):
+            raise ValueError(f"indices_or_sections={sections!r}: the indices must be literal ints")
+        edges = [""] + [str(index) for index in sections] + [""]
+        spans = list(zip(edges[:-1], edges[1:]))
+    pieces = [f"piece{k}" for k in range(len(spans))]
+    for piece, (start, stop) in zip(pieces, spans):
+        lines += [f"{piece} = lines[:, {start}:{stop}]",
+                  f"{piece} = np.reshape({piece}, rt.hsplit_shape(np.shape(ary), np.shape({piece})[1]))"]
+    return ("def hsplit(ary, indices_or_sections):\n" + "".join(f"    {line}\n" for line in lines)
             + f"    return [{', '.join(pieces)}]\n")
 
 
@@ -883,9 +910,7 @@ def vsplit(sections, operand_count: int) -> str:
 
 @define_written("np.hsplit", literal="indices_or_sections", position=1)
 def hsplit(sections, operand_count: int) -> str:
-    """np.hsplit: np.split along axis 1.  NumPy splits a 1-D array along axis 0 instead; the rank is not
-    known when this is written, so a 1-D array is refused where the code runs (axis 1 is out of range:
-    an axis known only at run time would leave vmap without the literal axis it needs)."""
+    """np.hsplit: np.split along axis 1, or along axis 0 for a 1-D array (see _hsplit_source)."""
     return _split_source("hsplit", sections, operand_count, "1", equal=True)
 
 

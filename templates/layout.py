@@ -12,7 +12,7 @@ from transformer.rules import rule, unsupported, zero_derivative
 LAYOUT_HELPERS = ("rt.tile_index", "rt.repeat_index", "rt.pad_index", "rt.diag_index", "rt.diagonal_index",
                   "rt.rollaxis_index", "rt.atleast_1d_shape", "rt.atleast_2d_shape", "rt.atleast_3d_shape",
                   "rt.broadcast_shape", "rt.squeezed_shape", "rt.split_bounds", "rt.concatenate_bounds",
-                  "rt.kept_dims_shape")
+                  "rt.kept_dims_shape", "rt.hsplit_shape")
 
 zero_derivative(*LAYOUT_HELPERS)
 

@@ -83,6 +83,13 @@ def hvd_split(x):
     return a, b, c * 2.0, d, e, f
 
 
+def hsplit_vector(v):
+    # NumPy splits a 1-D array along axis 0
+    a, b = np.hsplit(v, 2)
+    c, d, e = np.hsplit(v * v, [1, 3])
+    return a, b * 2.0, c, d, e
+
+
 def rows():
     matrix = lambda r: (U(r, 3, 4),)                        # noqa: E731
     vector = lambda r: (U(r, 4),)                           # noqa: E731
@@ -96,6 +103,7 @@ def rows():
             skip={"jax": "jax.numpy.split refuses indices out of order, where NumPy gives an empty piece"}),
         Row("array_split_", array_split_, lambda r: (U(r, 4, 5),)),
         Row("hvd_split", hvd_split, lambda r: (U(r, 3, 4, 2),)),
+        Row("hsplit_vector", hsplit_vector, lambda r: (U(r, 6),)),
         Row("split_f32", split_sections, lambda r: (F32(r, 4, 4),)),
         Row("tile_tuple", tile_tuple, matrix),
         Row("tile_vector", tile_vector, vector),

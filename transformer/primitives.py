@@ -288,7 +288,7 @@ from inspect import signature as _signature  # noqa: E402
 
 for _name in ["tile_index", "repeat_index", "pad_index", "diag_index", "diagonal_index", "rollaxis_index",
               "atleast_1d_shape", "atleast_2d_shape", "atleast_3d_shape", "broadcast_shape", "squeezed_shape",
-              "split_bounds", "concatenate_bounds", "kept_dims_shape"]:
+              "split_bounds", "concatenate_bounds", "kept_dims_shape", "hsplit_shape"]:
     _impl = getattr(runtime, _name)
     _sig = _signature(_impl)
     register(f"rt.{_name}", f"rt.{_name}", _impl, SPECIAL,
@@ -447,9 +447,9 @@ def definitions() -> dict[str, Callable]:
     """Every definition, by the dotted name it stands for (templates/definitions.py loaded once)."""
     global _definitions_loaded
     if not _definitions_loaded:
-        _definitions_loaded = True
         import importlib
         importlib.import_module("transformer.templates.definitions")   # registers them
+        _definitions_loaded = True      # only once loaded: a failed import is seen again, not a missing name
     return DEFINITIONS
 
 

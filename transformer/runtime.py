@@ -666,6 +666,14 @@ def atleast_3d_shape(shape):
     return np.atleast_3d(np.empty(shape)).shape
 
 
+def hsplit_shape(shape, width):
+    """The shape of one of np.hsplit's pieces of an array of ``shape``: ``width`` along axis 1, or
+    along axis 0 for a 1-D array (NumPy's rule for hsplit)."""
+    if len(shape) == 1:
+        return (width,)
+    return (shape[0], width) + tuple(shape[2:])
+
+
 def kept_dims_shape(shape):
     """``(1, ..., 1, n)`` of ``shape``'s rank: what a reduction of a batch-last array over every axis
     of each example leaves with keepdims=True (vmap's batch axis, the last, is kept)."""

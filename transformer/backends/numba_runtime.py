@@ -1359,6 +1359,16 @@ def rollaxis_index(shape, axis, start=0):
     return impl
 
 
+@overload(rt.hsplit_shape)
+def hsplit_shape(shape, width):
+    n = _rank(shape)
+    if n == 1:
+        return lambda shape, width: (width,)
+    if n == 2:
+        return lambda shape, width: (shape[0], width)
+    return lambda shape, width: (shape[0], width) + shape[2:]
+
+
 @overload(rt.kept_dims_shape)
 def kept_dims_shape(shape):
     n = _rank(shape)
