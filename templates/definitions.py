@@ -814,15 +814,18 @@ def tensordot(axes, operand_count: int) -> str:
         if len(of_a) != len(of_b):
             raise ValueError(f"axes={axes!r} pairs {len(of_a)} axes of a with {len(of_b)} of b")
         count = len(of_a)
-        if any(axis < 0 for axis in of_a + of_b):
-            raise ValueError(f"axes={axes!r}: give the axis lists as non-negative axes (the ranks are not known "
-                             f"when the contraction is written)")
+        for each in (of_a, of_b):
+            if len(set(each)) != len(each):
+                raise ValueError(f"axes={axes!r}: an axis is repeated")
+            if min(each, default=0) < 0 <= max(each, default=0):
+                raise ValueError(f"axes={axes!r}: give each axis list all non-negative or all negative (the "
+                                 f"ranks are not known when the contraction is written)")
         # one axis at a time (vmap batches np.moveaxis of one axis): a's in order to the end, b's to
-        # the front, each index shifted by the axes already moved past it
-        for k, axis in enumerate(of_a):
-            lines.append(f"a = np.moveaxis(a, {axis - sum(moved < axis for moved in of_a[:k])}, -1)")
-        for k, axis in enumerate(of_b):
-            lines.append(f"b = np.moveaxis(b, {axis + sum(moved > axis for moved in of_b[:k])}, {k})")
+        # the front, each index where the axes already moved have left it
+        for axis in _indices_when_moved(of_a, to_end=True):
+            lines.append(f"a = np.moveaxis(a, {axis}, -1)")
+        for k, axis in enumerate(_indices_when_moved(of_b, to_end=False)):
+            lines.append(f"b = np.moveaxis(b, {axis}, {k})")
     lines.append("shape_a = np.shape(a)")
     lines.append("shape_b = np.shape(b)")
     if count:
@@ -832,6 +835,26 @@ def tensordot(axes, operand_count: int) -> str:
     else:
         lines.append("result = np.reshape(np.reshape(a, (-1, 1)) @ np.reshape(b, (1, -1)), shape_a + shape_b)")
     return "def tensordot(a, b, axes=2):\n" + "".join(f"    {line}\n" for line in lines) + "    return result\n"
+
+
+def _indices_when_moved(axes, to_end: bool) -> list:
+    """The index each of ``axes`` (all non-negative or all negative) has when its turn comes, as they
+    are moved one by one to the end (``to_end``) or to the front (the k-th to position k).  Moving an
+    axis to the end shifts the ones after it back by one; moving one to the front shifts the ones
+    before it on by one.  Non-negative indices are counted from the front, negative ones from the
+    end, so either way no rank is needed."""
+    if not axes or min(axes) >= 0:
+        return [axis - sum(moved < axis for moved in axes[:k]) if to_end
+                else axis + sum(moved > axis for moved in axes[:k]) for k, axis in enumerate(axes)]
+    tail = list(range(min(axes), 0))        # the last axes, labelled by their first negative index
+    indices = []
+    for axis in axes:
+        at = tail.index(axis)
+        indices.append(at - len(tail))
+        tail.pop(at)
+        if to_end:
+            tail.append(axis)
+    return indices
 
 
 def _split_source(name: str, sections, operand_count: int, axis, equal: bool) -> str:

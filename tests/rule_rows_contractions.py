@@ -20,6 +20,7 @@ def einsum_rows(a, b): return np.einsum("bi,bi->b", a, b), np.einsum("bi,bj->bij
 def tensordot_int(a, b): return np.tensordot(a, b, 2), np.tensordot(a, b[0], axes=1)   # noqa: E704
 def tensordot_default(a, b): return np.tensordot(a, b)                            # noqa: E704
 def tensordot_pairs(a, b): return np.tensordot(a, b, axes=([0, 2], [1, 0])), np.tensordot(a, b, ([2], [0]))   # noqa: E704
+def tensordot_negative(a, b): return np.tensordot(a, b, axes=([-1, -3], [-2, -1])), np.tensordot(a, b, ([2, 0], [-2, -1]))   # noqa: E704
 def tensordot_outer(u, m): return np.tensordot(u, m, 0), np.tensordot(m, m, 2)     # noqa: E704
 
 
@@ -39,6 +40,7 @@ def rows():
         Row("tensordot_int", tensordot_int, lambda r: (U(r, 2, 3, 4), U(r, 3, 4, 5))),
         Row("tensordot_default", tensordot_default, lambda r: (U(r, 2, 3, 4), U(r, 3, 4, 5))),
         Row("tensordot_pairs", tensordot_pairs, lambda r: (U(r, 4, 2, 4), U(r, 4, 4, 3))),
+        Row("tensordot_negative", tensordot_negative, lambda r: (U(r, 3, 2, 4), U(r, 5, 4, 3))),
         Row("tensordot_outer", tensordot_outer, lambda r: (U(r, 3), U(r, 2, 3))),
         Row("tensordot_f32", tensordot_pairs, lambda r: (F32(r, 4, 2, 4), F32(r, 4, 4, 3))),
     ]

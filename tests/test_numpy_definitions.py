@@ -145,8 +145,8 @@ def einsum_mismatched(x):
     return np.einsum("ij,jk->ik", x)
 
 
-def tensordot_with_negative_pairs(a, b):
-    return np.tensordot(a, b, axes=([-1], [0]))
+def tensordot_with_axes_of_both_signs(a, b):
+    return np.tensordot(a, b, axes=([-1, 0], [0, 1]))
 
 
 def einsum_gmm_style(q, x):
@@ -157,7 +157,8 @@ def einsum_gmm_style(q, x):
     (einsum_with_ellipsis, (X,), "np.einsum: '...' in the subscripts is not supported"),
     (einsum_of_a_variable_string, (X, "ij->ji"), "np.einsum's subscripts must be a literal"),
     (einsum_mismatched, (X,), "np.einsum: the subscripts 'ij,jk->ik' name 2 operands, but 1 are given"),
-    (tensordot_with_negative_pairs, (X, X.T), "np.tensordot: axes=([-1], [0]): give the axis lists as non-negative"),
+    (tensordot_with_axes_of_both_signs, (X, X.T), "np.tensordot: axes=([-1, 0], [0, 1]): give each axis list all "
+                                                  "non-negative or all negative"),
 ])
 def test_a_written_definition_refuses_at_the_users_call(fn, args, words):
     with pytest.raises(tr.TransformError, match=r"test_numpy_definitions\.py:\d+") as info:
