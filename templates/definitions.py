@@ -761,8 +761,65 @@ def einsum(subscripts: str, operand_count: int) -> str:
     if not isinstance(subscripts, str):
         raise ValueError("the subscripts must be a string; the form that interleaves operands and axis lists "
                          "is not supported")
-    inputs, output = _einsum_terms(subscripts, operand_count)
     names = [f"x{i}" for i in range(operand_count)]
+    before, subscripts, after = _ellipsis_merged(subscripts, names)
+    inputs, output = _einsum_terms(subscripts, operand_count)
+    body, result = _contracted(inputs, output, names)
+    return (f"def einsum(subscripts, {', '.join(names)}, optimize=False):\n"
+            + "".join(f"    {line}\n" for line in before + body + after(result)) + f"    return {result}\n")
+
+
+def _ellipsis_merged(subscripts: str, names: list):
+    """``...`` standing for leading axes (``'...ij,...jk->...ik'``): the lines that broadcast those axes
+    of every operand that has them to one shape and merge them into one axis, the subscripts with a
+    letter of its own for that axis, and a function writing the lines that give the result its
+    leading axes back.  The ranks are not known when this is written, but the number of axes each
+    operand names is, so the shapes are sliced where the code runs; an operand whose axes do not
+    broadcast is refused there, as NumPy refuses it."""
+    text = subscripts.replace(" ", "")
+    if "." not in text:
+        return [], subscripts, lambda result: []
+    left, arrow, output = text.partition("->")
+    inputs = left.split(",")
+    if len(inputs) != len(names):
+        raise ValueError(f"the subscripts {subscripts!r} name {len(inputs)} operands, but {len(names)} are given")
+    terms = [term.removeprefix("...") for term in inputs] + ([output.removeprefix("...")] if arrow else [])
+    if any("." in term for term in terms):
+        raise ValueError(f"subscripts {subscripts!r}: '...' is supported at the start of each operand's and the "
+                         f"output's letters only")
+    if arrow and not output.startswith("..."):
+        raise ValueError(f"subscripts {subscripts!r}: an output without the '...' of its operands is not supported; "
+                         f"write '...' in the output and sum those axes afterwards")
+    merged = next(c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBA" if c not in text)
+    with_ellipsis = [k for k, term in enumerate(inputs) if term.startswith("...")]
+    lines = []
+    for k in with_ellipsis:
+        count = len(inputs[k]) - 3
+        lines += [f"leading{k} = np.shape({names[k]})" + (f"[:{-count}]" if count else ""),
+                  f"named{k} = np.shape({names[k]})" + (f"[{-count}:]" if count else "[:0]")]
+    shape = f"leading{with_ellipsis[0]}"
+    for k in with_ellipsis[1:]:
+        lines.append(f"leading = rt.broadcast_shape({shape}, leading{k})")
+        shape = "leading"
+    for k in with_ellipsis:
+        operand = f"np.broadcast_to({names[k]}, {shape} + named{k})" if len(with_ellipsis) > 1 else names[k]
+        lines.append(f"{names[k]} = np.reshape({operand}, (-1,) + named{k})")
+    letters = [merged + term.removeprefix("...") if term.startswith("...") else term for term in inputs]
+    if arrow:
+        rewritten = ",".join(letters) + "->" + merged + output.removeprefix("...")
+    else:       # NumPy's implicit output: the leading axes, then the letters written once, sorted
+        rewritten = ",".join(letters) + "->" + merged + "".join(
+            sorted(c for c in set(left) - {",", "."} if left.count(c) == 1))
+
+    def restored(result):
+        return [f"{result} = np.reshape({result}, {shape} + np.shape({result})[1:])"]
+    return lines, rewritten, restored
+
+
+def _contracted(inputs, output, names):
+    """The lines contracting the operands ``names`` of the letters ``inputs`` into ``output``'s, and the
+    name of the result (see einsum)."""
+    operand_count = len(names)
     body, terms = [], []
     for name, term in zip(names, inputs):
         letters = list(term)
@@ -789,8 +846,7 @@ def einsum(subscripts: str, operand_count: int) -> str:
         result = f"p{i}"
     if letters != list(output):
         body.append(f"{result} = np.transpose({result}, {_tuple_text([letters.index(c) for c in output])})")
-    return (f"def einsum(subscripts, {', '.join(names)}, optimize=False):\n"
-            + "".join(f"    {line}\n" for line in body) + f"    return {result}\n")
+    return body, result
 
 
 @define_written("np.tensordot", literal="axes", position=2, default=2)
@@ -946,9 +1002,6 @@ def dsplit(sections, operand_count: int) -> str:
 def _einsum_terms(subscripts: str, operand_count: int):
     """Each operand's letters and the output's (NumPy's implicit output: the letters written once, sorted)."""
     text = subscripts.replace(" ", "")
-    if "." in text:
-        raise ValueError("'...' in the subscripts is not supported: transformer writes the contraction before "
-                         "it knows the operands' ranks; name every axis with a letter")
     if text.count("->") > 1:
         raise ValueError(f"subscripts {subscripts!r} have more than one '->'")
     left, arrow, output = text.partition("->")

@@ -15,6 +15,8 @@ def einsum_one(a): return np.einsum("ij->ji", a), np.einsum("ij->", a), np.einsu
 def einsum_diagonal(a): return np.einsum("ii->i", a), np.einsum("ii", a), np.einsum("ii->", a) * 2.0   # noqa: E704
 def einsum_diagonal_stack(x): return np.einsum("iij->j", x), np.einsum("iji->ij", x)   # noqa: E704
 def einsum_grouped(a, b, c): return np.einsum("abc,cd->abd", a, b), np.einsum("abc,bd->dca", a, c)   # noqa: E704
+def einsum_ellipsis(a, b): return np.einsum("...ij,...jk->...ik", a, b), np.einsum("...ij,jk", a, b[0]), np.einsum("...i,...i->...", a, a)   # noqa: E704
+def einsum_ellipsis_broadcast(a, b): return np.einsum("...ij,...jk->...ik", a, b), np.einsum("...ii->...i", b[:, :, :2])   # noqa: E704
 def einsum_rows(a, b): return np.einsum("bi,bi->b", a, b), np.einsum("bi,bj->bij", a, b)   # noqa: E704
 
 def tensordot_int(a, b): return np.tensordot(a, b, 2), np.tensordot(a, b[0], axes=1)   # noqa: E704
@@ -35,6 +37,8 @@ def rows():
         Row("einsum_diagonal", einsum_diagonal, lambda r: (U(r, 3, 3),)),
         Row("einsum_diagonal_stack", einsum_diagonal_stack, lambda r: (U(r, 3, 3, 3),)),
         Row("einsum_grouped", einsum_grouped, lambda r: (U(r, 2, 3, 4), U(r, 4, 2), U(r, 3, 2))),
+        Row("einsum_ellipsis", einsum_ellipsis, lambda r: (U(r, 2, 3, 4), U(r, 2, 4, 3))),
+        Row("einsum_ellipsis_broadcast", einsum_ellipsis_broadcast, lambda r: (U(r, 2, 1, 3, 2), U(r, 4, 2, 2))),
         Row("einsum_rows", einsum_rows, lambda r: (U(r, 3, 4), U(r, 3, 4))),
         Row("einsum_f32", einsum_batched, lambda r: (F32(r, 3, 2, 4), F32(r, 5, 3, 4))),
         Row("tensordot_int", tensordot_int, lambda r: (U(r, 2, 3, 4), U(r, 3, 4, 5))),
