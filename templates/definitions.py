@@ -366,6 +366,15 @@ def tile(A, reps):
     return _gathered(A, rt.tile_index(np.shape(A), reps))
 
 
+@define("np.kron")
+def kron(a, b):
+    """The Kronecker product: a block of the result for each entry of ``a``, that entry times ``b``
+    (the shorter shape padded with ones in front, as NumPy pads it).  Each entry of the result is one
+    entry of ``a`` times one of ``b``: two gathers through tables of their positions (rt.kron_index)."""
+    return _gathered(a, rt.kron_index(np.shape(a), np.shape(b), 0)) * \
+        _gathered(b, rt.kron_index(np.shape(a), np.shape(b), 1))
+
+
 @define("np.repeat")
 def repeat(a, repeats, axis=None):
     """Each entry repeated ``repeats`` times (an int, or one count per entry along ``axis``) along

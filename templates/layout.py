@@ -1,5 +1,5 @@
 """Rules of the layout family: the index arrays and shapes that NumPy's layout functions
-(np.tile, np.repeat, np.pad, np.diag, np.diagonal, np.rollaxis, np.atleast_*d, np.split and its kin;
+(np.tile, np.kron, np.repeat, np.pad, np.diag, np.diagonal, np.rollaxis, np.atleast_*d, np.split and its kin;
 their definitions are in templates/definitions.py) are computed from.
 
 Each helper reads only a shape (and literal parameters), so its result is a constant to every
@@ -9,7 +9,7 @@ a result whose shape differs between examples, which no batch can hold: vmap ref
 """
 from transformer.rules import rule, unsupported, zero_derivative
 
-LAYOUT_HELPERS = ("rt.tile_index", "rt.repeat_index", "rt.pad_index", "rt.diag_index", "rt.diagonal_index",
+LAYOUT_HELPERS = ("rt.tile_index", "rt.kron_index", "rt.repeat_index", "rt.pad_index", "rt.diag_index", "rt.diagonal_index",
                   "rt.rollaxis_index", "rt.atleast_1d_shape", "rt.atleast_2d_shape", "rt.atleast_3d_shape",
                   "rt.broadcast_shape", "rt.squeezed_shape", "rt.split_bounds", "rt.concatenate_bounds",
                   "rt.kept_dims_shape", "rt.hsplit_shape")

@@ -1,4 +1,4 @@
-"""Rule-table rows of the layout family: np.tile, np.repeat, np.pad, np.diag, np.diagonal, np.rollaxis,
+"""Rule-table rows of the layout family: np.tile, np.kron, np.repeat, np.pad, np.diag, np.diagonal, np.rollaxis,
 np.atleast_*d, np.column_stack, np.split and its kin (gathers, slices through index arrays of transformer.runtime: templates/definitions.py)."""
 import numpy as np
 
@@ -7,6 +7,7 @@ from rule_table import F32, U, Row
 
 def tile_int(x): return np.tile(x, 2) * 1.5                                       # noqa: E704
 def tile_tuple(x): return np.tile(x, (2, 3)), np.tile(x, (2, 1, 1))               # noqa: E704
+def kron_(a, b): return np.kron(a, b), np.kron(a[0], b[:, 0]), np.kron(a, b[0])    # noqa: E704
 def tile_vector(x): return np.tile(x, (3, 2))                                     # noqa: E704
 def repeat_flat(x): return np.repeat(x, 2)                                        # noqa: E704
 def repeat_axis(x): return np.repeat(x, 3, axis=1), np.repeat(x, 2, axis=-2)      # noqa: E704
@@ -96,6 +97,7 @@ def rows():
     stack = lambda r: (U(r, 2, 3, 4),)                      # noqa: E731
     return [
         Row("tile_int", tile_int, matrix),
+        Row("kron_", kron_, lambda r: (U(r, 2, 3), U(r, 3, 2))),
         Row("dstack_pair", dstack_pair, lambda r: (U(r, 3, 4), U(r, 3, 4))),
         Row("column_stack_", column_stack_, lambda r: (U(r, 3), U(r, 3, 2))),
         Row("split_sections", split_sections, lambda r: (U(r, 4, 4),)),

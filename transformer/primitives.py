@@ -279,14 +279,14 @@ register("bool", "bool", builtins.bool, CAST, ("x",))
 
 
 # ---- layout
-# The index arrays and shapes of NumPy's layout functions (np.tile, np.repeat, np.pad, np.diag,
+# The index arrays and shapes of NumPy's layout functions (np.tile, np.kron, np.repeat, np.pad, np.diag,
 # np.diagonal, np.rollaxis, np.atleast_*d, np.broadcast_arrays, np.split: templates/definitions.py; np.squeeze
 # without an axis under vmap; np.concatenate's adjoint), computed from a shape at run
 # time (runtime.py; numba_runtime.py specializes them on the rank when it compiles): constants to
 # every derivative, the same for every example of a vmap.
 from inspect import signature as _signature  # noqa: E402
 
-for _name in ["tile_index", "repeat_index", "pad_index", "diag_index", "diagonal_index", "rollaxis_index",
+for _name in ["tile_index", "kron_index", "repeat_index", "pad_index", "diag_index", "diagonal_index", "rollaxis_index",
               "atleast_1d_shape", "atleast_2d_shape", "atleast_3d_shape", "broadcast_shape", "squeezed_shape",
               "split_bounds", "concatenate_bounds", "kept_dims_shape", "hsplit_shape"]:
     _impl = getattr(runtime, _name)

@@ -605,6 +605,17 @@ def tile_index(shape, reps):
     return np.tile(_positions(shape), reps)
 
 
+def kron_index(shape_a, shape_b, which):
+    """For each entry of np.kron(a, b), the flat position of the entry of ``a`` (``which`` 0) or of
+    ``b`` (``which`` 1) it is the product of; the shorter shape is padded with ones in front."""
+    rank = max(len(shape_a), len(shape_b))
+    dims_a = (1,) * (rank - len(shape_a)) + tuple(shape_a)
+    dims_b = (1,) * (rank - len(shape_b)) + tuple(shape_b)
+    if which == 0:
+        return np.kron(_positions(dims_a), np.ones(dims_b, np.int64))
+    return np.kron(np.ones(dims_a, np.int64), _positions(dims_b))
+
+
 def repeat_index(shape, repeats, axis=None):
     return np.repeat(_positions(shape), repeats, axis)
 

@@ -1099,6 +1099,28 @@ def tile_index(shape, reps):
     return impl
 
 
+@overload(rt.kron_index)
+def kron_index(shape_a, shape_b, which):
+    n, read_a = _rank(shape_a), _shape_reader(shape_a)
+    m, read_b = _rank(shape_b), _shape_reader(shape_b)
+    rank = max(n, m)
+
+    def impl(shape_a, shape_b, which):
+        dims_a = np.ones(rank, np.int64)
+        dims_a[rank - n:] = read_a(shape_a)
+        dims_b = np.ones(rank, np.int64)
+        dims_b[rank - m:] = read_b(shape_b)
+        out_dims = dims_a * dims_b
+        strides = _c_strides(dims_a if which == 0 else dims_b)
+        offsets = _offsets(out_dims)
+        tables = np.empty(offsets[rank], np.int64)
+        for d in range(rank):
+            for c in range(out_dims[d]):     # coordinate c of the result: c // b's length in a, c % it in b
+                tables[offsets[d] + c] = (c // dims_b[d] if which == 0 else c % dims_b[d]) * strides[d]
+        return _separable_gather(out_dims, tables, offsets, 0).reshape(to_fixed_tuple(out_dims, rank))
+    return impl
+
+
 @register_jitable
 def _repeat_table(length, counts, stride):
     if counts.size == 1 and length != 1:
