@@ -74,6 +74,8 @@ class Fence(cst.CSTVisitor):
         self._not_values: set = not_loaded_nodes(uf.node)
         self._transform_calls: set = set()      # tr.grad(f) inside tr.grad(f)(x): checked as a whole
         self._lambdas, self._lambda_names = _lambdas_written(uf.node)
+        self._lambda_bound = {name: assign.value for name, assign in _single_assignments(uf.node).items()
+                              if isinstance(assign.value, cst.Lambda)}
         for node in walk.nodes(uf.node):    # a function named in a table of functions is no value
             if _function_table(node):
                 self._not_values.update(v for v in _display_values(node) if self._names_function(v))
@@ -254,8 +256,13 @@ class Fence(cst.CSTVisitor):
                 and func.value.value in self._params:
             return   # an entry of a helper's parameter called: the caller must pass a list of functions
         if isinstance(func, cst.Call):     # tr.grad(loss)(w, x): a transform applied in the code
+            first = func.args[0].value if func.args else None
+            # tr.grad(lambda q: ...)(p): the lambda's body is checked where it is written; a stand-in
+            # function lets the transform's options be checked here (normalize makes the real one)
+            written = self._lambda_bound.get(first.value) if isinstance(first, cst.Name) else first
+            given = {first: _stand_in(written)} if isinstance(written, cst.Lambda) else None
             try:
-                made = resolve.transform_of_call(func, self.uf.lookup, self.locals)
+                made = resolve.transform_of_call(func, self.uf.lookup, self.locals, given)
             except (ValueError, TypeError) as err:
                 self.refuse(func, f"this transform call ({err})", "write tr.grad(f, argnums=...) with literals")
             if made is None:
@@ -285,20 +292,15 @@ class Fence(cst.CSTVisitor):
         each branch chooses a function at run time (normalize writes each call as an if statement).
         Its lambdas are inlined where it is called, the functions it names are no values, and a
         name assigned such a choice (and nothing else) is called like a lambda's name."""
-        assigned: dict = {}
         for node in walk.nodes(func):
-            if isinstance(node, cst.Assign):
-                for target in node.targets:
-                    if isinstance(target.target, cst.Name):
-                        assigned.setdefault(target.target.value, []).append(node)
             if self._chooses_functions(node):
                 for branch in (node.body, node.orelse):
                     if isinstance(branch, cst.Lambda):
                         self._lambdas.add(branch)
                     elif not isinstance(branch, cst.IfExp):
                         self._not_values.add(branch)
-        for name, assigns in assigned.items():
-            if len(assigns) == 1 and len(assigns[0].targets) == 1 and self._chooses_functions(assigns[0].value):
+        for name, assign in _single_assignments(func).items():
+            if self._chooses_functions(assign.value):
                 self._lambda_names.add(name)
 
     def _chooses_functions(self, node) -> bool:
@@ -398,6 +400,13 @@ class Fence(cst.CSTVisitor):
         return cst.Module([]).code_for_node(node)
 
 
+def _stand_in(lam: cst.Lambda):
+    """A function of the lambda's arity, which a lambda given to a transform inside transformed code
+    stands for while the fence checks the transform's options (normalize makes the real one)."""
+    names = [f"p{k}" for k in range(len(lam.params.params))]
+    return eval(f"lambda {', '.join(names)}: None")     # noqa: S307  (made of the names above)
+
+
 def _describe(value) -> str:
     mod = getattr(value, "__module__", None) or type(value).__module__
     kind = type(value).__name__
@@ -421,23 +430,29 @@ def _is_dict_view(node) -> bool:
         and node.func.attr.value in ("items", "keys", "values") and isinstance(node.func.value, cst.Name)
 
 
-def _lambdas_written(func: cst.FunctionDef) -> tuple[set, set]:
-    """The lambdas written where transformed code can inline them (bound to a name
-    assigned nothing else, called in place, or passed to a call), and those names."""
+def _single_assignments(func: cst.FunctionDef) -> dict:
+    """Each name assigned exactly once, by an assignment to it alone: name -> that Assign."""
     assigned: dict = {}
     for node in walk.nodes(func):
         if isinstance(node, cst.Assign):
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     assigned.setdefault(target.target.value, []).append(node)
+    return {name: assigns[0] for name, assigns in assigned.items()
+            if len(assigns) == 1 and len(assigns[0].targets) == 1}
+
+
+def _lambdas_written(func: cst.FunctionDef) -> tuple[set, set]:
+    """The lambdas written where transformed code can inline them (bound to a name
+    assigned nothing else, called in place, or passed to a call), and those names."""
     lambdas, names = set(), set()
-    for name, assigns in assigned.items():
-        if len(assigns) == 1 and len(assigns[0].targets) == 1 and isinstance(assigns[0].value, cst.Lambda):
-            lambdas.add(assigns[0].value)
+    for name, assign in _single_assignments(func).items():
+        if isinstance(assign.value, cst.Lambda):
+            lambdas.add(assign.value)
             names.add(name)
-        elif len(assigns) == 1 and len(assigns[0].targets) == 1 and _function_table(assigns[0].value):
+        elif _function_table(assign.value):
             # ops = {"sq": lambda v: v * v, ...}: a table of functions, each called by key
-            lambdas.update(v for v in _display_values(assigns[0].value) if isinstance(v, cst.Lambda))
+            lambdas.update(v for v in _display_values(assign.value) if isinstance(v, cst.Lambda))
             names.add(name)
     for node in walk.nodes(func):
         if isinstance(node, cst.Call):

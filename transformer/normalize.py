@@ -12,6 +12,7 @@ import dataclasses
 import inspect
 import linecache
 import operator
+import types
 
 import libcst as cst
 import numpy as np
@@ -816,10 +817,19 @@ class _Normalizer:
     def call(self, node: cst.Call, discard=False):
         func = node.func
         if isinstance(func, cst.Call):       # tr.grad(loss)(w, x), checked by the fence
-            made = resolve.transform_of_call(func, self.uf.lookup, self.locals)
+            given, captured = self.transformed_lambda(func)
+            try:
+                made = resolve.transform_of_call(func, self.uf.lookup, self.locals, given)
+            except (ValueError, TypeError) as err:      # a table or a choice of functions given to it
+                raise self.error(func, f"this transform call ({err})", "give it a function's name or a lambda")
+            if captured:
+                made = _captured_unbatched(made, len(captured))
             if isinstance(made, custom_vjp):     # tr.checkpoint(step)(h, x)
+                if captured:
+                    raise self.error(func, "tr.checkpoint of a lambda that reads variables of the code around it",
+                                     "pass them to the lambda as arguments")
                 return self.custom_vjp_call(node, made)
-            return self.inline_transformed(node, made)
+            return self.inline_transformed(node, made, captured)
         local_lambda = self.lambda_called(func)
         if local_lambda is not None:
             return local_lambda.call(self, node)
@@ -1086,15 +1096,57 @@ class _Normalizer:
         except ValueError as err:
             raise self.error(node, f"{written.dotted}: {err}") from None
 
-    def inline_transformed(self, node: cst.Call, fn):
+    def transformed_lambda(self, func: cst.Call):
+        """For ``tr.grad(lambda q: ...)(p)``: the lambda's function object, keyed by its node for
+        resolve.transform_of_call, and the atoms of the variables it reads from the code around it.
+        Those are passed after the call's own arguments, as parameters the lambda's transformed
+        code takes after its own (``__transformer_captured__``): the transform differentiates or
+        batches only the lambda's own parameters, as JAX's closures do.  ({}, []) for a named function."""
+        first = func.args[0].value if func.args else None
+        home = self
+        if isinstance(first, cst.Name) and isinstance(self.lambdas.get(first.value), LocalLambda):
+            home = self.lambdas[first.value].home       # sq = lambda q: ...; tr.grad(sq)(p)
+            node = self.lambdas[first.value].node
+        elif isinstance(first, cst.Lambda):
+            node = first
+        else:
+            return {}, []
+        code = home.lambda_code(node)
+        reads = [name for name in code.co_freevars if name in home.locals or name in home.substitute]
+        for name in reads:
+            if name in home.lambdas:
+                raise self.error(first, f"the lambda given to this transform reads {name!r}, a function of the "
+                                        f"code around it", "call it inside the lambda through a module-level def")
+        cells = tuple(types.CellType() if name in reads or name not in home.uf.closure
+                      else types.CellType(home.uf.closure[name]) for name in code.co_freevars)
+        fn = types.FunctionType(code, home.uf.globals, "<lambda>", None, cells)
+        fn.__transformer_captured__ = tuple(reads)
+        return {first: fn}, [home.atom(cst.Name(name)) for name in reads]
+
+    def lambda_code(self, node: cst.Lambda):
+        """The code object of a lambda written in this function: a constant of its code (or of a
+        lambda's within it), told from others on the same line by where its body sits."""
+        where = self.uf.location(node)
+        found = [code for code in _nested_codes(self.uf.fn.__code__)
+                 if code.co_name == "<lambda>" and code.co_firstlineno <= where.line]
+        text = "".join(linecache.getlines(self.uf.filename))
+        for code in found:
+            probe = types.FunctionType(code, {}, "<lambda>", None, tuple(types.CellType() for _ in code.co_freevars))
+            lam = source._lambda_in_file(probe, text, self.uf.filename)
+            if (lam.lineno, lam.col_offset + 1) == (where.line, where.col):
+                return code
+        raise self.error(node, "cannot find this lambda's code (was the file edited?)", "write it as a def")
+
+    def inline_transformed(self, node: cst.Call, fn, captured=()):
         """``tr.grad(loss)(w, x)`` called inside transformed code: inline the
         generated function's core form, so ``pmean(grad(loss)(w, x), "i")``
-        under pmap, or ``grad`` inside ``vmap``, are one function."""
+        under pmap, or ``grad`` inside ``vmap``, are one function.  ``captured``:
+        the atoms a transformed lambda reads from here, passed after the arguments."""
         from . import staging       # staging imports this module
         positional = [a for a in node.args if a.keyword is None]
         if len(positional) != len(node.args):
             raise self.error(node, f"pass the arguments of {fn!r} by position inside transformed code")
-        atoms = [self.atom(a.value) for a in positional]
+        atoms = [self.atom(a.value) for a in positional] + list(captured)
         structured = {i: self.core.structures[a.value] for i, a in enumerate(atoms)
                       if isinstance(a, cst.Name) and a.value in self.core.structures}
         if structured:       # grad(loss)(params, x) with params a list of (w, b): one parameter per leaf
@@ -1749,6 +1801,27 @@ class FunctionChoice:
 # What a name can stand for besides a value: a function called where the name is called, or a table
 _CALLABLES = (LocalLambda, PassedFunction, FunctionChoice)
 _FUNCTIONS = _CALLABLES + (FunctionTuple,)
+
+
+def _captured_unbatched(made, count: int):
+    """A transformed lambda with vmap's in_axes None for the ``count`` variables it reads from the
+    code around it (parameters after its own, see transformed_lambda): they are the same for every
+    example, as a closure's values are in JAX."""
+    from .staging import Step
+    from .transformed import Transformed
+    steps = tuple(Step(step.name, tuple((key, value + (None,) * count if key == "in_axes" else value)
+                                        for key, value in step.options)) if step.name == "vmap" else step
+                  for step in getattr(made, "steps", ()))
+    return made if steps == getattr(made, "steps", ()) else \
+        Transformed(made.__transformer_fn__, steps, made.target, made.static_argnums, made.boundaries, made.tiered)
+
+
+def _nested_codes(code):
+    """The code objects defined inside ``code``, at any depth."""
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield const
+            yield from _nested_codes(const)
 
 
 def _tree_maps() -> tuple:

@@ -168,12 +168,13 @@ def local_names(func: cst.FunctionDef) -> set[str]:
 
 
 # ----------------------------------------------------- transforms in user code
-def transform_of_call(node: cst.Call, lookup, local_names):
+def transform_of_call(node: cst.Call, lookup, local_names, given=None):
     """The transformed function ``tr.grad(loss, argnums=1)`` builds, evaluated
     now, if ``node`` is such a call; None if it is not a transform.
 
     Only the transforms that return a function are accepted, applied to user
-    functions (or transformed ones) and literal options.
+    functions (or transformed ones) and literal options.  ``given`` maps an
+    argument's node to its value (a lambda's function, made by the caller).
     """
     import ast
 
@@ -186,7 +187,9 @@ def transform_of_call(node: cst.Call, lookup, local_names):
     args, kwargs = [], {}
     for arg in node.args:
         target = resolve(arg.value, lookup, local_names) if dotted_name(arg.value) else None
-        if target is not None and target.kind == "user":
+        if given and arg.value in given:
+            value = given[arg.value]
+        elif target is not None and target.kind == "user":
             value = target.value
         else:
             try:

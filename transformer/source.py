@@ -146,8 +146,13 @@ def load(fn) -> UserFunction:
         _parsed[key] = _parse(fn)
     parsed = _parsed[key]
     is_lambda = fn.__name__ == "<lambda>"
+    node = parsed.node
+    captured = getattr(fn, "__transformer_captured__", ())
+    if captured:    # a lambda transformed inside transformed code: what it reads there is passed in
+        node = node.with_changes(params=node.params.with_changes(
+            params=[*node.params.params, *(cst.Param(cst.Name(name)) for name in captured)]))
     return UserFunction(fn=fn, name=fn.__name__ if not is_lambda else "lambda_fn", filename=code.co_filename,
-                        node=parsed.node, parsed=parsed, globals=fn.__globals__,
+                        node=node, parsed=parsed, globals=fn.__globals__,
                         closure=_closure_values(fn), lambda_=is_lambda)
 
 

@@ -1,0 +1,41 @@
+"""User functions of tests/test_transformed_lambdas.py (transforms read source): transforms applied
+to lambdas inside transformed code, the lambdas reading variables of the code around them."""
+import numpy as np
+
+import transformer as tr
+
+
+def descent_on_a_potential(p, k):
+    # a force from a potential, the everyday JAX way: grad of a lambda that closes over k
+    for i in range(3):
+        force = tr.grad(lambda q: np.sum(np.sin(q) * q * k))(p)
+        p = p - 0.1 * force
+    return np.sum(p ** 2)
+
+
+def named_lambda_and_value_and_grad(p, k):
+    energy = lambda q: np.sum(np.cos(q * k)) + k * np.sum(q ** 2)    # noqa: E731
+    g = tr.grad(energy)(p)
+    e, g2 = tr.value_and_grad(lambda q: np.sum(np.sin(q) * k))(p * 2.0)
+    return np.sum(g * g) + e + np.sum(g2)
+
+
+def jitted_lambda(p, k):
+    return np.sum(tr.jit(lambda q: q * k + 1.0)(p))
+
+
+def rows_of_a_batch(P, k):
+    rows = tr.vmap(lambda q: np.sum(np.sin(q) * k))(P)
+    return np.sum(rows ** 2)
+
+
+def gradient_in_the_second_argument(p, k):
+    return np.sum(tr.grad(lambda a, b: np.sum(a * b * k), argnums=1)(p, p * 2.0))
+
+
+def unsupported_method_inside(p, k):
+    return np.sum(tr.grad(lambda q: np.sum(q.frobnicate() * k))(p))
+
+
+def checkpoint_of_a_closure(p, k):
+    return np.sum(tr.checkpoint(lambda q: np.sin(q) * k)(p))
