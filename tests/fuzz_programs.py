@@ -416,14 +416,21 @@ class _Writer:
 
     def write_transform_in_loop(self):
         """A gradient taken inside a loop body, as Euler steps of particles in a potential
-        take the force: ``g = tr.grad(potential)(y)``, in a ``for`` or a ``while True``."""
+        take the force: ``g = tr.grad(potential)(y)``, in a ``for`` or a ``while True``; or the
+        gradient of a lambda that reads a variable of the code around it."""
         acc = self.fresh()
         a = self.var()
         self.bind(acc, f"{a} * 1.0", self.shapes[a])
-        helper = self.pick(sorted(TRANSFORMED_HELPERS))
-        self.transformed.add(helper)
+        helper = self.pick(sorted(TRANSFORMED_HELPERS) + ["lambda"])
+        if helper != "lambda":
+            self.transformed.add(helper)
         g, e = self.fresh(), self.fresh()
-        if helper == "coupling":
+        if helper == "lambda":
+            b = self.var(lambda sh: _broadcast(sh, self.shapes[acc]) == self.shapes[acc])
+            body = self.pick(UNARY).format(a="q")
+            call = f"{g} = tr.grad(lambda q: np.sum({body} * (1.0 + 0.5 * np.tanh({b}))))({acc})"
+            step = f"{acc} = {acc} - 0.1 * {g}"
+        elif helper == "coupling":
             b = self.var(lambda sh: _broadcast(sh, self.shapes[acc]) == self.shapes[acc])
             call, step = f"{g} = tr.grad(coupling)({acc}, {b})", f"{acc} = {acc} - 0.1 * {g}"
         elif self.draw(st.booleans()):
@@ -523,7 +530,8 @@ def programs(draw, scalar_out=None, max_statements=7, kinds=None) -> Program:
     params = [f"x{i}" for i in range(n_args)] + (["n"] if takes_n else [])
     helpers = "\n\n".join([{**HELPERS, **FRONTEND_HELPERS}[h] for h in sorted(writer.helpers)]
                           + [TRANSFORMED_HELPERS[h] for h in sorted(writer.transformed)])
-    imports = "import math\n\nimport numpy as np\n" + ("\nimport transformer as tr\n" if writer.transformed else "")
+    uses_tr = writer.transformed or any("tr." in line for line in writer.lines)
+    imports = "import math\n\nimport numpy as np\n" + ("\nimport transformer as tr\n" if uses_tr else "")
     source = (imports + "\n\n" + (helpers + "\n\n" if helpers else "")
               + f"def f({', '.join(params)}):\n" + "\n".join(writer.lines) + "\n")
     return Program(source, shapes, takes_n, scalar_out)
