@@ -302,6 +302,10 @@ class Fence(cst.CSTVisitor):
         for name, assign in _single_assignments(func).items():
             if self._chooses_functions(assign.value):
                 self._lambda_names.add(name)
+            values = _display_values(assign.value)
+            if values and all(self._names_function(v) for v in values):     # fs = [np.sin, np.cos]
+                self._lambda_names.add(name)
+                self._not_values.update(values)
 
     def _chooses_functions(self, node) -> bool:
         """``f if c else g`` with a function in each branch: a lambda, a function named, or such a choice."""

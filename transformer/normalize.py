@@ -876,17 +876,34 @@ class _Normalizer:
             table = self.lambdas.get(func.value.value) if isinstance(func.value, cst.Name) \
                 else self.function_table(func.value)
             if isinstance(table, FunctionTuple):
-                key = _literal_key(self.atom(func.slice[0].slice.value))
+                index = self.atom(func.slice[0].slice.value)
+                key = _literal_key(index)
                 if key is _NO_KEY:
-                    raise self.error(func, f"{cf.code_of(func)}: a table of functions indexed with a key known "
-                                           f"only at run time (each call is written for the function it calls)",
-                                     "call each entry with a literal key, or choose with if/elif (lax.switch)")
+                    return self.chosen_at_run_time(func, table, index)
                 if key not in table.keys:
                     raise self.error(func, f"{cf.code_of(func)}: no function is stored under {key!r} "
                                            f"(the keys are {', '.join(map(repr, table.keys))})",
                                      "index a table of functions with a key known when the function is specialised")
                 return table.functions[table.keys.index(key)]
         return None
+
+    def chosen_at_run_time(self, func, table: "FunctionTuple", index):
+        """``fs[k](x)`` with ``k`` known only at run time: an if/elif chain over the positions of a list
+        or tuple of functions, on ``np.arange(n)[k]``, which refuses a ``k`` out of range as the list
+        would (where indices are checked) and counts a negative one from the end."""
+        count = len(table.functions)
+        if table.by_key:
+            raise self.error(func, f"{cf.code_of(func)}: a dict of functions indexed with a key known only at "
+                                   f"run time", "index a list or tuple of functions, or use a literal key")
+        positions, position = self.temp(), self.temp()
+        self.assign(positions, cf.call("np.arange", [cf.literal(count)]))
+        self.assign(position, cst.Subscript(cst.Name(positions), [cst.SubscriptElement(cst.Index(index))]))
+        choice = table.functions[-1]
+        for k in reversed(range(count - 1)):
+            test = self.temp()
+            self.assign(test, cst.Comparison(cst.Name(position), [cst.ComparisonTarget(cst.Equal(), cf.literal(k))]))
+            choice = FunctionChoice(cst.Name(test), table.functions[k], choice)
+        return choice
 
     def function_table(self, node):
         """A dict, list or tuple display whose entries are all functions (lambdas, or functions named):
@@ -900,12 +917,10 @@ class _Normalizer:
             values = [e.value for e in node.elements]
         else:
             return None
-        if not any(isinstance(v, cst.Lambda) for v in values):
-            return None
         functions = [self.function_passed(v) for v in values]
         if _NO_KEY in keys or any(f is None for f in functions):
             return None
-        return FunctionTuple(functions, keys)
+        return FunctionTuple(functions, keys, by_key=isinstance(node, cst.Dict))
 
     def function_choice(self, node):
         """``f if c else g`` with a function in each branch (a lambda, a function named, or such a
@@ -1774,13 +1789,15 @@ class FunctionTuple:
     known when the function is specialised, calls the entry under key ``k``."""
     functions: list
     keys: tuple
+    by_key: bool = False        # a dict's: looked up by key, never by position
 
 
 @dataclasses.dataclass
 class FunctionChoice:
     """A function chosen at run time by a conditional expression (``act = np.tanh if c else
-    (lambda v: v)``): each call is written as an if statement on the test, as read where the
-    choice was made, with the call of either function in its branch."""
+    (lambda v: v)``), or by a key known only at run time (``fs[k]``, a chain of them): each call is
+    written as an if statement on the test, as read where the choice was made, with the call of
+    either function in its branch."""
     test: cst.Name
     if_true: object
     if_false: object

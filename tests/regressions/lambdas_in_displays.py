@@ -23,8 +23,18 @@ def missing_key(x):
 
 
 def table_indexed_at_run_time(x):
-    fs = (np.sin, lambda v: v * 2.0)
+    fs = (np.sin, lambda v: v * 2.0, np.tanh)
     total = 0.0
-    for k in range(2):
-        total = total + np.sum(fs[k](x))
+    for k in range(3):
+        total = total + np.sum(fs[k](x) * fs[-1 - k](x))
     return total
+
+
+def dict_indexed_at_run_time(x, k):
+    ops = {0: np.sin, 1: lambda v: v * 2.0}
+    return np.sum(ops[k](x))
+
+
+def out_of_range(x, k):
+    fs = [np.sin, np.cos]
+    return np.sum(fs[k](x))

@@ -25,6 +25,21 @@ def test_a_key_the_table_lacks_is_refused_at_its_line():
         tr.grad(case.missing_key)(X)
 
 
-def test_a_table_indexed_at_run_time_is_refused_with_advice():
-    with pytest.raises(tr.TransformError, match=r"lambdas_in_displays\.py:29.*indexed with a key known only at run time"):
-        tr.grad(case.table_indexed_at_run_time)(X)
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_a_table_indexed_at_run_time_is_an_if_chain(target):
+    # it was refused ("indexed with a key known only at run time"); negative keys count from the end
+    fn = case.table_indexed_at_run_time
+    assert tr.jit(fn, target=target)(X) == pytest.approx(fn(X))
+    np.testing.assert_allclose(tr.jit(tr.grad(fn), target=target)(X), central_difference_grad(fn, (X,)),
+                               rtol=1e-7, atol=1e-9)
+
+
+def test_a_key_out_of_range_raises_as_the_list_would():
+    with pytest.raises(IndexError):
+        tr.jit(case.out_of_range, target="python")(X, 2)
+
+
+def test_a_dict_indexed_at_run_time_is_refused_with_advice():
+    with pytest.raises(tr.TransformError, match=r"lambdas_in_displays\.py:35.*a dict of functions indexed with a key "
+                                                r"known only at run time"):
+        tr.grad(case.dict_indexed_at_run_time)(X, 1)
