@@ -39,3 +39,29 @@ def unsupported_method_inside(p, k):
 
 def checkpoint_of_a_closure(p, k):
     return np.sum(tr.checkpoint(lambda q: np.sin(q) * k)(p))
+
+
+V = np.array([0.2, -0.4, 0.9])
+
+
+def potential(x):
+    return np.sum(np.sin(x) * x) + np.sum(x) ** 2
+
+
+def jvp_inside(x):
+    out, tangent = tr.jvp(potential, (x,), (V,))
+    return tangent + out
+
+
+def hessian_vector_product_inside(x, k):
+    # forward over reverse inside the code: the jvp of a lambda that takes a gradient and reads k
+    return np.sum(tr.jvp(lambda q: tr.grad(potential)(q) * k, (x,), (V,))[1] ** 2)
+
+
+def jacfwd_inside(x):
+    return np.sum(tr.jacfwd(potential)(x))
+
+
+def vjp_inside(x):
+    out, pull = tr.vjp(potential, x)
+    return np.sum(pull(1.0)[0])

@@ -266,6 +266,9 @@ class Fence(cst.CSTVisitor):
             except (ValueError, TypeError) as err:
                 self.refuse(func, f"this transform call ({err})", "write tr.grad(f, argnums=...) with literals")
             if made is None:
+                named = resolve.transform_named(func.func, self.uf.lookup, self.locals)
+                if named is not None:
+                    self.refuse(func, f"tr.{named}", _INSIDE_HINT)
                 self.refuse(func, "calling the result of a call", "assign it in the caller and pass it in")
             self._transform_calls.add(func)
             self._not_values.update(arg.value for arg in func.args)
@@ -319,6 +322,12 @@ class Fence(cst.CSTVisitor):
         return resolve.resolve(node, self.uf.lookup, self.locals).kind in ("user", "primitive")
 
     def _check_callee(self, node, r: resolve.Resolved):
+        named = resolve.transform_named(node.func, self.uf.lookup, self.locals)
+        if named in resolve.INLINED_CALLS:      # tr.jvp(f, primals, tangents): normalize inlines it
+            self._not_values.update(arg.value for arg in node.args[:1])
+            return
+        if named is not None:
+            self.refuse(node, f"tr.{named}(...)", _INSIDE_HINT)
         name = r.dotted or self._code(node.func)
         if r.kind == "local":
             self.refuse(node, f"calling the local variable {name!r}",
@@ -402,6 +411,10 @@ class Fence(cst.CSTVisitor):
     @staticmethod
     def _code(node) -> str:
         return cst.Module([]).code_for_node(node)
+
+
+_INSIDE_HINT = ("call it outside the transformed function and pass its result in; inside one, tr.grad, "
+                "tr.value_and_grad, tr.vmap, tr.jit, tr.checkpoint and tr.jvp apply")
 
 
 def _stand_in(lam: cst.Lambda):

@@ -859,6 +859,8 @@ class _Normalizer:
             return self.construct(node, r.value)
         if r.kind == "user" and r.value in _TREE_MAPS:
             return self.tree_map(node)
+        if r.kind == "user" and resolve.transform_named(func, self.uf.lookup, self.locals) == "jvp":
+            return self.jvp_call(node)
         if r.kind == "user":
             return self.inline(node, r.value, discard)
         raise self.error(node, f"cannot call {r.dotted or 'this'}")
@@ -1152,16 +1154,49 @@ class _Normalizer:
                 return code
         raise self.error(node, "cannot find this lambda's code (was the file edited?)", "write it as a def")
 
-    def inline_transformed(self, node: cst.Call, fn, captured=()):
+    def jvp_call(self, node: cst.Call):
+        """``tr.jvp(f, (x, y), (x_dot, y_dot))`` inside transformed code: the jvp of ``f`` (a function's
+        name or a lambda) inlined; its result is the pair ``(out, out_dot)``.  A lambda's variables
+        from the code around it are primals too, with zero tangents."""
+        from .staging import Step
+        from .transformed import Transformed
+        if len(node.args) != 3 or any(a.keyword is not None for a in node.args):
+            raise self.error(node, "tr.jvp inside transformed code takes (f, primals, tangents) by position")
+        primals, tangents = node.args[1].value, node.args[2].value
+        if not (isinstance(primals, (cst.Tuple, cst.List)) and isinstance(tangents, (cst.Tuple, cst.List))
+                and len(primals.elements) == len(tangents.elements)):
+            raise self.error(node, "tr.jvp inside transformed code takes its primals and tangents as tuples of "
+                                   "one length written in the call", "write tr.jvp(f, (x,), (v,))")
+        given, captured = self.transformed_lambda(node)
+        fn = given.get(node.args[0].value)
+        if fn is None:
+            r = resolve.resolve(node.args[0].value, self.uf.lookup, self.locals)
+            if r.kind != "user" or isinstance(r.value, (custom_vjp, custom_jvp)):
+                raise self.error(node.args[0], "tr.jvp inside transformed code takes a function's name or a lambda")
+            fn = r.value
+        zeros = []
+        for atom in captured:
+            zero = self.temp()
+            self.assign(zero, cf.call("rt.zeros_like", [atom]))
+            zeros.append(cst.Name(zero))
+        count = len(primals.elements) + len(captured)
+        made = Transformed.of(fn).then(Step("jvp", (("active", tuple(range(count))), ("ndims", None))))
+        atoms = [self.atom(e.value) for e in primals.elements] + list(captured) \
+            + [self.atom(e.value) for e in tangents.elements] + zeros
+        return self.inline_transformed(node, made, atoms=atoms)
+
+    def inline_transformed(self, node: cst.Call, fn, captured=(), atoms=None):
         """``tr.grad(loss)(w, x)`` called inside transformed code: inline the
         generated function's core form, so ``pmean(grad(loss)(w, x), "i")``
         under pmap, or ``grad`` inside ``vmap``, are one function.  ``captured``:
-        the atoms a transformed lambda reads from here, passed after the arguments."""
+        the atoms a transformed lambda reads from here, passed after the arguments
+        (``atoms``: every argument's atom, made by the caller)."""
         from . import staging       # staging imports this module
         positional = [a for a in node.args if a.keyword is None]
-        if len(positional) != len(node.args):
+        if atoms is None and len(positional) != len(node.args):
             raise self.error(node, f"pass the arguments of {fn!r} by position inside transformed code")
-        atoms = [self.atom(a.value) for a in positional] + list(captured)
+        if atoms is None:
+            atoms = [self.atom(a.value) for a in positional] + list(captured)
         structured = {i: self.core.structures[a.value] for i, a in enumerate(atoms)
                       if isinstance(a, cst.Name) and a.value in self.core.structures}
         if structured:       # grad(loss)(params, x) with params a list of (w, b): one parameter per leaf

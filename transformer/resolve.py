@@ -168,6 +168,26 @@ def local_names(func: cst.FunctionDef) -> set[str]:
 
 
 # ----------------------------------------------------- transforms in user code
+# Transforms transformed code may apply (their generated core form is inlined where they are
+# called): those that make a function, ``tr.grad(loss)(w, x)``, and jvp, called with its arguments.
+INLINED_MAKERS = ("grad", "value_and_grad", "vmap", "jit", "checkpoint", "remat")
+INLINED_CALLS = ("jvp",)
+# The rest of transformer's transforms, which transformed code refuses by name.
+HOST_TRANSFORMS = ("vjp", "linearize", "jacfwd", "jacrev", "hessian", "hvp", "pmap", "custom_vjp", "custom_jvp")
+
+
+def transform_named(node, lookup, local_names) -> str | None:
+    """The name of transformer's transform ``node`` stands for (``tr.jacfwd``), or None."""
+    import transformer
+    if dotted_name(node) is None:
+        return None
+    value = resolve(node, lookup, local_names).value
+    for name in INLINED_MAKERS + INLINED_CALLS + HOST_TRANSFORMS:
+        if value is getattr(transformer, name, None):
+            return name
+    return None
+
+
 def transform_of_call(node: cst.Call, lookup, local_names, given=None):
     """The transformed function ``tr.grad(loss, argnums=1)`` builds, evaluated
     now, if ``node`` is such a call; None if it is not a transform.
@@ -179,8 +199,7 @@ def transform_of_call(node: cst.Call, lookup, local_names, given=None):
     import ast
 
     import transformer
-    makers = {getattr(transformer, name) for name in ("grad", "value_and_grad", "vmap", "jit", "checkpoint", "remat")
-              if hasattr(transformer, name)}
+    makers = {getattr(transformer, name) for name in INLINED_MAKERS if hasattr(transformer, name)}
     r = resolve(node.func, lookup, local_names)
     if r.value not in makers:
         return None
