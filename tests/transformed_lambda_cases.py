@@ -64,4 +64,19 @@ def jacfwd_inside(x):
 
 def vjp_inside(x):
     out, pull = tr.vjp(potential, x)
-    return np.sum(pull(1.0)[0])
+    return np.sum(pull(1.0)[0]) + out
+
+
+def vector_field(x, y):
+    return np.sin(x) * y + x * x
+
+
+def vjp_of_two_primals_inside(x, y):
+    out, pull = tr.vjp(vector_field, x, y)
+    x_bar, y_bar = pull(np.cos(out))
+    return np.sum(x_bar * y_bar) + np.sum(out)
+
+
+def linearize_inside(x):
+    out, tangent_fn = tr.linearize(potential, x)
+    return tangent_fn(V)

@@ -302,6 +302,13 @@ class Fence(cst.CSTVisitor):
                         self._lambdas.add(branch)
                     elif not isinstance(branch, cst.IfExp):
                         self._not_values.add(branch)
+        for node in walk.nodes(func):           # out, vjp_fn = tr.vjp(f, x): vjp_fn is called like a lambda
+            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and len(node.targets) == 1 \
+                    and isinstance(node.targets[0].target, cst.Tuple) and len(node.targets[0].target.elements) == 2 \
+                    and resolve.transform_named(node.value.func, self.uf.lookup, self.locals) == "vjp":
+                pulled = node.targets[0].target.elements[1].value
+                if isinstance(pulled, cst.Name):
+                    self._lambda_names.add(pulled.value)
         for name, assign in _single_assignments(func).items():
             if self._chooses_functions(assign.value):
                 self._lambda_names.add(name)
@@ -414,7 +421,7 @@ class Fence(cst.CSTVisitor):
 
 
 _INSIDE_HINT = ("call it outside the transformed function and pass its result in; inside one, tr.grad, "
-                "tr.value_and_grad, tr.vmap, tr.jit, tr.checkpoint and tr.jvp apply")
+                "tr.value_and_grad, tr.vmap, tr.jit, tr.checkpoint, tr.jvp and tr.vjp apply")
 
 
 def _stand_in(lam: cst.Lambda):

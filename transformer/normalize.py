@@ -228,6 +228,11 @@ class _Normalizer:
             if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
                 self.assign(self.local(small.targets[0].target.value), self.value(small.value))
                 return
+            if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Tuple) \
+                    and isinstance(small.value, cst.Call) \
+                    and resolve.transform_named(small.value.func, self.uf.lookup, self.locals) == "vjp":
+                self.vjp_call(small.value, small.targets[0].target)
+                return
             if len(small.targets) == 1 and isinstance(small.targets[0].target, (cst.Tuple, cst.List)) \
                     and isinstance(small.value, (cst.Tuple, cst.List)):
                 self.parallel_assign(small.targets[0].target, small.value)
@@ -859,8 +864,12 @@ class _Normalizer:
             return self.construct(node, r.value)
         if r.kind == "user" and r.value in _TREE_MAPS:
             return self.tree_map(node)
-        if r.kind == "user" and resolve.transform_named(func, self.uf.lookup, self.locals) == "jvp":
+        named = resolve.transform_named(func, self.uf.lookup, self.locals) if r.kind == "user" else None
+        if named == "jvp":
             return self.jvp_call(node)
+        if named == "vjp":
+            raise self.error(node, "tr.vjp inside transformed code is supported as `out, vjp_fn = tr.vjp(f, x, ...)`",
+                             "assign its two results to two names, then call vjp_fn")
         if r.kind == "user":
             return self.inline(node, r.value, discard)
         raise self.error(node, f"cannot call {r.dotted or 'this'}")
@@ -1184,6 +1193,35 @@ class _Normalizer:
         atoms = [self.atom(e.value) for e in primals.elements] + list(captured) \
             + [self.atom(e.value) for e in tangents.elements] + zeros
         return self.inline_transformed(node, made, atoms=atoms)
+
+    def vjp_call(self, node: cst.Call, target: cst.Tuple):
+        """``out, vjp_fn = tr.vjp(f, x, y)`` inside transformed code: ``out`` is ``f``'s output, inlined
+        here, and ``vjp_fn`` a function whose calls inline the vjp of ``f`` at the primals as they are
+        here (copied, so a later rebinding of ``x`` changes nothing), giving a tuple of cotangents."""
+        from .transformed import Transformed
+        names = [element.value for element in target.elements]
+        if len(names) != 2 or not all(isinstance(name, cst.Name) for name in names) \
+                or any(a.keyword is not None for a in node.args) or len(node.args) < 2:
+            raise self.error(node, "tr.vjp inside transformed code is supported as `out, vjp_fn = tr.vjp(f, x, ...)`",
+                             "assign its two results to two names, with the primals passed by position")
+        given, captured = self.transformed_lambda(node)
+        if captured:
+            raise self.error(node.args[0], "tr.vjp of a lambda that reads variables of the code around it",
+                             "pass them to the lambda as primals")
+        fn = given.get(node.args[0].value)
+        if fn is None:
+            r = resolve.resolve(node.args[0].value, self.uf.lookup, self.locals)
+            if r.kind != "user" or isinstance(r.value, (custom_vjp, custom_jvp)):
+                raise self.error(node.args[0], "tr.vjp inside transformed code takes a function's name or a lambda")
+            fn = r.value
+        primals = []
+        for arg in node.args[1:]:
+            held = self.temp()
+            self.assign(held, self.atom(arg.value))
+            primals.append(cst.Name(held))
+        out = self.inline_transformed(node, Transformed.of(fn), atoms=primals)
+        self.assign(self.local(names[0].value), out)
+        self.lambdas[names[1].value] = PulledBack(fn, primals)
 
     def inline_transformed(self, node: cst.Call, fn, captured=(), atoms=None):
         """``tr.grad(loss)(w, x)`` called inside transformed code: inline the
@@ -1850,8 +1888,26 @@ class FunctionChoice:
         return cst.Name(result)
 
 
+@dataclasses.dataclass
+class PulledBack:
+    """The function ``tr.vjp`` returns inside transformed code: ``vjp_fn(out_bar)`` inlines the vjp of
+    ``fn`` at the primals' atoms and gives a tuple of cotangents, one per primal, as JAX's does."""
+    fn: object
+    primals: list
+
+    def call(self, caller: "_Normalizer", call: cst.Call):
+        from .staging import Step
+        from .transformed import Transformed
+        if len(call.args) != 1 or call.args[0].keyword is not None:
+            raise caller.error(call, "a vjp function takes one cotangent, shaped like the output")
+        made = Transformed.of(self.fn).then(Step("vjp", (("has_aux", False),)))
+        cotangents = caller.inline_transformed(call, made, atoms=self.primals + [caller.atom(call.args[0].value)])
+        # the generated vjp returns a tuple for several primals and may for one: JAX's is always one
+        return cotangents if isinstance(cotangents, cst.Tuple) else cf.tuple_of([cotangents])
+
+
 # What a name can stand for besides a value: a function called where the name is called, or a table
-_CALLABLES = (LocalLambda, PassedFunction, FunctionChoice)
+_CALLABLES = (LocalLambda, PassedFunction, FunctionChoice, PulledBack)
 _FUNCTIONS = _CALLABLES + (FunctionTuple,)
 
 

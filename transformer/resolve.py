@@ -171,9 +171,9 @@ def local_names(func: cst.FunctionDef) -> set[str]:
 # Transforms transformed code may apply (their generated core form is inlined where they are
 # called): those that make a function, ``tr.grad(loss)(w, x)``, and jvp, called with its arguments.
 INLINED_MAKERS = ("grad", "value_and_grad", "vmap", "jit", "checkpoint", "remat")
-INLINED_CALLS = ("jvp",)
+INLINED_CALLS = ("jvp", "vjp")
 # The rest of transformer's transforms, which transformed code refuses by name.
-HOST_TRANSFORMS = ("vjp", "linearize", "jacfwd", "jacrev", "hessian", "hvp", "pmap", "custom_vjp", "custom_jvp")
+HOST_TRANSFORMS = ("linearize", "jacfwd", "jacrev", "hessian", "hvp", "pmap", "custom_vjp", "custom_jvp")
 
 
 def transform_named(node, lookup, local_names) -> str | None:
