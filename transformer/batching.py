@@ -48,7 +48,10 @@ def vmap(fn=None, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     from .differentiate import VjpFunction
     if isinstance(fn, VjpFunction):      # vmap(vjp_fn): a Jacobian row per cotangent
         return fn.vmapped(in_axes, out_axes)
+    if hasattr(fn, "transform_refusal") or getattr(fn, "is_derived", False):
+        return _looped(fn, in_axes, out_axes, axis_name, axis_size)
     base = Transformed.of(fn)
+    base.refuse_transform("vmap")       # its chain is rebuilt below: a derived function's is not what it computes
     n_params = _call_arity(base)
     axes = _normalize_in_axes(in_axes, n_params)
     if all(a is None for entry in axes for a in _prefix_leaves(entry)) and axis_size is None:
@@ -61,6 +64,34 @@ def vmap(fn=None, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     inner = tuple(b.nested_in(axes) if isinstance(b, VmapBoundary) else b for b in base.boundaries)
     base = Transformed(base.__transformer_fn__, base.steps, base.target, base.static_argnums, inner, base.tiered)
     return base.then(step, VmapBoundary(axes, axis_size))
+
+
+def _looped(fn, in_axes, out_axes, axis_name, axis_size):
+    """vmap of a function transformer assembles in Python from calls of generated code (jacfwd,
+    jacrev, hessian, the function linearize returns): its steps alone are not what it computes, so
+    the examples are mapped by a Python loop, one call of the function each, with JAX's meaning."""
+    if axis_name is not None or not isinstance(out_axes, int) or not all(
+            a is None or isinstance(a, int) for a in (in_axes if isinstance(in_axes, (tuple, list)) else (in_axes,))):
+        raise TypeError("vmap of jacfwd, jacrev, hessian or linearize's function takes int or None in_axes, an int "
+                        "out_axes and no axis_name")
+
+    def mapped(*args):
+        axes = tuple(in_axes) if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
+        if len(axes) != len(args):
+            raise ValueError(f"in_axes has {len(axes)} entries but the function is called with {len(args)} arguments")
+        sizes = {np.shape(a)[axis] for a, axis in zip(args, axes) if axis is not None}
+        if axis_size is not None:
+            sizes.add(axis_size)
+        if len(sizes) != 1:
+            raise ValueError(f"vmap got mapped axes of sizes {sorted(sizes)}; they must agree (or give axis_size)")
+        count = sizes.pop()
+        outs = [fn(*[a if axis is None else np.take(a, k, axis=axis) for a, axis in zip(args, axes)])
+                for k in range(count)]
+        return tree.map(lambda *leaves: np.stack(leaves, axis=out_axes), *outs)
+
+    mapped.transform_refusal = ("vmap of jacfwd, jacrev, hessian or linearize's function runs as a Python loop "
+                                "over the examples, so it cannot be transformed again")
+    return mapped
 
 
 def _call_arity(base: Transformed) -> int:

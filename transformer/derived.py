@@ -53,6 +53,7 @@ _VMAP_FROM = 16
 
 class _Derived(Transformed):
     """A function computed from calls of one generated function (see the module docstring)."""
+    is_derived = True       # vmap maps it by a Python loop (batching._looped)
 
     def __init__(self, base: Transformed):
         super().__init__(base.__transformer_fn__, base.steps, base.target, base.static_argnums, base.boundaries,
@@ -75,11 +76,14 @@ class _Derived(Transformed):
     def on_target(self, target: str, static_argnums=(), tiered=None) -> "_Derived":
         return self.rebuilt(self.base.on_target(target, static_argnums, tiered))
 
-    def then(self, step, boundary=None):
+    def refuse_transform(self, by: str) -> None:
         raise TransformError(f"{self.what} is computed by calling generated code once per basis vector, so it "
-                             f"cannot be transformed again by {step.name}; transform the function inside it "
+                             f"cannot be transformed again by {by}; transform the function inside it "
                              f"instead (e.g. tr.hessian(f) rather than tr.jacfwd(tr.hessian(f)), "
                              f"tr.jvp(tr.grad(f), ...) for a Hessian-vector product)")
+
+    def then(self, step, boundary=None):
+        self.refuse_transform(step.name)
 
     def chain(self, args, out=None, layout=None) -> Transformed:
         layout = layout or _Layout(self.base, args)
@@ -577,8 +581,18 @@ def linearize(fn, *primals):
     """
     forward = Transformed.of(fn)
     out = forward(*primals)
+    return out, LinearizedJvp(forward, primals)
 
-    def f_jvp(*tangents):
-        return jvp(forward, primals, tangents)[1]
 
-    return out, f_jvp
+class LinearizedJvp:
+    """The function ``linearize`` returns: ``f_jvp(*tangents)``, the jvp at the primals."""
+    # what a transform applied to it says (source.unwrap)
+    transform_refusal = ("the function linearize returns cannot be transformed yet; write a function that "
+                         "returns tr.jvp(f, primals, (t,))[1] and transform that")
+
+    def __init__(self, forward: Transformed, primals: tuple):
+        self.forward = forward
+        self.primals = primals
+
+    def __call__(self, *tangents):
+        return jvp(self.forward, self.primals, tangents)[1]

@@ -129,6 +129,10 @@ class VjpFunction:
     ``jit(vjp_fn)`` compiles it, ``vmap(vjp_fn)(out_bars)`` gives a row of the Jacobian per
     cotangent (the primals unbatched)."""
 
+    # what a transform other than jit and vmap applied to it says (source.unwrap)
+    transform_refusal = ("the function vjp returns can be transformed by jit and vmap; to differentiate it, "
+                         "write a function that calls `out, vjp_fn = tr.vjp(f, x)` and vjp_fn, and transform that")
+
     def __init__(self, backward: Transformed, primals: tuple, out_structure):
         self.backward = backward
         self.primals = primals

@@ -69,6 +69,11 @@ def jacfwd(fn, argnums=0):
                   for k in range(treedef.num_leaves)]
         return tree.unflatten(treedef, leaves)
 
+    # functools.wraps names it after fn, but it is no wrapper a transform may see through to fn
+    del jacobian.__wrapped__
+    jacobian.transform_refusal = ("jacfwd is computed by calling generated code once per basis vector, so it "
+                                  "cannot be transformed again; transform the function inside it instead (e.g. "
+                                  "tr.hessian(f) rather than tr.jacfwd(tr.jacfwd(f)))")
     return jacobian
 
 
@@ -128,6 +133,7 @@ def _check_leaves(base, primal_leaves, tangent_leaves):
 def _forward(fn, active: tuple, ndims: tuple) -> Transformed:
     # one Transformed per (function, active set, ranks), so its build is reused across calls
     base = Transformed.of(fn)
+    base.refuse_transform("jvp")        # its chain is rebuilt below: a derived function's is not what it computes
     n_primals = len(base.signature.parameters)
     inner = tuple(OnPrimals(b, n_primals) for b in base.boundaries)
     base = Transformed(base.__transformer_fn__, base.steps, base.target, base.static_argnums, inner, base.tiered)

@@ -103,7 +103,9 @@ def pmap(fn=None, axis_name=None, in_axes=0, out_axes=0, devices=None, backend=N
         devices = list(devices)
         if not devices or any(not isinstance(d, Device) or d.platform != backend for d in devices):
             raise ValueError(f"devices must be a non-empty list of tr.devices({backend!r}) entries, got {devices!r}")
-    return Pmapped(Transformed.of(fn), axis_name, in_axes, out_axes, devices, backend)
+    inner = Transformed.of(fn)
+    inner.refuse_transform("pmap")      # Pmapped rebuilds its chain: a derived function's is not what it computes
+    return Pmapped(inner, axis_name, in_axes, out_axes, devices, backend)
 
 
 class PmapBoundary(VmapBoundary):

@@ -85,6 +85,8 @@ def unwrap(fn):
     if isinstance(fn, types.MethodType):
         raise TransformError(f"{fn.__qualname__} is a bound method; transform the plain function "
                              f"and pass the object's arrays as arguments")
+    if hasattr(fn, "transform_refusal"):        # a function transformer computes in Python (jacfwd's)
+        raise TransformError(fn.transform_refusal)
     while not isinstance(fn, types.FunctionType):
         if hasattr(fn, "__transformer_fn__"):    # a transformed function: read the user's function
             fn = fn.__transformer_fn__

@@ -91,6 +91,11 @@ class Transformed:
         """``fn`` itself if already transformed, else a plain wrapper of it."""
         return fn if isinstance(fn, Transformed) else cls(fn)
 
+    def refuse_transform(self, by: str) -> None:
+        """Raise if ``by`` cannot transform this function by adding steps to its chain: only a
+        function computed from calls of generated code (derived.py) refuses, as its steps alone do
+        not compute it."""
+
     def then(self, step: staging.Step, boundary: Boundary | None = None) -> "Transformed":
         """This chain with one more source transform on top."""
         return Transformed(self.__transformer_fn__, self.steps + (step,), self.target, self.static_argnums,
