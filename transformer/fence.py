@@ -256,22 +256,7 @@ class Fence(cst.CSTVisitor):
                 and func.value.value in self._params:
             return   # an entry of a helper's parameter called: the caller must pass a list of functions
         if isinstance(func, cst.Call):     # tr.grad(loss)(w, x): a transform applied in the code
-            first = func.args[0].value if func.args else None
-            # tr.grad(lambda q: ...)(p): the lambda's body is checked where it is written; a stand-in
-            # function lets the transform's options be checked here (normalize makes the real one)
-            written = self._lambda_bound.get(first.value) if isinstance(first, cst.Name) else first
-            given = {first: _stand_in(written)} if isinstance(written, cst.Lambda) else None
-            try:
-                made = resolve.transform_of_call(func, self.uf.lookup, self.locals, given)
-            except (ValueError, TypeError) as err:
-                self.refuse(func, f"this transform call ({err})", "write tr.grad(f, argnums=...) with literals")
-            if made is None:
-                named = resolve.transform_named(func.func, self.uf.lookup, self.locals)
-                if named is not None:
-                    self.refuse(func, f"tr.{named}", _INSIDE_HINT)
-                self.refuse(func, "calling the result of a call", "assign it in the caller and pass it in")
-            self._transform_calls.add(func)
-            self._not_values.update(arg.value for arg in func.args)
+            self._check_transform_call(func)
             return
         if isinstance(func, cst.Attribute):
             r = resolve.resolve(func, self.uf.lookup, self.locals)
@@ -289,6 +274,26 @@ class Fence(cst.CSTVisitor):
             for arg in node.args:       # lax.switch(i, [f, g], x): a list of functions, each inlined
                 if isinstance(arg.value, (cst.List, cst.Tuple)):
                     self._not_values.update(e.value for e in arg.value.elements if self._names_function(e.value))
+
+    def _check_transform_call(self, func: cst.Call):
+        """``tr.grad(loss, argnums=1)``, made inside the code to be called (or given to tr.jvp): a
+        transform that transformed code applies, to a function or a lambda, with literal options."""
+        first = func.args[0].value if func.args else None
+        # tr.grad(lambda q: ...)(p): the lambda's body is checked where it is written; a stand-in
+        # function lets the transform's options be checked here (normalize makes the real one)
+        written = self._lambda_bound.get(first.value) if isinstance(first, cst.Name) else first
+        given = {first: _stand_in(written)} if isinstance(written, cst.Lambda) else None
+        try:
+            made = resolve.transform_of_call(func, self.uf.lookup, self.locals, given)
+        except (ValueError, TypeError) as err:
+            self.refuse(func, f"this transform call ({err})", "write tr.grad(f, argnums=...) with literals")
+        if made is None:
+            named = resolve.transform_named(func.func, self.uf.lookup, self.locals)
+            if named is not None:
+                self.refuse(func, f"tr.{named}", _INSIDE_HINT)
+            self.refuse(func, "calling the result of a call", "assign it in the caller and pass it in")
+        self._transform_calls.add(func)
+        self._not_values.update(arg.value for arg in func.args)
 
     def _allow_function_choices(self, func: cst.FunctionDef):
         """``act = np.tanh if c else (lambda v: v)``: a conditional expression with a function in
@@ -332,6 +337,8 @@ class Fence(cst.CSTVisitor):
         named = resolve.transform_named(node.func, self.uf.lookup, self.locals)
         if named in resolve.INLINED_CALLS:      # tr.jvp(f, primals, tangents): normalize inlines it
             self._not_values.update(arg.value for arg in node.args[:1])
+            if node.args and isinstance(node.args[0].value, cst.Call):     # tr.jvp(tr.grad(f), ...)
+                self._check_transform_call(node.args[0].value)
             return
         if named is not None:
             self.refuse(node, f"tr.{named}(...)", _INSIDE_HINT)

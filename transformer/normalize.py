@@ -1177,12 +1177,7 @@ class _Normalizer:
             raise self.error(node, "tr.jvp inside transformed code takes its primals and tangents as tuples of "
                                    "one length written in the call", "write tr.jvp(f, (x,), (v,))")
         given, captured = self.transformed_lambda(node)
-        fn = given.get(node.args[0].value)
-        if fn is None:
-            r = resolve.resolve(node.args[0].value, self.uf.lookup, self.locals)
-            if r.kind != "user" or isinstance(r.value, (custom_vjp, custom_jvp)):
-                raise self.error(node.args[0], "tr.jvp inside transformed code takes a function's name or a lambda")
-            fn = r.value
+        fn = self.function_transformed(node, given, "tr.jvp")
         zeros = []
         for atom in captured:
             zero = self.temp()
@@ -1193,6 +1188,22 @@ class _Normalizer:
         atoms = [self.atom(e.value) for e in primals.elements] + list(captured) \
             + [self.atom(e.value) for e in tangents.elements] + zeros
         return self.inline_transformed(node, made, atoms=atoms)
+
+    def function_transformed(self, node: cst.Call, given: dict, what: str):
+        """The function tr.jvp or tr.vjp is given inside transformed code: a lambda (``given``), a
+        function's name, or a transform made in place (``tr.jvp(tr.grad(f), (x,), (v,))``)."""
+        first = node.args[0].value
+        if first in given:
+            return given[first]
+        if isinstance(first, cst.Call):
+            made = resolve.transform_of_call(first, self.uf.lookup, self.locals)
+            if made is not None and not isinstance(made, custom_vjp):
+                return made
+        r = resolve.resolve(first, self.uf.lookup, self.locals)
+        if r.kind != "user" or isinstance(r.value, (custom_vjp, custom_jvp)):
+            raise self.error(first, f"{what} inside transformed code takes a function's name, a lambda or a transform "
+                                    f"of one")
+        return r.value
 
     def vjp_call(self, node: cst.Call, target: cst.Tuple):
         """``out, vjp_fn = tr.vjp(f, x, y)`` inside transformed code: ``out`` is ``f``'s output, inlined
@@ -1208,12 +1219,7 @@ class _Normalizer:
         if captured:
             raise self.error(node.args[0], "tr.vjp of a lambda that reads variables of the code around it",
                              "pass them to the lambda as primals")
-        fn = given.get(node.args[0].value)
-        if fn is None:
-            r = resolve.resolve(node.args[0].value, self.uf.lookup, self.locals)
-            if r.kind != "user" or isinstance(r.value, (custom_vjp, custom_jvp)):
-                raise self.error(node.args[0], "tr.vjp inside transformed code takes a function's name or a lambda")
-            fn = r.value
+        fn = self.function_transformed(node, given, "tr.vjp")
         primals = []
         for arg in node.args[1:]:
             held = self.temp()
