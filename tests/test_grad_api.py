@@ -149,6 +149,13 @@ def test_custom_vjp_functions_under_vmap(target):
     np.testing.assert_allclose(values, [corpus_extra.uses_safe_log(x) for x in batch + 3.0])
 
 
+def test_a_custom_rule_applies_through_a_transform_inside_the_code():
+    # a transform inlined into transformed code keeps the custom rule's marker for the outer grad
+    # (an interim build made it a value there, and the gradient came out unclipped: 3 for 1)
+    x = np.array([0.5, 2.0, 1e-4])
+    np.testing.assert_allclose(tr.grad(corpus_extra.jitted_clip_inside)(x), np.ones(3))
+
+
 def test_forward_mode_of_a_custom_vjp_function_is_refused_at_its_line():
     # as in JAX: the user's rule is for reverse mode only, and differentiating the forward rule's
     # code instead could disagree with it

@@ -79,7 +79,7 @@ class Fence(cst.CSTVisitor):
         for node in walk.nodes(uf.node):    # a function named in a table of functions is no value
             if _function_table(node):
                 self._not_values.update(v for v in _display_values(node) if self._names_function(v))
-        self._allow_function_choices(uf.node)
+        self._allow_functions_held(uf.node)
         params = uf.node.params
         self._params = {p.name.value for p in [*params.params, *params.kwonly_params]}
 
@@ -295,11 +295,12 @@ class Fence(cst.CSTVisitor):
         self._transform_calls.add(func)
         self._not_values.update(arg.value for arg in func.args)
 
-    def _allow_function_choices(self, func: cst.FunctionDef):
-        """``act = np.tanh if c else (lambda v: v)``: a conditional expression with a function in
-        each branch chooses a function at run time (normalize writes each call as an if statement).
-        Its lambdas are inlined where it is called, the functions it names are no values, and a
-        name assigned such a choice (and nothing else) is called like a lambda's name."""
+    def _allow_functions_held(self, func: cst.FunctionDef):
+        """Names that hold functions, called like a lambda's name: ``act = np.tanh if c else
+        (lambda v: v)`` (a conditional expression with a function in each branch chooses one at run
+        time; its lambdas are inlined where it is called and the functions it names are no values),
+        ``fs = [np.sin, np.cos]`` (a display of named functions), and the ``vjp_fn`` of
+        ``out, vjp_fn = tr.vjp(f, x)``."""
         for node in walk.nodes(func):
             if self._chooses_functions(node):
                 for branch in (node.body, node.orelse):

@@ -1246,12 +1246,12 @@ class _Normalizer:
         if structured:       # grad(loss)(params, x) with params a list of (w, b): one parameter per leaf
             names = list(inspect.signature(fn.__transformer_fn__).parameters)
             self.check_structured_steps(node, fn, structured)
-            callee = staging.make_core(fn.__transformer_fn__, fn.steps,
+            callee = staging.make_core(fn.__transformer_fn__, fn.steps, inlined=True,
                                        structures={names[i]: t for i, t in structured.items() if i < len(names)})
             atoms = [leaf for i, atom in enumerate(atoms)
                      for leaf in (self.leaves_of(atom, structured[i]) if i in structured else [atom])]
         else:
-            callee = staging.make_core(fn.__transformer_fn__, fn.steps)
+            callee = staging.make_core(fn.__transformer_fn__, fn.steps, inlined=True)
         structure_exits(callee)
         if len(atoms) != len(callee.params):
             raise self.error(node, f"{fn!r} takes {len(callee.params)} arguments here, got {len(atoms)}")

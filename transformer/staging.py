@@ -45,13 +45,15 @@ def entry_name(base_name: str, steps) -> str:
 
 
 def make_core(fn, steps, static: dict | None = None, structures: dict | None = None,
-              backend=None) -> cf.CoreFunction:
-    return make_cores(fn, steps, static, structures, [backend])[0]
+              backend=None, inlined: bool = False) -> cf.CoreFunction:
+    return make_cores(fn, steps, static, structures, [backend], inlined)[0]
 
 
-def make_cores(fn, steps, static: dict | None, structures: dict | None, for_backends) -> list:
+def make_cores(fn, steps, static: dict | None, structures: dict | None, for_backends, inlined=False) -> list:
     """The core form of ``fn`` under ``steps`` for each backend of ``for_backends``: the transforms
-    run once for all, but for the last step of a backend that compiles it itself."""
+    run once for all, but for the last step of a backend that compiles it itself.  ``inlined``: the
+    core is inlined into transformed code, whose own transforms may still differentiate it, so a
+    custom_vjp's marker stays."""
     core = normalize(fn, static, structures)
     if structures:
         user_params = core.params
@@ -62,11 +64,11 @@ def make_cores(fn, steps, static: dict | None, structures: dict | None, for_back
     core = copy_written_arguments(core)
     # once no derivative is left to take, a custom_vjp's marker is its value (vmap and jit need no rule)
     last_derivative = max((k for k, step in enumerate(steps) if step.name in DIFFERENTIATING_STEPS), default=-1)
-    if last_derivative < 0:
+    if last_derivative < 0 and not inlined:
         core = custom_rules_as_values(core)
     for k, step in enumerate(steps[:-1]):
         core = apply_step(core, step)
-        if k == last_derivative:
+        if k == last_derivative and not inlined:
             core = custom_rules_as_values(core)
     name = cf.name(entry_name(base_name_of(fn), steps))
 
@@ -142,6 +144,8 @@ def custom_rules_as_values(core: cf.CoreFunction) -> cf.CoreFunction:
 
 
 class _CustomRulesAsValues(cst.CSTTransformer):
+    """Each ``rt.custom_vjp_call(out, ...)`` replaced by ``out``."""
+
     def leave_Call(self, original, updated):
         prim = cf.primitive_of(updated)
         return updated.args[0].value if prim is not None and prim.name == "rt.custom_vjp_call" else updated
