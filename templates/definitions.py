@@ -930,21 +930,8 @@ def _split_source(name: str, sections, operand_count: int, axis, equal: bool) ->
     if operand_count != 1:
         raise ValueError(f"takes one array, not {operand_count}")
     parameters = "ary, indices_or_sections" + (", axis=0" if axis == "axis" else "")
-    if name == "hsplit":
-        return _hsplit_source(sections)
     lines = [f"moved = np.moveaxis(ary, {axis}, 0)"]
-    if isinstance(sections, bool) or not isinstance(sections, (int, list, tuple)):
-        raise ValueError(f"indices_or_sections={sections!r}: give a literal int or a list of indices")
-    if isinstance(sections, int):
-        if sections <= 0:
-            raise ValueError("number sections must be larger than 0")
-        lines.append(f"bounds = rt.split_bounds(np.shape(moved)[0], {sections}, {equal})")
-        spans = [(f"bounds[{k}]", f"bounds[{k + 1}]") for k in range(sections)]
-    else:
-        if not all(isinstance(index, int) and not isinstance(index, bool) for index in sections):
-            raise ValueError(f"indices_or_sections={sections!r}: the indices must be literal ints")
-        edges = [""] + [str(index) for index in sections] + [""]
-        spans = list(zip(edges[:-1], edges[1:]))
+    spans = _split_spans(sections, "np.shape(moved)[0]", equal, lines)
     pieces = [f"piece{k}" for k in range(len(spans))]
     for piece, (start, stop) in zip(pieces, spans):
         lines.append(f"{piece} = np.moveaxis(moved[{start}:{stop}], 0, {axis})")
@@ -952,27 +939,34 @@ def _split_source(name: str, sections, operand_count: int, axis, equal: bool) ->
             + f"    return [{', '.join(pieces)}]\n")
 
 
-def _hsplit_source(sections) -> str:
-    """np.hsplit splits along axis 1, or along axis 0 for a 1-D array.  Seen as at least 3-D
-    ((1, n, 1) for a 1-D array, (rows, n, 1) for a 2-D one) every array splits along axis 1, a
-    literal axis whatever the rank; each piece is then reshaped to the array's own rank."""
-    lines = ["lines = np.reshape(ary, rt.atleast_3d_shape(np.shape(ary)))"]
+def _split_spans(sections, length: str, equal: bool, lines: list) -> list:
+    """The (start, stop) text of each piece's slice for a literal ``sections``: between the bounds
+    ``rt.split_bounds`` gives for an axis of ``length`` (a line appended to ``lines``; it refuses an
+    uneven np.split as NumPy does), or between the literal indices."""
     if isinstance(sections, bool) or not isinstance(sections, (int, list, tuple)):
         raise ValueError(f"indices_or_sections={sections!r}: give a literal int or a list of indices")
     if isinstance(sections, int):
         if sections <= 0:
             raise ValueError("number sections must be larger than 0")
-        lines.append(f"bounds = rt.split_bounds(np.shape(lines)[1], {sections}, True)")
-        spans = [(f"bounds[{k}]", f"bounds[{k + 1}]") for k in range(sections)]
-    else:
-        if not all(isinstance(index, int) and not isinstance(index, bool) for index in sections):
-            raise ValueError(f"indices_or_sections={sections!r}: the indices must be literal ints")
-        edges = [""] + [str(index) for index in sections] + [""]
-        spans = list(zip(edges[:-1], edges[1:]))
+        lines.append(f"bounds = rt.split_bounds({length}, {sections}, {equal})")
+        return [(f"bounds[{k}]", f"bounds[{k + 1}]") for k in range(sections)]
+    if not all(isinstance(index, int) and not isinstance(index, bool) for index in sections):
+        raise ValueError(f"indices_or_sections={sections!r}: the indices must be literal ints")
+    edges = [""] + [str(index) for index in sections] + [""]
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def _hsplit_source(sections) -> str:
+    """np.hsplit splits along axis 1, or along axis 0 for a 1-D array.  Seen as at least 3-D
+    ((1, n, 1) for a 1-D array, (rows, n, 1) for a 2-D one) every array splits along axis 1, a
+    literal axis whatever the rank; each piece is then reshaped to the array's own rank."""
+    lines = ["lines = np.reshape(ary, rt.atleast_3d_shape(np.shape(ary)))"]
+    spans = _split_spans(sections, "np.shape(lines)[1]", True, lines)
     pieces = [f"piece{k}" for k in range(len(spans))]
     for piece, (start, stop) in zip(pieces, spans):
-        lines += [f"{piece} = lines[:, {start}:{stop}]",
-                  f"{piece} = np.reshape({piece}, rt.hsplit_shape(np.shape(ary), np.shape({piece})[1]))"]
+        block = piece.replace("piece", "block")
+        lines += [f"{block} = lines[:, {start}:{stop}]",
+                  f"{piece} = np.reshape({block}, rt.hsplit_shape(np.shape(ary), np.shape({block})[1]))"]
     return ("def hsplit(ary, indices_or_sections):\n" + "".join(f"    {line}\n" for line in lines)
             + f"    return [{', '.join(pieces)}]\n")
 
@@ -999,7 +993,9 @@ def vsplit(sections, operand_count: int) -> str:
 @define_written("np.hsplit", literal="indices_or_sections", position=1)
 def hsplit(sections, operand_count: int) -> str:
     """np.hsplit: np.split along axis 1, or along axis 0 for a 1-D array (see _hsplit_source)."""
-    return _split_source("hsplit", sections, operand_count, "1", equal=True)
+    if operand_count != 1:
+        raise ValueError(f"takes one array, not {operand_count}")
+    return _hsplit_source(sections)
 
 
 @define_written("np.dsplit", literal="indices_or_sections", position=1)
