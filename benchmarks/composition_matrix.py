@@ -8,8 +8,6 @@ exception), with the counts.
 import sys
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import test_composition_matrix as matrix   # noqa: E402
@@ -17,18 +15,16 @@ import test_composition_matrix as matrix   # noqa: E402
 import transformer as tr                   # noqa: E402
 
 
-def cell(outer, g, x, reference) -> str:
+def cell(outer, inner, g, x) -> str:
     try:
-        got = np.asarray(matrix.ours(outer, g, x))
+        matrix.assert_pair(outer, inner, g, x)
     except tr.TransformError:
         return "refused"
     except TypeError as error:
         return "refused" if "scalar output" in str(error) else "FAILS"
-    except Exception:       # noqa: BLE001  (any other exception is a failure of the cell)
+    except Exception:       # noqa: BLE001  (a wrong number, or any other exception, fails the cell)
         return "FAILS"
-    want = matrix.reference_outer(outer, reference, x)
-    rtol, atol = (1e-4, 1e-5) if outer == "hessian" else (1e-6, 1e-8)
-    return "works" if got.shape == want.shape and np.allclose(got, want, rtol=rtol, atol=atol) else "FAILS"
+    return "works"
 
 
 def table(title, inners) -> dict:
@@ -36,8 +32,8 @@ def table(title, inners) -> dict:
     print(f"\n{title}\n" + "outer \\ inner".ljust(14) + "".join(name[:9].ljust(10) for name in inners))
     for outer in matrix.TRANSFORMS:
         row = []
-        for inner, (g, x, reference) in inners.items():
-            mark = cell(outer, g, x, reference)
+        for inner, (g, x) in inners.items():
+            mark = cell(outer, inner, g, x)
             counts[mark] += 1
             row.append(mark.ljust(10))
         print(outer.ljust(14) + "".join(row))
@@ -46,9 +42,8 @@ def table(title, inners) -> dict:
 
 
 def main():
-    inside = {name: (getattr(matrix.case, f"inner_{name}"), matrix.point(name), matrix.REFERENCE_INNER[name])
-              for name in matrix.TRANSFORMS}
-    again = {name: (make(), matrix.point(name), matrix.REFERENCE_INNER[name]) for name, make in matrix.API_INNER.items()}
+    inside = {name: (getattr(matrix.case, f"inner_{name}"), matrix.point(name)) for name in matrix.TRANSFORMS}
+    again = {name: (make(), matrix.point(name)) for name, make in matrix.API_INNER.items()}
     first = table("inner transform applied inside a function, outer transform applied to that function", inside)
     second = table("outer transform applied to the inner transform's function", again)
     return 1 if first["FAILS"] or second["FAILS"] else 0

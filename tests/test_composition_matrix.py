@@ -108,6 +108,15 @@ def ours(outer, g, x):
     raise ValueError(outer)
 
 
+def assert_pair(outer, inner, g, x):
+    """outer applied to g (the inner transform's function) at x, against the oracle."""
+    want = reference_outer(outer, REFERENCE_INNER[inner], x)
+    got = np.asarray(ours(outer, g, x))
+    assert got.shape == want.shape, f"{outer}({inner}): shape {got.shape}, expected {want.shape}"
+    rtol, atol = (1e-4, 1e-5) if outer == "hessian" else (1e-6, 1e-8)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"{outer}({inner})")
+
+
 def point(inner):
     """Where the pair is evaluated: a batch of points for the inners that map over one."""
     return {"vmap": np.stack([X, 0.5 * X]), "pmap": np.stack([X])}.get(inner, X)
@@ -125,11 +134,7 @@ def test_pair(outer, inner):
         with pytest.raises(TypeError, match="grad requires a scalar output"):
             ours(outer, g, x)
         return
-    want = reference_outer(outer, REFERENCE_INNER[inner], x)
-    got = np.asarray(ours(outer, g, x))
-    assert got.shape == want.shape, f"{outer}({inner}): shape {got.shape}, expected {want.shape}"
-    rtol, atol = (1e-4, 1e-5) if outer == "hessian" else (1e-6, 1e-8)
-    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"{outer}({inner})")
+    assert_pair(outer, inner, g, x)
 
 
 # ------------------------------------------------------------------ transformed functions, transformed again
@@ -162,11 +167,7 @@ def test_pair_of_transformed_functions(outer, inner):
         with pytest.raises(TypeError, match="grad requires a scalar output"):
             ours(outer, g, x)
         return
-    want = reference_outer(outer, REFERENCE_INNER[inner], x)
-    got = np.asarray(ours(outer, g, x))
-    assert got.shape == want.shape, f"{outer}({inner}): shape {got.shape}, expected {want.shape}"
-    rtol, atol = (1e-4, 1e-5) if outer == "hessian" else (1e-6, 1e-8)
-    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"{outer}({inner})")
+    assert_pair(outer, inner, g, x)
 
 
 # ------------------------------------------------------------------ triples users write
