@@ -23,7 +23,9 @@ transform (``transformer/transforms/vmap.py``) follows:
 * ``create`` — new arrays from unbatched shapes; a batched shape is refused.
 * ``loop`` — no good batched form (``inv``, ``solve``; indexing with batched
   indices): run the primitive once per example in a loop, batch axis first so
-  each example is a contiguous row.
+  each example is a contiguous row.  A keyword that differs per example is
+  refused unless the rule says ``keywords_per_example=True`` (tr.random's
+  ``minval=``: each example's call takes its own).
 * ``products`` — ``np.dot`` (and ``@``) and reverse mode's ``rt.dot_vjp_x`` /
   ``rt.dot_vjp_y``: with one batched factor, one product for the whole batch
   (``rt.dot_batched_x`` and friends in ``transformer/runtime.py``; an example

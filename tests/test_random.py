@@ -122,23 +122,58 @@ def test_permutation_and_choice():
         R.choice(k, 3, (5,), replace=False)
 
 
-def _draws_inside(key, x):
-    return x + tr.random.normal(key, (3,))
+def _noisy_layer(key, w, x):
+    k_drop, k_noise = R.split(key)
+    keep = R.bernoulli(k_drop, 0.75, (4,))
+    noise = R.normal(k_noise, (4,))
+    return np.sum(np.tanh(w @ x) * keep / 0.75 + 0.1 * noise * x)
 
 
-def test_refused_inside_transformed_code_at_the_users_call():
-    """tr.random is NumPy for outside transformed code (its uint32 shifts and xors
-    are not transformable); tr.jit refuses the call on the user's own line."""
+def _layer_by_hand(key, w, x):
+    """The same function's value and gradient in w, written out in NumPy with the draws made outside."""
+    k_drop, k_noise = R.split(key)
+    mask = R.bernoulli(k_drop, 0.75, (4,)) / 0.75
+    noise = R.normal(k_noise, (4,))
+    h = np.tanh(w @ x)
+    return np.sum(h * mask + 0.1 * noise * x), np.outer((1.0 - h ** 2) * mask, x)
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_draws_inside_transformed_code_are_the_numbers_drawn_outside(target):
+    """tr.random's keys and samplers are primitives: jit (numba calls them in object mode), grad and
+    vmap over a batch of keys draw what the same calls draw outside."""
+    key = R.PRNGKey(7)
+    w = np.linspace(-1.0, 1.0, 16).reshape(4, 4)
+    x = np.array([0.3, -0.2, 0.5, 0.1])
+    value, grad_w = _layer_by_hand(key, w, x)
+    assert np.allclose(tr.jit(_noisy_layer, target=target)(key, w, x), value, rtol=1e-13)
+    assert np.allclose(tr.jit(tr.grad(_noisy_layer, argnums=1), target=target)(key, w, x), grad_w, rtol=1e-13)
+    keys = R.split(key, 5)
+    per_key = tr.jit(tr.vmap(_noisy_layer, in_axes=(0, None, None)), target=target)(keys, w, x)
+    assert np.allclose(per_key, [_layer_by_hand(k, w, x)[0] for k in keys], rtol=1e-13)
+    drawn = tr.jit(lambda k: (R.split(k, 3), R.uniform(k, (2, 3), np.float32), R.permutation(k, 6)),
+                   target=target)(key)
+    for got, want in zip(drawn, (R.split(key, 3), R.uniform(key, (2, 3), np.float32), R.permutation(key, 6))):
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def _hashes_inside(key, x):
+    y0, y1 = tr.random.threefry2x32(key, x, x)
+    return y0
+
+
+def test_threefry_itself_is_refused_at_the_users_call():
+    """threefry2x32's uint32 arithmetic is not transformable: refused on the user's own line."""
     with pytest.raises(tr.TransformError) as err:
-        tr.jit(_draws_inside)(R.PRNGKey(0), np.zeros(3))
+        tr.jit(_hashes_inside)(R.PRNGKey(0), np.zeros(3, np.uint32))
     message = str(err.value)
-    assert "test_random.py" in message and "tr.random.normal" in message
+    assert "test_random.py" in message and "threefry2x32" in message
     assert "random.py:" not in message.replace("test_random.py:", "")
 
 
 def test_public_functions_read_as_functions():
     assert R.normal.__name__ == "normal" and "normal" in R.normal.__doc__
-    assert repr(R.split) == "<function tr.random.split>"
+    assert repr(R.threefry2x32) == "<function tr.random.threefry2x32>"
 
 
 # ---------------------------------------------------------------- against jax
@@ -268,3 +303,12 @@ def test_jax_float32_without_x64():
         assert same(R.uniform(R.PRNGKey(0), (100,), np.float32), jr.uniform(jk, (100,)))
         assert same(R.randint(R.PRNGKey(0), (100,), 0, 7, np.int32), jr.randint(jk, (100,), 0, 7))
         assert same(R.split(R.PRNGKey(0), 3), jr.split(jk, 3))
+
+
+def test_jax_vmap_of_draws_inside_jit(jr):
+    """A batch of keys under jit(vmap): each example draws its key's numbers, in both libraries."""
+    import jax
+    keys = R.split(R.PRNGKey(11), 4)
+    ours = tr.jit(tr.vmap(lambda k: R.normal(k, (3,)) + R.uniform(k, (3,), minval=-1.0)))(keys)
+    theirs = jax.jit(jax.vmap(lambda k: jr.normal(k, (3,)) + jr.uniform(k, (3,), minval=-1.0)))(keys)
+    assert np.allclose(ours, np.asarray(theirs), rtol=1e-15, atol=0)

@@ -26,6 +26,7 @@ MODULE_PREAMBLE = (
     "import math\n"
     "import numpy as np\n"
     "from transformer import lax\n"
+    "from transformer import random\n"
     "from transformer import runtime as rt\n"
 )
 _HASH_LINE = re.compile(r"^# sha256: ([0-9a-f]{64})$", re.M)

@@ -13,7 +13,7 @@ from __future__ import annotations
 # core does not import a backend to ask.
 RESERVED = frozenset({
     "len", "float", "int", "bool", "range", "min", "max", "abs", "round", "True", "False", "None",
-    "np", "math", "rt", "lax",                                   # every target
+    "np", "math", "rt", "lax", "random",                         # every target
     "nl", "vm", "List", "numba", "prange", "results_like",       # the CPU target (numba)
     "active_first", "group_size", "restore_lane_order",          # vmap's SIMD lanes
     "dev", "mpi_dev",                                            # pmap on CPU devices and over MPI

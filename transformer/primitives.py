@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import lax, runtime
+from . import lax, random, runtime
 
 # Kinds group primitives whose rules look alike.
 UNARY = "unary"            # elementwise, one array argument
@@ -324,6 +324,22 @@ register("triu_indices", "np.triu_indices", np.triu_indices, CREATE, ("n",), key
          results=("rows", "columns"), index_arrays=True)
 register("tril_indices", "np.tril_indices", np.tril_indices, CREATE, ("n",), keywords=("k", "m"),
          results=("rows", "columns"), index_arrays=True)
+
+
+# ---- random numbers
+# tr.random's keys and samplers (transformer/random.py, JAX's threefry2x32 in NumPy), spelled
+# random.normal(key, (3,)) in generated code.  Keys and draws are constants to every derivative
+# but three: uniform is linear in minval and maxval, and permutation and choice move their
+# array's values (templates/random.py).  numba runs them in object mode (backends/numba_random.py),
+# so the numbers are the same ones NumPy computes; CUDA device code has no object mode.
+for _name in ["PRNGKey", "key", "key_data", "split", "fold_in", "bits", "uniform", "normal", "gumbel",
+              "bernoulli", "categorical", "randint", "permutation", "choice"]:
+    _impl = getattr(random, _name)
+    _sig = _signature(_impl)
+    register(f"random.{_name}", f"random.{_name}", _impl, SPECIAL,
+             tuple(p.name for p in _sig.parameters.values() if p.default is p.empty),
+             keywords=tuple(p.name for p in _sig.parameters.values() if p.default is not p.empty),
+             on_device=False)
 
 
 # ---------------------------------------------------------------------- linalg2

@@ -22,9 +22,11 @@ agrees with JAX on about 99.998% of values (the rest by one ulp), float32
 ``categorical`` (Gumbel max) gives JAX's indices unless two candidates tie
 within such a difference.
 
-This module is plain NumPy for use outside transformed code; its uint32
-arithmetic (shifts, xor) is refused inside ``tr.jit`` and the other transforms:
-draw the numbers outside and pass them in.
+The keys and samplers are primitives (transformer/primitives.py): transformed
+code calls them as they are, so a draw inside ``tr.jit``, ``tr.vmap`` (a loop over
+a batch of keys) or a derivative gives the numbers this module gives outside.
+Their derivatives are in templates/random.py.  ``threefry2x32`` itself stays
+host-only: its uint32 arithmetic is refused at the user's call.
 """
 from __future__ import annotations
 
@@ -555,12 +557,12 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
 
 
 class HostOnlyFunction:
-    """A ``tr.random`` function: plain NumPy, called outside transformed code.
+    """``threefry2x32`` itself: plain NumPy, called outside transformed code.
 
     Its uint32 arithmetic is not something ``tr.jit`` and the other transforms
     take, so rather than have them inline it and refuse a line inside this file,
-    the public functions are these wrappers, which a transform refuses at the
-    user's own call. Draw the numbers outside and pass them in."""
+    the public function is this wrapper, which a transform refuses at the user's
+    own call.  (The keys and samplers are primitives: transformed code calls them.)"""
 
     def __init__(self, fn):
         functools.update_wrapper(self, fn)
@@ -573,9 +575,7 @@ class HostOnlyFunction:
         return f"<function tr.random.{self.__name__}>"
 
 
-for _name in __all__:
-    globals()[_name] = HostOnlyFunction(globals()[_name])
-del _name
+threefry2x32 = HostOnlyFunction(threefry2x32)
 
 
 def __getattr__(name):

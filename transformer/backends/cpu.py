@@ -77,17 +77,17 @@ def _quiet_performance_advice(directory) -> None:
                                 module=re.escape(str(directory)))
 
 
-def _load_numba():
+def load_numba():
     """numba, with the overloads of every helper generated cpu code calls (``rt.*`` and ``nl.*``
-    helpers, vectorised math, indexing and special functions)."""
+    helpers, vectorised math, indexing, special functions and tr.random)."""
     import numba
-    from . import cpu_vmap, numba_indexing, numba_runtime, numba_special, numba_vecmath  # noqa: F401
+    from . import cpu_vmap, numba_indexing, numba_random, numba_runtime, numba_special, numba_vecmath  # noqa: F401
     numba_lowering.load_helpers()
     return numba
 
 
 def finish(function, path):
-    numba = _load_numba()
+    numba = load_numba()
     from numba.core import errors as numba_errors
     _quiet_performance_advice(path.parent)
     dispatcher = numba.njit(cache=True, parallel=numba_parallel.is_parallel(function))(function)

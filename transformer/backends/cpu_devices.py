@@ -24,7 +24,7 @@ from .cpu_threads import CALLBACK, DTYPES, OP, DeviceAborted
 from . import device_code
 from .device_code import device_only_collectives, lower_collectives
 
-numba_lowering.load_helpers()    # the nl.* helpers' overloads, before any shard compiles
+cpu.load_numba()    # every overload generated cpu code calls (nl.*, rt.*, lax.*, random.*), before any shard compiles
 
 NAME = "pmap-cpu"
 PREAMBLE = cpu.PREAMBLE + "from transformer.backends import cpu_devices as dev\n"

@@ -34,7 +34,7 @@ from . import cpu, numba_lowering, numba_runtime
 from .cpu_devices import _value_dtype, sender_of, zeros_if_no_pairs
 from .device_code import device_only_collectives, lower_collectives
 
-numba_lowering.load_helpers()    # the nl.* helpers' overloads, before any shard compiles
+cpu.load_numba()    # every overload generated cpu code calls (nl.*, rt.*, lax.*, random.*), before any shard compiles
 
 NAME = "pmap-mpi"
 PREAMBLE = cpu.PREAMBLE + "from transformer.backends import mpi as mpi_dev\n"

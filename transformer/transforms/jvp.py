@@ -89,7 +89,7 @@ def _value_is_active(value, active, table, write=False) -> bool:
     if write or cf.is_atom(value):
         return bool(atom_names(value) & active)
     prim = cf.primitive_of(value)
-    args, _ = operands(value)
+    args, keywords = operands(value)
     if prim.name == "getitem":
         return bool(atom_names(args["x"]) & active)
     template = table.get(prim.name)
@@ -97,7 +97,8 @@ def _value_is_active(value, active, table, write=False) -> bool:
         return any(atom_names(a) & active for a in args.values())
     if template.rule_options.get("nondifferentiable"):
         return False
-    return any(atom_names(args[p]) & active for p in _differentiable(template) if p in args)
+    operand_of = {**keywords, **args}
+    return any(atom_names(operand_of[p]) & active for p in _differentiable(template) if p in operand_of)
 
 
 # ------------------------------------------------------------------- emitting
@@ -277,7 +278,7 @@ class _Forward:
             if p == "z" and result_param:
                 continue
             if p.endswith("_dot"):
-                operand = args.get(p[:-4])
+                operand = args.get(p[:-4], keywords.get(p[:-4]))   # a keyword too (uniform's minval=)
                 if operand is not None and (dense or atom_names(operand) & self.active):
                     stmts, tangent = self.tangent_atom(operand, self.shapes.of_value(operand))
                     pre += stmts

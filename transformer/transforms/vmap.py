@@ -631,8 +631,9 @@ class _Batcher:
             return self.collective(prim, args)
         if not any_batched:
             return value, False
-        if any(_is_batched(self._atom_state(v)) for _, v in keywords):
-            raise self.error(f"the {', '.join(k for k, _ in keywords)} argument of {prim.spelling} differs "
+        batched_keywords = [k for k, v in keywords if _is_batched(self._atom_state(v))]
+        if batched_keywords and not rule.rule_options.get("keywords_per_example"):
+            raise self.error(f"the {', '.join(batched_keywords)} argument of {prim.spelling} differs "
                              f"between examples", "keep axis and shape arguments the same for every example")
         method = getattr(self, f"rule_{strategy}")
         return method(prim, rule, args, dict(keywords), states), strategy != "query"   # shapes: one per batch
@@ -863,10 +864,12 @@ class _Batcher:
         return self.template(_templates().example, x=atom, b=cf.literal(0))
 
     def rule_loop(self, prim, rule, args, keywords, states):
+        # (a keyword differs per example only where the rule allows it: keywords_per_example)
         return self.loop(lambda example: cf.apply_primitive(
-            prim, [self.example_of(a, example) for a in args], list(keywords.items())),
+            prim, [self.example_of(a, example) for a in args],
+            [(k, self.example_of(v, example)) for k, v in keywords.items()]),
             f"{prim.spelling} on batched operands has no batched form numba compiles "
-            f"(no 3-D kernels); each example runs the plain call", args)
+            f"(no 3-D kernels); each example runs the plain call", [*args, *keywords.values()])
 
     def getitem(self, value: cst.Subscript):
         base = self._atom_state(value.value)
