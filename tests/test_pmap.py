@@ -42,6 +42,17 @@ def test_collectives_in_loops_and_branches_match_vmap(fn):
     assert np.allclose(tr.pmap(fn, axis_name="i")(X), expected)
 
 
+def test_shards_call_special_functions_and_random_draws():
+    """A shard compiles with every overload cpu code has: lax's special functions and tr.random's
+    draws (each device draws with its own key), not only the nl.* helpers."""
+    import scipy.special
+    x = np.linspace(0.5, 2.0, 6).reshape(2, 3)
+    keys = tr.random.split(tr.random.PRNGKey(1), 2)
+    got = tr.pmap(lambda x, k: tr.lax.erf(x) + tr.lax.digamma(x) + tr.random.normal(k, (3,)))(x, keys)
+    want = scipy.special.erf(x) + scipy.special.digamma(x) + np.stack([tr.random.normal(k, (3,)) for k in keys])
+    assert np.allclose(got, want, rtol=1e-12)
+
+
 def test_in_axes_none_out_axes_and_jit_of_pmap():
     x = np.arange(6.0).reshape(3, 2)                 # mapped along axis 1
     mapped = tr.pmap(cases.scale_shift, in_axes=(1, None), out_axes=1)
