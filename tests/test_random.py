@@ -3,6 +3,11 @@
 The first tests need no jax (Random123's known answers for threefry2x32,
 determinism, shapes, distributions); the ones below compare with jax.random
 number for number where jax is installed."""
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -155,6 +160,35 @@ def test_draws_inside_transformed_code_are_the_numbers_drawn_outside(target):
                    target=target)(key)
     for got, want in zip(drawn, (R.split(key, 3), R.uniform(key, (2, 3), np.float32), R.permutation(key, 6))):
         assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_compiled_draws_run_from_the_cache_in_a_later_process(tmp_path):
+    """A tiered first call compiles in a background process and later calls load that machine code
+    from numba's cache: the draws must run there too (a numba object-mode body would not: its
+    environment is named by a counter of the process that compiled it)."""
+    script = tmp_path / "draw.py"
+    script.write_text(textwrap.dedent("""
+        import time
+        import numpy as np
+        import transformer as tr
+
+        def noisy(key, x):
+            return x * tr.random.normal(key, (3,)) + tr.random.uniform(key, (3,), minval=-1.0)
+
+        jitted = tr.jit(noisy)
+        deadline = time.time() + 300
+        while True:
+            out = jitted(tr.random.PRNGKey(4), np.ones(3))
+            if tr.tier_of(jitted) == "compiled" or time.time() > deadline:
+                break
+            time.sleep(0.1)
+        print(tr.tier_of(jitted), np.array_equal(out, noisy(tr.random.PRNGKey(4), np.ones(3))))
+    """))
+    env = dict(os.environ, TRANSFORMER_CACHE_DIR=str(tmp_path / "cache"), TRANSFORMER_TIERED="1")
+    for run in ("compiles", "loads from the cache"):
+        result = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, (run, result.stderr[-3000:])
+        assert result.stdout.split() == ["compiled", "True"], (run, result.stdout, result.stderr[-2000:])
 
 
 def _hashes_inside(key, x):

@@ -330,8 +330,8 @@ register("tril_indices", "np.tril_indices", np.tril_indices, CREATE, ("n",), key
 # tr.random's keys and samplers (transformer/random.py, JAX's threefry2x32 in NumPy), spelled
 # random.normal(key, (3,)) in generated code.  Keys and draws are constants to every derivative
 # but three: uniform is linear in minval and maxval, and permutation and choice move their
-# array's values (templates/random.py).  numba runs them in object mode (backends/numba_random.py),
-# so the numbers are the same ones NumPy computes; CUDA device code has no object mode.
+# array's values (templates/random.py).  numba calls the NumPy functions back (backends/numba_random.py),
+# so the numbers are the same ones NumPy computes; CUDA device code cannot call back into Python.
 for _name in ["PRNGKey", "key", "key_data", "split", "fold_in", "bits", "uniform", "normal", "gumbel",
               "bernoulli", "categorical", "randint", "permutation", "choice"]:
     _impl = getattr(random, _name)
