@@ -301,6 +301,16 @@ def logsumexp(a, axis=None, b=None, keepdims=False):
     return _logsumexp(a, axis, 1.0, keepdims)
 
 
+@define("scipy.special.multigammaln")
+def multigammaln(a, d):
+    """The log of the multivariate gamma function: d(d-1)/4 log(pi) + the sum of gammaln(a - j/2)
+    for j below ``d`` (a whole number).  NaN where ``a <= (d - 1) / 2``, where scipy raises."""
+    total = 0.0 * a + 0.25 * d * (d - 1) * np.log(np.pi)     # a's shape from the start (numba types it once)
+    for j in range(d):
+        total = total + lax.lgamma(a - 0.5 * j)
+    return np.where(a > 0.5 * (d - 1), total, np.nan)
+
+
 @define("scipy.special.expit")
 def expit(x):
     """The logistic sigmoid 1 / (1 + exp(-x)), written so that exp never overflows."""

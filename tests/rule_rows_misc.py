@@ -29,6 +29,10 @@ def not_finite(r):
 def ndtr_(x): return scipy.special.ndtr(x), scipy.special.log_ndtr(x)          # noqa: E704
 
 
+# ------------------------------------------------------------- multigammaln
+def multigammaln_(a): return scipy.special.multigammaln(a, 3) * scipy.special.multigammaln(a + 0.5, 1)   # noqa: E704
+
+
 # ---------------------------------------------------------------- definitions
 def gradient_(f): return np.gradient(f), np.gradient(f, 0.5)                   # noqa: E704
 def gradient_axis(m): return np.gradient(m, axis=1), np.gradient(m, 0.25, axis=0)   # noqa: E704
@@ -90,6 +94,7 @@ def rows():
         Row("switch_clamped", switched, lambda r: (7, U(r, 4)), skip={"jax": "lax.switch is jax.lax's"},
             refuses=TAPED),
         Row("ndtr_", ndtr_, lambda r: (U(r, 3, 4, lo=-3.0, hi=3.0),)),
+        Row("multigammaln_", multigammaln_, lambda r: (U(r, 3, 4, lo=1.2, hi=4.0),)),
         Row("ndtr_left_tail", ndtr_, lambda r: (U(r, 3, 4, lo=-40.0, hi=-21.0),)),
         Row("ndtr_f32", ndtr_, lambda r: (F32(r, 3, 4, lo=-3.0, hi=3.0),)),
         Row("gradient_", gradient_, lambda r: (U(r, 6, lo=-1.0, hi=1.0),)),
