@@ -387,6 +387,16 @@ def hstack_vectors(x, y): return np.hstack((x, y * y))       # noqa: E704
 def copy(x): return np.copy(x) * x                           # noqa: E704
 def asarray(x): return np.asarray(x) * 2.0                   # noqa: E704
 def asarray_f32(x): return np.asarray(x, dtype=np.float32)   # noqa: E704
+
+
+def array_display(a, b):
+    """np.array of a nested list holding values (a 2-D display, and a flat one carried through a
+    loop): each element's cotangent is its own entry ([0][1] for b), and the flat one is an array."""
+    m = np.array([[1.0, 10.0 - b], [a * b, 3.0]])
+    v = np.array([a, 0.5])
+    for _ in range(2):
+        v = v + 0.1 * np.sin(v * b)
+    return m @ v
 def astype_f32(x): return x.astype(np.float32) * 2.0         # noqa: E704
 def astype_int(x): return x.astype(np.int64) * x             # noqa: E704
 
@@ -800,6 +810,7 @@ def _rows():
                       ("flip_all", three), ("flip_axis", one), ("asarray", one), ("asarray_f32", one),
                       ("astype_f32", one)]:
         add_(Row(name, g[name], gen))
+    add_(Row("array_display", array_display, lambda r: (U(r), U(r)), refuses=TAPED))
     add_(Row("transpose_method", transpose_method, one))
     add_(Row("copy", copy, one))
     add_(Row("astype_int", astype_int, lambda r: (U(r, 3, 4, lo=0.1, hi=3.9),)))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import core_form as cf
+from . import primitives
 
 
 # Fields of a libcst node that hold only punctuation and whitespace: never a name.
@@ -258,7 +259,8 @@ def tuple_sizes(statements, of_atoms: bool = True) -> dict[str, int | None]:
                 size = sizes[a.value.value]
             elif prim is not None and prim.results:
                 size = len(prim.results)
-            elif prim is not None and prim.may_alias and isinstance(a.value, cst.Call) and a.value.args and (
+            elif prim is not None and prim.may_alias and prim.kind != primitives.SHAPE \
+                    and isinstance(a.value, cst.Call) and a.value.args and (   # (np.asarray((a, b)) is an array)
                     isinstance(a.value.args[0].value, cst.Tuple) and of_atoms
                     or isinstance(a.value.args[0].value, cst.Name) and a.value.args[0].value.value in sizes):
                 first = a.value.args[0].value       # its first operand itself: a custom rule's tuple output

@@ -453,14 +453,26 @@ class _Reverse:
         for param in dict.fromkeys(p for p, _ in wanted):
             operand = bound[param]
             if isinstance(operand, cst.Tuple):   # np.concatenate((a, b)): one piece per element
-                for j, element in enumerate(operand.elements):
-                    if isinstance(element.value, cst.Name) and element.value.value in self.a.active:
-                        piece = self.scope.temp()
-                        out.append(cf.assign(piece, cst.Subscript(by_param[param], [
-                            cst.SubscriptElement(cst.Index(cf.literal(j)))])))
-                        pairs.append((element.value.value, cst.Name(piece)))
+                pairs += self.element_pieces(operand, by_param[param], out)
             else:
                 pairs += [(n, by_param[param]) for p, n in wanted if p == param]
+        return pairs
+
+    def element_pieces(self, display: cst.Tuple, cotangent, out: list) -> list:
+        """(variable, its piece) for each active name in a tuple display, however deeply nested:
+        element j's piece is the cotangent's ``[j]`` (``np.array([[1.0, w], [2.0, 3.0]])``: w's is
+        ``[0][1]``)."""
+        pairs = []
+        for j, element in enumerate(display.elements):
+            part = cst.Subscript(cotangent, [cst.SubscriptElement(cst.Index(cf.literal(j)))])
+            if isinstance(element.value, cst.Tuple):
+                inner = self.scope.temp()
+                out.append(cf.assign(inner, part))
+                pairs += self.element_pieces(element.value, cst.Name(inner), out)
+            elif isinstance(element.value, cst.Name) and element.value.value in self.a.active:
+                piece = self.scope.temp()
+                out.append(cf.assign(piece, part))
+                pairs.append((element.value.value, cst.Name(piece)))
         return pairs
 
     def custom_rule(self, value: cst.Call, z_bar, out: list) -> list:

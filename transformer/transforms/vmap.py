@@ -641,8 +641,25 @@ class _Batcher:
     def rule_elementwise(self, prim, rule, args, keywords, states):
         if prim.name == "not":     # Python's `not` of an array is an error; per example it is `== 0`
             return cst.Comparison(args[0], [cst.ComparisonTarget(cst.Equal(), cf.literal(0))])
+        if prim.name == "asarray" and isinstance(args[0], cst.Tuple):
+            # np.array([[1.0, b], [a, 3.0]]) with batched entries: NumPy cannot mix the batch's
+            # arrays with numbers in one display, so each entry gets the batch and rows are stacked
+            stacked = self.stacked_display(args[0])
+            return cf.apply_primitive(prim, [self.temp_of(stacked)], list(keywords.items())) if keywords else stacked
         aligned = [a if _is_batched(s) or _is_literal(a) else self.template(rule, x=a) for a, s in zip(args, states)]
         return cf.apply_primitive(prim, aligned, list(keywords.items()))
+
+    def stacked_display(self, display: cst.Tuple):
+        """A tuple display as the batch's array: every entry with the batch axis (an unbatched one
+        broadcast), stacked along a new first axis, nested displays first."""
+        entries = []
+        for element in display.elements:
+            value = element.value
+            if isinstance(value, cst.Tuple):
+                entries.append(self.temp_of(self.stacked_display(value)))
+            else:
+                entries.append(value if _is_batched(self._atom_state(value)) else self.broadcast(value))
+        return cf.call("np.stack", [cf.tuple_of(entries)])
 
     rule_collective = rule_elementwise      # a collective over another vmap's axis: applied per example
 
