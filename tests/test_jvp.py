@@ -168,7 +168,8 @@ def test_templates_take_known_parameters():
         prim = primitives.REGISTRY.get(name)
         if prim is None or template.rule_options.get("nondifferentiable") or template.rule_options.get("by_transform"):
             continue
-        allowed = set(prim.params) | set(prim.keywords) | {"z"} | {f"{p}_dot" for p in prim.params}
+        # a keyword operand may carry a tangent too (random.uniform's minval=)
+        allowed = set(prim.params) | set(prim.keywords) | {"z"} | {f"{p}_dot" for p in (*prim.params, *prim.keywords)}
         assert set(inspect.signature(template).parameters) <= allowed, name
 
 

@@ -87,6 +87,12 @@ def jax_version(problem, jax):
     return scope["objective"]
 
 
+def jax_derivative(problem, jax):
+    """jax.grad, or the transform JAX has to use instead (``JAX_DERIVATIVE``: jacfwd where JAX cannot
+    reverse-differentiate the problem's loop)."""
+    return getattr(jax, getattr(problem, "JAX_DERIVATIVE", "grad"))
+
+
 def check(problem, jax) -> str:
     """'' when the gradient on the small size agrees with central differences (and JAX), else why not."""
     args = problem.inputs(**problem.SIZES["small"])
@@ -101,7 +107,8 @@ def check(problem, jax) -> str:
         if not np.allclose(g, w, rtol=1e-5, atol=1e-6):
             return f"WRONG against central differences (max error {np.max(np.abs(g - w)):.3g})"
     if jax is not None:
-        theirs = jax.jit(jax.grad(jax_version(problem, jax), argnums=problem.WRT))(*args)
+        theirs = jax.jit(jax_derivative(problem, jax)(jax_version(problem, jax), argnums=problem.WRT),
+                         static_argnums=getattr(problem, "STATIC", ()))(*args)
         for g, w in zip(got, theirs):
             if not np.allclose(g, np.asarray(w), rtol=1e-9, atol=1e-11):
                 return f"differs from JAX's gradient (max {np.max(np.abs(g - np.asarray(w))):.3g})"
@@ -114,8 +121,10 @@ def timed(problem, size, jax, rounds):
     contenders = {"numpy": lambda: problem.objective(*args), "ours f": lambda: objective(*args),
                   "ours grad": lambda: gradient(*args)}
     if jax is not None:
-        jf = jax.jit(jax_version(problem, jax))
-        jg = jax.jit(jax.grad(jax_version(problem, jax), argnums=problem.WRT))
+        static = getattr(problem, "STATIC", ())         # ints that shape the computation (loop counts)
+        jf = jax.jit(jax_version(problem, jax), static_argnums=static)
+        jg = jax.jit(jax_derivative(problem, jax)(jax_version(problem, jax), argnums=problem.WRT),
+                     static_argnums=static)
         contenders["jax f"] = lambda: jax.block_until_ready(jf(*args))
         contenders["jax grad"] = lambda: jax.block_until_ready(jg(*args))
     return best_times(contenders, rounds=rounds, min_seconds=0.02, settle_seconds=0.05)
