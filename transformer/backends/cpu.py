@@ -81,8 +81,9 @@ def load_numba():
     """numba, with the overloads of every helper generated cpu code calls (``rt.*`` and ``nl.*``
     helpers, vectorised math, indexing, special functions and tr.random)."""
     import numba
-    from . import cpu_vmap, numba_indexing, numba_random, numba_runtime, numba_special, numba_vecmath  # noqa: F401
+    from . import cpu_vmap, heap, numba_indexing, numba_random, numba_runtime, numba_special, numba_vecmath  # noqa: F401
     numba_lowering.load_helpers()
+    heap.keep_freed_memory()            # compiled code's large temporaries reuse pages (heap.py)
     return numba
 
 
