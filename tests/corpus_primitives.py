@@ -237,6 +237,18 @@ def scaled_dot_product(q, k, v):
 
 
 # --------------------------------------------------- not compilable by numba
+def random_draws(key, x):
+    """tr.random's keys and samplers: compiled, the numbers NumPy draws outside."""
+    k1, k2 = tr.random.split(key)
+    keys = tr.random.split(tr.random.fold_in(k2, 3), 4)
+    return (tr.random.PRNGKey(7), tr.random.key(8), tr.random.key_data(k1), keys,
+            tr.random.bits(k1, (3,), np.uint32), tr.random.uniform(keys[0], (2, 3), minval=-1.0, maxval=x[0, 0]),
+            tr.random.normal(keys[1], (4,)), tr.random.gumbel(keys[2], (2,), np.float32),
+            tr.random.bernoulli(keys[3], 0.3, (5,)), tr.random.categorical(k1, x), tr.random.randint(k2, (3,), 0, 7),
+            tr.random.permutation(k1, x), tr.random.permutation(k2, 5), tr.random.choice(k1, x, (2,), replace=False),
+            tr.random.choice(k2, 4, (3,), p=np.array([0.1, 0.2, 0.3, 0.4])))
+
+
 def squeeze_without_axis(x):
     return np.squeeze(x)
 

@@ -85,6 +85,7 @@ CASES = [
     Case("indexing", lambda d: (uniform(4, 5, dtype=d),), dtypes=("float64",)),
     Case("selections", lambda d: (uniform(3, 4, dtype=d), uniform(3, 4, dtype=d, seed=1)), dtypes=("float64",)),
     Case("nn_functions", lambda d: (uniform(3, 4, dtype=d) * 4.0 - 2.0,)),
+    Case("random_draws", lambda d: (tr.random.PRNGKey(3), uniform(3, 4, dtype=d)), dtypes=("float64",)),
     Case("scaled_dot_product", lambda d: tuple(uniform(16, 8, dtype=d, seed=s) for s in range(3)),
          dtypes=("float32",)),  # float64 at 256x64 below
 ]

@@ -14,9 +14,9 @@ of the process that compiled it, so a function loaded from numba's on-disk cache
 stay valid across processes.
 
 The call goes in two steps.  The compiled code packs the arguments into one byte buffer and a frame
-of int64s that describes them (which parameter, array or tuple or scalar, dtype, shape), all of it
-stable across processes; the host rebuilds them, calls the NumPy function, keeps the result and
-writes its shape.  The compiled code then allocates the result (its dtype and rank were fixed when
+of int64s that describes them (which parameter, array or tuple or scalar, dtype, shape) and the
+result it typed, all of it stable across processes; the host rebuilds them, calls the NumPy
+function, checks that the result has the typed dtype and rank, keeps it and writes its shape.  The compiled code then allocates the result (its dtype and rank were fixed when
 numba typed the call: ``_RESULTS``) and the host copies the kept result into it.
 """
 from __future__ import annotations
@@ -104,7 +104,7 @@ _FUNCTIONS = ("PRNGKey", "key", "key_data", "fold_in", "split", "bits", "uniform
 _DTYPES = tuple(np.dtype(d) for d in (np.bool_, np.uint8, np.uint16, np.uint32, np.uint64, np.int8, np.int16,
                                       np.int32, np.int64, np.float16, np.float32, np.float64))
 ARRAY, TUPLE, SCALAR, DTYPE = range(4)          # how an argument travels
-_HEADER = 2                                     # function code, number of arguments
+_HEADER = 4                                     # function code, number of arguments, result dtype code, rank
 _MAX_RANK = 8
 _RECORD = 5 + _MAX_RANK                         # parameter, kind, dtype code, byte offset, ndim, shape...
 
@@ -149,6 +149,10 @@ def _host_call(frame_address, payload_address, payload_size, shape_address, out_
             payload = ctypes.string_at(payload_address, payload_size) if payload_size else b""
             function, kwargs = _arguments(frame.tolist(), payload)
             result = np.ascontiguousarray(function(**kwargs))
+            expected = (_DTYPES[frame[2]], int(frame[3]))
+            if (result.dtype, result.ndim) != expected:       # the compiled code allocates what it typed
+                raise TypeError(f"{function.__name__} gave {result.dtype}[{result.ndim}-d] where compiled code "
+                                f"expected {expected[0]}[{expected[1]}-d]")
             _kept.result = result
             shape = np.ctypeslib.as_array(ctypes.cast(shape_address, ctypes.POINTER(ctypes.c_int64)),
                                           shape=(max(result.ndim, 1),))
@@ -225,7 +229,8 @@ def _overload(name: str) -> None:
         copies = [line for line in packing if line.startswith(tuple(f"{p}_v" for _, p in passed))]
         rest = [line for line in packing if line not in copies]
         body = [f"frame = np.zeros({_HEADER + len(passed) * _RECORD}, np.int64)",
-                f"frame[0] = {_FUNCTIONS.index(name)}; frame[1] = {len(passed)}",
+                f"frame[0] = {_FUNCTIONS.index(name)}; frame[1] = {len(passed)}; "
+                f"frame[2] = {_dtype_code(dtype)}; frame[3] = {rank}",
                 *copies,
                 f"payload = np.empty(max({' + '.join(s for s in sizes if s != '0') or '0'}, 1), np.uint8)",
                 "at = 0",
