@@ -148,7 +148,7 @@ def _host_call(frame_address, payload_address, payload_size, shape_address, out_
                                           shape=(_HEADER + count * _RECORD,))
             payload = ctypes.string_at(payload_address, payload_size) if payload_size else b""
             function, kwargs = _arguments(frame.tolist(), payload)
-            result = np.ascontiguousarray(function(**kwargs))
+            result = np.asarray(function(**kwargs), order="C")       # (ascontiguousarray makes 0-d 1-d)
             expected = (_DTYPES[frame[2]], int(frame[3]))
             if (result.dtype, result.ndim) != expected:       # the compiled code allocates what it typed
                 raise TypeError(f"{function.__name__} gave {result.dtype}[{result.ndim}-d] where compiled code "
