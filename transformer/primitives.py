@@ -332,8 +332,7 @@ register("tril_indices", "np.tril_indices", np.tril_indices, CREATE, ("n",), key
 # but three: uniform is linear in minval and maxval, and permutation and choice move their
 # array's values (templates/random.py).  numba calls the NumPy functions back (backends/numba_random.py),
 # so the numbers are the same ones NumPy computes; CUDA device code cannot call back into Python.
-for _name in ["PRNGKey", "key", "key_data", "split", "fold_in", "bits", "uniform", "normal", "gumbel",
-              "bernoulli", "categorical", "randint", "permutation", "choice"]:
+for _name in [name for name in random.__all__ if name != "threefry2x32"]:     # (host-only: refused)
     _impl = getattr(random, _name)
     _sig = _signature(_impl)
     register(f"random.{_name}", f"random.{_name}", _impl, SPECIAL,

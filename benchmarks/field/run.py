@@ -28,35 +28,19 @@ from pathlib import Path
 
 os.environ.setdefault("TRANSFORMER_TIERED", "0")     # compiled code from its first call
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent)]
+sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent.parent / "tests")]
 import threads  # noqa: E402,F401  (--threads N: set before NumPy loads its BLAS)
 import numpy as np  # noqa: E402
 
 import transformer as tr  # noqa: E402
 from bench_grad import best_times  # noqa: E402
+from oracles import central_difference_grad  # noqa: E402  (tests/oracles.py: needs nothing of ours)
 
 PROBLEMS = ("gmm", "lstm", "ba", "ode", "kmeans", "lse", "llsq", "particle")
 
 
 def load(name):
     return importlib.import_module(name)
-
-
-def central_differences(fn, args, wrt, eps=1e-6):
-    """d fn / d args[i] for i in wrt, entry by entry (the small sizes only)."""
-    grads = []
-    for i in wrt:
-        x = np.array(args[i], dtype=np.float64)
-        g = np.zeros_like(x)
-        for j in np.ndindex(x.shape):
-            step = np.zeros_like(x)
-            step[j] = eps
-            plus = list(args)
-            minus = list(args)
-            plus[i], minus[i] = x + step, x - step
-            g[j] = (fn(*plus) - fn(*minus)) / (2 * eps)
-        grads.append(g)
-    return grads
 
 
 def ours(problem):
@@ -102,7 +86,7 @@ def check(problem, jax) -> str:
     except tr.TransformError as err:
         return f"refused: {err}"
     got = got if isinstance(got, tuple) else (got,)
-    want = central_differences(problem.objective, args, problem.WRT)
+    want = [central_difference_grad(problem.objective, args, argnum=i) for i in problem.WRT]
     for g, w in zip(got, want):
         if not np.allclose(g, w, rtol=1e-5, atol=1e-6):
             return f"WRONG against central differences (max error {np.max(np.abs(g - w)):.3g})"

@@ -69,7 +69,8 @@ def _dtype(t):
     return np.dtype(str(t.dtype if isinstance(t, types.Array) else t))
 
 
-# What each function returns, from its arguments' types: (dtype, rank).
+# What each function returns, from its arguments' types: (dtype, rank).  Its order numbers the
+# functions in compiled (cached) code's frames: append only, never reorder.
 def _keys(args):
     return np.uint32, 1
 
@@ -99,8 +100,7 @@ _RESULTS = {
 
 # ------------------------------------------------------------------ the frame
 # Codes compiled into cached machine code: append only, never reorder.
-_FUNCTIONS = ("PRNGKey", "key", "key_data", "fold_in", "split", "bits", "uniform", "normal", "gumbel",
-              "bernoulli", "categorical", "randint", "permutation", "choice")
+_FUNCTIONS = tuple(_RESULTS)
 _DTYPES = tuple(np.dtype(d) for d in (np.bool_, np.uint8, np.uint16, np.uint32, np.uint64, np.int8, np.int16,
                                       np.int32, np.int64, np.float16, np.float32, np.float64))
 ARRAY, TUPLE, SCALAR, DTYPE = range(4)          # how an argument travels
