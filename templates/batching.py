@@ -46,7 +46,6 @@ them into generated code.
 """
 import numpy as np
 
-from transformer import batching as _registers_collectives  # noqa: F401  (psum... are primitives)
 from transformer import primitives
 from transformer import runtime as rt
 from transformer.rules import RULES, rule, unsupported

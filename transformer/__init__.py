@@ -9,8 +9,8 @@ from .batching import vmap
 from .checkpoint import checkpoint, remat
 from .custom import custom_jvp, custom_vjp
 from .differentiate import grad, value_and_grad, vjp
-from .derived import hessian, hvp, jacrev, linearize
-from .forward import jacfwd, jvp
+from .derived import hessian, hvp, jacfwd, jacrev, linearize
+from .forward import jvp
 from .jit import jit
 from .lax import stop_gradient
 from .parallel import block_until_ready, device_put, devices, pmap

@@ -5,40 +5,14 @@ batched code itself is written by the source transform in
 ``transforms/vmap.py``; what lives here is the Python side: normalizing
 ``in_axes``/``out_axes`` and checking the arguments (batch sizes agree, axes in
 range) before they reach the generated function.
-
-Also registered here, as primitives every transform can see: ``np.moveaxis``
-(the transform moves batch axes with it), the named-axis collectives of
-``transformer.lax``, and the runtime helpers of vmap's batched products.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import lax, primitives, runtime, staging, structure, tree
+from . import staging, structure, tree
 from .staging import Step
 from .transformed import Boundary, Transformed
-
-if "moveaxis" not in primitives.REGISTRY:
-    primitives.register("moveaxis", "np.moveaxis", np.moveaxis, primitives.SHAPE, ("x", "source", "destination"))
-for _name in ("psum", "pmean", "pmax", "pmin", "all_gather"):
-    if _name not in primitives.REGISTRY:
-        primitives.register(_name, f"lax.{_name}", getattr(lax, _name), primitives.SPECIAL, ("x", "axis_name"))
-if "axis_index" not in primitives.REGISTRY:
-    primitives.register("axis_index", "lax.axis_index", lax.axis_index, primitives.SPECIAL, ("axis_name",))
-# vmap's products with one batched operand (transformer/runtime.py): runtime helpers, so the
-# transforms of vmap's output (grad of vmap, vmap of vmap) have rules for them
-_PRODUCT_PARAMS = {"dot_batched_x": ("x", "y"), "dot_batched_y": ("x", "y"), "matmul_batched_x": ("x", "y"),
-                   "matmul_batched_y": ("x", "y"), "dot_vjp_x_batched_g": ("g", "x", "y"),
-                   "dot_vjp_y_batched_g": ("g", "x", "y"), "dot_vjp_y_batched_gx": ("g", "x", "y"),
-                   "dot_rows_x": ("x_rows", "y"), "dot_vjp_y_rows_gx": ("g", "x_rows", "y"),
-                   "dot_identity_y": ("x", "basis"), "matmul_vjp_x_batched_g": ("g", "x", "y"),
-                   "matmul_vjp_y_batched_g": ("g", "x", "y"),
-                   "matmul_vjp_y_batched_gx": ("g", "x", "y")}
-for _name, _params in _PRODUCT_PARAMS.items():
-    if f"rt.{_name}" not in primitives.REGISTRY:
-        primitives.register(f"rt.{_name}", f"rt.{_name}", getattr(runtime, _name), primitives.SPECIAL, _params)
-
-from .transforms import vmap as _registers_transform  # noqa: E402,F401  (the "vmap" step)
 
 
 def vmap(fn=None, in_axes=0, out_axes=0, axis_name=None, axis_size=None):

@@ -1,4 +1,4 @@
-"""Forward-mode user API: ``jvp`` and ``jacfwd`` (JAX meanings).
+"""Forward-mode user API: ``jvp`` (JAX's meaning); ``jacfwd`` is built on it in derived.py.
 
 The derivative is generated source (``transforms/jvp.py``): ``jvp_f(x, y,
 x_dot, y_dot) -> (out, out_dot)``.  This module checks the arguments where
@@ -28,53 +28,6 @@ def jvp(fn, primals, tangents):
     active = tuple(i for i, p in enumerate(primals) if _is_float(p))
     forward = _forward(fn, active, tuple(np.ndim(p) for p in primals))
     return forward(*primals, *tangents)
-
-
-def jacfwd(fn, argnums=0):
-    """A function computing the Jacobian of ``fn`` by forward mode.
-
-    The Jacobian of an output of shape ``S`` with respect to an argument of
-    shape ``A`` has shape ``S + A``.  As in JAX, a pytree output gives its
-    structure with a Jacobian per leaf, and a tuple ``argnums`` a tuple of
-    those inside it: ``jac[i][j]`` is d out_i / d arg_j.  Columns come one jvp
-    call each, a basis tangent at a time.
-    """
-    from .derived import Jacobian, _Derived
-    if isinstance(fn, Jacobian):
-        return fn.forward(argnums)        # jacfwd(jacrev(f)): forward over reverse, a Hessian
-    if isinstance(fn, _Derived):
-        raise TypeError(f"jacfwd of {fn.what} is not supported; differentiate the function inside it")
-    several = isinstance(argnums, tuple)
-    wanted = argnums if several else (argnums,)
-
-    @functools.wraps(fn)
-    def jacobian(*args):
-        n = len(args)
-        positions = []
-        for i in wanted:
-            if not isinstance(i, int) or not -n <= i < n:
-                raise ValueError(f"argnums {i!r} is out of range for {n} arguments")
-            if not tree.is_node(args[i]) and not _is_float(args[i]):
-                raise TypeError(f"jacfwd requires real-valued inputs, but argument {i % n} has dtype "
-                                f"{np.result_type(args[i])}; pass floats, e.g. np.asarray(x, dtype=float)")
-            positions.append(i % n)
-        if any(tree.is_node(a) for a in args):
-            return _jacobian_of_pytrees(fn, args, positions, several)
-        args, _ = _check_pairs(fn, tuple(args), tuple(_zeros(a) for a in args))
-        forward = _forward(fn, tuple(sorted(set(positions))), tuple(np.ndim(a) for a in args))
-        per_argument = [_jacobian(forward, args, i) for i in positions]     # each: (treedef, leaf blocks)
-        treedef = per_argument[0][0]
-        # JAX's nesting: the output's structure outside, the arguments' tuple inside (jac[i][j])
-        leaves = [tuple(blocks[k] for _, blocks in per_argument) if several else per_argument[0][1][k]
-                  for k in range(treedef.num_leaves)]
-        return tree.unflatten(treedef, leaves)
-
-    # functools.wraps names it after fn, but it is no wrapper a transform may see through to fn
-    del jacobian.__wrapped__
-    jacobian.transform_refusal = ("jacfwd is computed by calling generated code once per basis vector, so it "
-                                  "cannot be transformed again; transform the function inside it instead (e.g. "
-                                  "tr.hessian(f) rather than tr.jacfwd(tr.jacfwd(f)))")
-    return jacobian
 
 
 def _jvp_of_pytrees(fn, primals: tuple, tangents):
@@ -161,61 +114,6 @@ class OnPrimals(Boundary):
         out, out_dot = result
         primals = args[:self.n_primals]
         return self.boundary.after(out, primals), self.boundary.after(out_dot, primals)
-
-
-def _jacobian_of_pytrees(fn, args: tuple, positions: list, several: bool):
-    """jacfwd with pytree arguments (JAX's nesting: the output's structure outside, then the tuple of
-    argnums, then each argument's structure), one pytree jvp per element of each differentiated leaf."""
-    zero = [tree.map(_zeros, a) if tree.is_node(a) else _zeros(a) for a in args]
-    out_def, per_position = None, []
-    for i in positions:
-        leaves, arg_def = tree.flatten(args[i])
-        blocks_per_leaf = []          # per leaf of args[i]: per output leaf, its block
-        for j, leaf in enumerate(leaves):
-            if not _is_float(leaf):
-                raise TypeError(f"jacfwd requires real-valued inputs, but leaf {j} of argument {i} has dtype "
-                                f"{np.result_type(leaf)}")
-            columns, out = [], None
-            for k in range(int(np.size(leaf))):
-                basis = np.zeros(np.size(leaf), dtype=np.result_type(leaf))
-                basis[k] = 1.0
-                tangent_leaves = [_zeros(other) for other in leaves]
-                tangent_leaves[j] = basis.reshape(np.shape(leaf)) if np.ndim(leaf) else basis[0]
-                tangents = list(zero)
-                tangents[i] = tree.unflatten(arg_def, tangent_leaves) if tree.is_node(args[i]) else tangent_leaves[0]
-                out, column = jvp(fn, args, tuple(tangents))
-                columns.append(tree.leaves(column))
-            out_leaves, out_def = tree.flatten(out)
-            blocks_per_leaf.append([_assemble([c[o] for c in columns], out_leaf, leaf)
-                                    for o, out_leaf in enumerate(out_leaves)])
-        per_position.append([tree.unflatten(arg_def, [blocks[o] for blocks in blocks_per_leaf])
-                             for o in range(out_def.num_leaves)])
-    leaves = [tuple(blocks[o] for blocks in per_position) if several else per_position[0][o]
-              for o in range(out_def.num_leaves)]
-    return tree.unflatten(out_def, leaves)
-
-
-def _jacobian(forward, args, i):
-    """The output's structure and, per output leaf, d leaf / d args[i] (shape leaf.shape + x.shape)."""
-    x = args[i]
-    tangents = [_zeros(a) for a in args]
-    columns = []
-    out = None
-    for k in range(int(np.size(x))):
-        basis = np.zeros(np.size(x), dtype=np.result_type(x))    # x's precision: float32 stays float32
-        basis[k] = 1.0
-        tangents[i] = basis.reshape(np.shape(x)) if np.ndim(x) else basis[0] if isinstance(x, np.generic) else 1.0
-        out, column = forward(*args, *tangents)
-        columns.append(tree.leaves(column))
-    out_leaves, treedef = tree.flatten(out)
-    return treedef, [_assemble([c[j] for c in columns], o, x) for j, o in enumerate(out_leaves)]
-
-
-def _assemble(columns, out, x):
-    """Columns d out / d x[k] (one per element k of x) -> an array of shape out.shape + x.shape, in
-    the precision of out and x (as JAX's: float32 stays float32)."""
-    stacked = np.stack([np.asarray(c, dtype=np.result_type(out, x)) for c in columns], axis=-1)
-    return stacked.reshape(np.shape(out) + np.shape(x))
 
 
 def _check_pairs(fn, primals, tangents):

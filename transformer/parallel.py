@@ -39,7 +39,6 @@ from . import tree
 from .batching import VmapBoundary, _normalize_in_axes, _normalize_out_axes
 from .staging import Step
 from .transformed import Transformed
-from .transforms import pmap as _registers_transforms  # noqa: F401  ("pmap", "pmap_shard" steps)
 
 BACKENDS = ("cpu", "mpi", "cuda")
 

@@ -54,6 +54,16 @@ class Primitive:
     index_arrays: bool = False
     # CUDA device code can call it (numba-cuda lowers no np.isinf, which np.nan_to_num needs)
     on_device: bool = True
+    # what static shape analysis (transforms/shapes.py) knows of its result, one of SHAPE_RULES;
+    # "" takes the rule of its kind (elementwise kinds combine their operands, reductions drop axes)
+    shape_rule: str = ""
+    # parameters whose value it never reads, only their shape (rt.unbroadcast(g, x) reads x's
+    # shape): reverse mode need not tape them for it
+    shape_only: tuple[str, ...] = ()
+    # a named-axis collective (lax.psum...): vmap and pmap give it meaning over their axis_name
+    collective: bool = False
+    # reverse mode's tape: "new" makes one, "push" and "pop" change it, "top" reads its last entry
+    tape: str = ""
 
     @property
     def is_operator(self) -> bool:
@@ -69,14 +79,27 @@ _KEEP_ALIVE: list = []  # objects whose id() keys _BY_OBJECT
 _LIBRARY_ALIASES: dict[str, list[tuple[str, Primitive]]] = {}
 
 
+# What shapes.py can say of a result without running the code (``shape_rule``).  A rule with a
+# parameter after the colon reads that parameter: "like:x" is shaped like operand x, "shape:shape"
+# has the shape the literal tuple (or the scalar) ``shape`` gives.
+SHAPE_RULES = ("elementwise", "reduce", "scalar", "shape_tuple", "same", "like", "product", "shape",
+               "rank", "same_rank", "one_more_axis", "tape_entry", "getitem", "array", "unknown")
+
+
 def register(name, spelling, impl, kind, params, keywords=(), aliases=(), may_alias=False, results=(),
-             library_aliases=(), index_arrays=False, on_device=True) -> Primitive:
+             library_aliases=(), index_arrays=False, on_device=True, shape_rule="", shape_only=(),
+             collective=False, tape="") -> Primitive:
     """``library_aliases``: dotted names such as ``"scipy.special.erf"``, for objects of a module
     that importing transformer should not import."""
     prim = Primitive(name, spelling, impl, kind, tuple(params), tuple(keywords), tuple(aliases), may_alias,
-                     tuple(results), index_arrays, on_device)
+                     tuple(results), index_arrays, on_device, shape_rule or _kind_shape_rule(kind, name),
+                     tuple(shape_only), collective, tape)
     if name in REGISTRY:
         raise ValueError(f"primitive {name!r} registered twice")
+    if prim.shape_rule.partition(":")[0] not in SHAPE_RULES:
+        raise ValueError(f"primitive {name!r}: unknown shape rule {prim.shape_rule!r}")
+    if not set(prim.shape_only) <= set(prim.params):
+        raise ValueError(f"primitive {name!r}: shape_only names a parameter it does not have")
     REGISTRY[name] = prim
     if not prim.is_operator:  # operators are found by token and arity instead
         BY_SPELLING[spelling] = prim
@@ -86,6 +109,14 @@ def register(name, spelling, impl, kind, params, keywords=(), aliases=(), may_al
         module, _, attribute = dotted.rpartition(".")
         _LIBRARY_ALIASES.setdefault(module, []).append((attribute, prim))
     return prim
+
+
+def _kind_shape_rule(kind: str, name: str) -> str:
+    if kind in (UNARY, BINARY, COMPARE):
+        return "elementwise"
+    if kind == REDUCE:     # cumsum(x) without an axis is flat: how many axes is not known here
+        return "unknown" if name.startswith("cum") else "reduce"
+    return "array" if kind in (CREATE, SHAPE) else "unknown"
 
 
 def _bind(obj, prim: Primitive) -> None:
@@ -153,7 +184,8 @@ for _name, (_spell, _op, _ufunc) in _OPERATORS.items():
     _extra = (np.divide,) if _name == "divide" else (np.remainder,) if _name == "mod" else ()
     if _name == "power":
         _extra = (math.pow,)
-    register(_name, _spell, _op, LINALG if _name == "matmul" else BINARY, ("x", "y"), aliases=(_ufunc, *_extra))
+    register(_name, _spell, _op, LINALG if _name == "matmul" else BINARY, ("x", "y"), aliases=(_ufunc, *_extra),
+             shape_rule="product" if _name == "matmul" else "")
 
 _COMPARISONS = {
     "less": ("<", operator.lt, np.less), "less_equal": ("<=", operator.le, np.less_equal),
@@ -201,8 +233,8 @@ for _name, (_fn, _scipy_names, _math_twin) in _SCIPY_SPECIAL.items():
 register("polygamma", "lax.polygamma", lax.polygamma, BINARY, ("n", "x"),
          library_aliases=("scipy.special.polygamma",))
 
-register("where", "np.where", np.where, SPECIAL, ("condition", "x", "y"))
-register("clip", "np.clip", np.clip, SPECIAL, ("x", "lo", "hi"))
+register("where", "np.where", np.where, SPECIAL, ("condition", "x", "y"), shape_rule="elementwise")
+register("clip", "np.clip", np.clip, SPECIAL, ("x", "lo", "hi"), shape_rule="elementwise")
 
 
 # ----------------------------------------------------------------- reductions
@@ -218,14 +250,14 @@ register("norm", "np.linalg.norm", np.linalg.norm, REDUCE, ("x",), keywords=("or
 
 
 # --------------------------------------------------------------------- linalg
-register("dot", "np.dot", np.dot, LINALG, ("x", "y"))
-register("outer", "np.outer", np.outer, LINALG, ("x", "y"))
+register("dot", "np.dot", np.dot, LINALG, ("x", "y"), shape_rule="product")
+register("outer", "np.outer", np.outer, LINALG, ("x", "y"), shape_rule="rank:2")
 register("inner", "np.inner", np.inner, LINALG, ("x", "y"))
-register("vdot", "np.vdot", np.vdot, LINALG, ("x", "y"))
-register("trace", "np.trace", np.trace, LINALG, ("x",))
-register("inv", "np.linalg.inv", np.linalg.inv, LINALG, ("x",))
+register("vdot", "np.vdot", np.vdot, LINALG, ("x", "y"), shape_rule="scalar")
+register("trace", "np.trace", np.trace, LINALG, ("x",), shape_rule="scalar")
+register("inv", "np.linalg.inv", np.linalg.inv, LINALG, ("x",), shape_rule="same")
 register("solve", "np.linalg.solve", np.linalg.solve, LINALG, ("a", "b"))
-register("det", "np.linalg.det", np.linalg.det, LINALG, ("x",))
+register("det", "np.linalg.det", np.linalg.det, LINALG, ("x",), shape_rule="scalar")
 # Decompositions of a matrix or a stack of them (the last two axes).  NumPy reads only the lower
 # triangle of cholesky's, eigh's and eigvalsh's argument; their derivatives (templates/) assume it
 # is symmetric and are those of the symmetrized matrix, as JAX's are.
@@ -236,46 +268,52 @@ register("eigvalsh", "np.linalg.eigvalsh", np.linalg.eigvalsh, LINALG, ("x",))
 
 
 # ---------------------------------------------------------------------- shape
-register("reshape", "np.reshape", np.reshape, SHAPE, ("x", "shape"), may_alias=True)
-register("transpose", "np.transpose", np.transpose, SHAPE, ("x",), keywords=("axes",), may_alias=True)
-register("swapaxes", "np.swapaxes", np.swapaxes, SHAPE, ("x", "axis1", "axis2"), may_alias=True)
-register("expand_dims", "np.expand_dims", np.expand_dims, SHAPE, ("x", "axis"), may_alias=True)
+register("reshape", "np.reshape", np.reshape, SHAPE, ("x", "shape"), may_alias=True, shape_rule="shape:shape")
+register("transpose", "np.transpose", np.transpose, SHAPE, ("x",), keywords=("axes",), may_alias=True,
+         shape_rule="same_rank")
+register("swapaxes", "np.swapaxes", np.swapaxes, SHAPE, ("x", "axis1", "axis2"), may_alias=True,
+         shape_rule="same_rank")
+register("expand_dims", "np.expand_dims", np.expand_dims, SHAPE, ("x", "axis"), may_alias=True,
+         shape_rule="one_more_axis")
 register("squeeze", "np.squeeze", np.squeeze, SHAPE, ("x",), keywords=("axis",), may_alias=True)
-register("ravel", "np.ravel", np.ravel, SHAPE, ("x",), may_alias=True)
+register("ravel", "np.ravel", np.ravel, SHAPE, ("x",), may_alias=True, shape_rule="rank:1")
 register("broadcast_to", "np.broadcast_to", np.broadcast_to, SHAPE, ("x", "shape"), may_alias=True)
-register("flip", "np.flip", np.flip, SHAPE, ("x",), keywords=("axis",), may_alias=True)
+register("flip", "np.flip", np.flip, SHAPE, ("x",), keywords=("axis",), may_alias=True, shape_rule="same_rank")
 register("concatenate", "np.concatenate", np.concatenate, SHAPE, ("arrays",), keywords=("axis",))
 register("stack", "np.stack", np.stack, SHAPE, ("arrays",), keywords=("axis",))
 register("hstack", "np.hstack", np.hstack, SHAPE, ("arrays",))
 register("vstack", "np.vstack", np.vstack, SHAPE, ("arrays",))
-register("copy", "np.copy", np.copy, SHAPE, ("x",))
-register("asarray", "np.asarray", np.asarray, SHAPE, ("x",), keywords=("dtype",), aliases=(np.array,), may_alias=True)
-register("astype", "rt.astype", runtime.astype, CAST, ("x", "dtype"))
+register("copy", "np.copy", np.copy, SHAPE, ("x",), shape_rule="same")
+register("asarray", "np.asarray", np.asarray, SHAPE, ("x",), keywords=("dtype",), aliases=(np.array,), may_alias=True,
+         shape_rule="same")
+register("astype", "rt.astype", runtime.astype, CAST, ("x", "dtype"), shape_rule="same")
 
 
 # -------------------------------------------------------------------- queries
-register("shape", "np.shape", np.shape, QUERY, ("x",))
-register("ndim", "np.ndim", np.ndim, QUERY, ("x",))
-register("size", "np.size", np.size, QUERY, ("x",))
-register("len", "len", builtins.len, QUERY, ("x",))
+register("shape", "np.shape", np.shape, QUERY, ("x",), shape_rule="shape_tuple", shape_only=("x",))
+register("ndim", "np.ndim", np.ndim, QUERY, ("x",), shape_rule="scalar", shape_only=("x",))
+register("size", "np.size", np.size, QUERY, ("x",), shape_rule="scalar", shape_only=("x",))
+register("len", "len", builtins.len, QUERY, ("x",), shape_rule="scalar")
 
 
 # ------------------------------------------------------------------- creation
 for _name in ["zeros", "ones", "empty"]:
-    register(_name, f"np.{_name}", getattr(np, _name), CREATE, ("shape",), keywords=("dtype",))
+    register(_name, f"np.{_name}", getattr(np, _name), CREATE, ("shape",), keywords=("dtype",), shape_rule="shape:shape")
 for _name in ["zeros_like", "ones_like", "empty_like"]:
-    register(_name, f"np.{_name}", getattr(np, _name), CREATE, ("x",), keywords=("dtype",))
-register("full", "np.full", np.full, CREATE, ("shape", "fill_value"), keywords=("dtype",))
-register("full_like", "np.full_like", np.full_like, CREATE, ("x", "fill_value"), keywords=("dtype",))
-register("arange", "np.arange", np.arange, CREATE, ("start", "stop", "step"), keywords=("dtype",))
-register("linspace", "np.linspace", np.linspace, CREATE, ("start", "stop", "num"), keywords=("endpoint",))
-register("eye", "np.eye", np.eye, CREATE, ("n",), keywords=("dtype",))
+    register(_name, f"np.{_name}", getattr(np, _name), CREATE, ("x",), keywords=("dtype",), shape_rule="same")
+register("full", "np.full", np.full, CREATE, ("shape", "fill_value"), keywords=("dtype",), shape_rule="shape:shape")
+register("full_like", "np.full_like", np.full_like, CREATE, ("x", "fill_value"), keywords=("dtype",),
+         shape_rule="same")
+register("arange", "np.arange", np.arange, CREATE, ("start", "stop", "step"), keywords=("dtype",), shape_rule="rank:1")
+register("linspace", "np.linspace", np.linspace, CREATE, ("start", "stop", "num"), keywords=("endpoint",),
+         shape_rule="rank:1")
+register("eye", "np.eye", np.eye, CREATE, ("n",), keywords=("dtype",), shape_rule="rank:2")
 
 
 # ----------------------------------------------------------------------- casts
-register("float", "float", builtins.float, CAST, ("x",))
-register("int", "int", builtins.int, CAST, ("x",))
-register("bool", "bool", builtins.bool, CAST, ("x",))
+register("float", "float", builtins.float, CAST, ("x",), shape_rule="scalar")
+register("int", "int", builtins.int, CAST, ("x",), shape_rule="scalar")
+register("bool", "bool", builtins.bool, CAST, ("x",), shape_rule="scalar")
 
 
 # ---- layout
@@ -355,15 +393,22 @@ register("lstsq", "np.linalg.lstsq", np.linalg.lstsq, LINALG, ("a", "b"), keywor
 
 # -------------------------------------------------------------------- indexing
 # Spelled with subscripts in the core form: ``y = x[i, a:b]`` and ``x[i] = v``.
-register("getitem", "[]", operator.getitem, INDEX, ("x", "index"), may_alias=True)
+register("getitem", "[]", operator.getitem, INDEX, ("x", "index"), may_alias=True, shape_rule="getitem")
 register("setitem", "[]=", operator.setitem, INDEX, ("x", "index", "value"))
 
 
 # --------------------------------------------------------------------- special
-register("stop_gradient", "lax.stop_gradient", lax.stop_gradient, SPECIAL, ("x",), may_alias=True)
-# The other collectives are registered where vmap gives them meaning (batching.py); ppermute's
-# permutation is a static tuple of (source, destination) pairs, spelled as a literal in core form.
-register("ppermute", "lax.ppermute", lax.ppermute, SPECIAL, ("x", "axis_name", "perm"), keywords=("inverse",))
+register("stop_gradient", "lax.stop_gradient", lax.stop_gradient, SPECIAL, ("x",), may_alias=True, shape_rule="same")
+# np.moveaxis: vmap moves batch axes with it
+register("moveaxis", "np.moveaxis", np.moveaxis, SHAPE, ("x", "source", "destination"))
+# The named-axis collectives of tr.lax, given meaning by the vmap or pmap whose axis_name they
+# name (transforms/vmap.py, transforms/pmap.py); ppermute's permutation is a static tuple of
+# (source, destination) pairs, spelled as a literal in core form.
+for _name in ("psum", "pmean", "pmax", "pmin", "all_gather"):
+    register(_name, f"lax.{_name}", getattr(lax, _name), SPECIAL, ("x", "axis_name"), collective=True)
+register("axis_index", "lax.axis_index", lax.axis_index, SPECIAL, ("axis_name",), collective=True)
+register("ppermute", "lax.ppermute", lax.ppermute, SPECIAL, ("x", "axis_name", "perm"), keywords=("inverse",),
+         collective=True)
 
 
 # ----------------------------------------------------------------- definitions
@@ -514,6 +559,24 @@ import inspect as _inspect  # noqa: E402  (used only to read the helpers' signat
 
 # Generated code calls these (transformer/runtime.py); they are primitives
 # too, so transforms of generated code (grad of grad, jvp of grad) have rules.
+# Cotangent helpers are shaped like the operand they stand for; the tape's four operations.
+_HELPER_FACTS = {
+    "zeros_like": dict(shape_rule="like:x", shape_only=("x",)),
+    "copy": dict(shape_rule="like:x"),
+    "unbroadcast": dict(shape_rule="like:x", shape_only=("x",)),
+    "expand_to": dict(shape_rule="like:x", shape_only=("x",)),
+    "cast_like": dict(shape_rule="like:x", shape_only=("x",)),
+    "cast_derivative": dict(shape_rule="like:g", shape_only=("like",)),
+    "trace_vjp": dict(shape_rule="like:x", shape_only=("x",)),
+    "scalar_seed": dict(shape_rule="scalar"),
+    **{name: dict(shape_rule=f"like:{operand}") for name, operand in [
+        ("dot_vjp_x", "x"), ("dot_vjp_y", "y"), ("extremum_vjp", "x"), ("prod_vjp", "x"), ("cumsum_vjp", "x"),
+        ("cumprod_vjp", "x"), ("norm_vjp", "x")]},
+    "stack": dict(tape="new"),
+    "push": dict(tape="push"),
+    "pop": dict(tape="pop", shape_rule="tape_entry"),
+    "top": dict(tape="top", shape_rule="tape_entry"),
+}
 for _name in ["zeros_like", "scalar_seed", "copy", "align_batch", "has_cotangent", "unbroadcast", "expand_to", "stack", "push", "pop",
               "top", "dot_vjp_x", "dot_vjp_y", "matmul_vjp_x", "matmul_vjp_y", "inner_vjp_x", "inner_vjp_y", "extremum_vjp", "prod_vjp", "cumsum_vjp", "cumprod_vjp",
               "norm_vjp", "norm_ord_weights", "norm_ord_curvature", "transpose_vjp", "trace_vjp", "solve_vjp_a",
@@ -525,4 +588,14 @@ for _name in ["zeros_like", "scalar_seed", "copy", "align_batch", "has_cotangent
     # the helpers that may hand back (a view of) their first argument: a tape's top, an unchanged
     # cotangent, a custom rule's marker (its output itself)
     register(f"rt.{_name}", f"rt.{_name}", _impl, SPECIAL, _params, keywords=_keywords,
-             may_alias=_name in ("unbroadcast", "top", "pop", "copy", "custom_vjp_call", "custom_jvp_call"))
+             may_alias=_name in ("unbroadcast", "top", "pop", "copy", "custom_vjp_call", "custom_jvp_call"),
+             **_HELPER_FACTS.get(_name, {}))
+
+# vmap's products with one batched operand (runtime.py): primitives too, so the transforms of
+# vmap's output (grad of vmap, vmap of vmap) have rules for them
+for _name in ["dot_batched_x", "dot_batched_y", "matmul_batched_x", "matmul_batched_y", "dot_vjp_x_batched_g",
+              "dot_vjp_y_batched_g", "dot_vjp_y_batched_gx", "dot_rows_x", "dot_vjp_y_rows_gx", "dot_identity_y",
+              "matmul_vjp_x_batched_g", "matmul_vjp_y_batched_g", "matmul_vjp_y_batched_gx"]:
+    _impl = getattr(runtime, _name)
+    register(f"rt.{_name}", f"rt.{_name}", _impl, SPECIAL,
+             tuple(p.name for p in _inspect.signature(_impl).parameters.values()))
