@@ -238,6 +238,68 @@ def primitive_of(value: cst.BaseExpression) -> primitives.Primitive | None:
     return None
 
 
+def operands(value) -> list:
+    """The positional operand atoms of a right-hand side, in primitive-parameter order: the two
+    sides of a binary operator or comparison, the operand of a unary one, a call's positional
+    arguments, the array a getitem reads (its index is ``arguments(value)["index"]``); an atom
+    (``-1`` included) is its own one operand."""
+    if isinstance(value, cst.BinaryOperation):
+        return [value.left, value.right]
+    if isinstance(value, cst.Comparison):
+        return [value.left, value.comparisons[0].comparator]
+    if isinstance(value, cst.UnaryOperation) and not is_atom(value):
+        return [value.expression]
+    if isinstance(value, cst.Call):
+        return [a.value for a in value.args if a.keyword is None]
+    if isinstance(value, cst.Subscript):
+        return [value.value]
+    return [value]
+
+
+def keywords(value) -> dict:
+    """A call's keyword arguments, keyword -> atom; empty for an operator or a getitem."""
+    if isinstance(value, cst.Call):
+        return {a.keyword.value: a.value for a in value.args if a.keyword is not None}
+    return {}
+
+
+def arguments(value, prim: primitives.Primitive | None = None) -> dict:
+    """Parameter name -> atom of the primitive application ``value``: its positional operands
+    under ``primitive_of(value).params``, its keywords, and a getitem's ``"index"`` (the
+    subscript's elements).  ``prim``: that primitive, where the caller has it already."""
+    if prim is None:
+        prim = primitive_of(value)
+    if prim is None:
+        raise ValueError(f"not a primitive application: {code_of(value)}")
+    bound = dict(zip(prim.params, operands(value)))
+    if isinstance(value, cst.Subscript):
+        bound["index"] = value.slice
+    bound.update(keywords(value))
+    return bound
+
+
+def blocks(stmt) -> list:
+    """The statement lists nested directly in ``stmt``: an ``if``'s, ``for``'s or ``while``'s body
+    and, when it has one, its ``else`` body (an ``elif``, which the core form spells as a nested
+    ``if``, is the one-statement list holding that ``if``); none for a simple statement."""
+    if not isinstance(stmt, (cst.If, cst.For, cst.While)):
+        return []
+    orelse = stmt.orelse
+    if orelse is None:
+        return [stmt.body.body]
+    return [stmt.body.body, [orelse] if isinstance(orelse, cst.If) else orelse.body.body]
+
+
+def walk(stmts):
+    """Every simple statement under ``stmts``, however deeply nested, in program order."""
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield stmt
+        else:
+            for inner in blocks(stmt):
+                yield from walk(inner)
+
+
 def origin_of(stmt) -> tuple[str, int] | None:
     """(file, line) from a statement's origin comment, if it has one."""
     for line in reversed(getattr(stmt, "leading_lines", ())):
@@ -261,9 +323,8 @@ def origins(stmts) -> dict:
             current = origin_of(stmt) or current
             if isinstance(stmt, cst.SimpleStatementLine):
                 found[id(stmt)] = current
-            for child in (getattr(stmt, "body", None), getattr(getattr(stmt, "orelse", None), "body", None)):
-                if isinstance(child, cst.IndentedBlock):
-                    visit(child.body)
+            for inner in blocks(stmt):
+                visit(inner)
     visit(stmts)
     return found
 
@@ -353,17 +414,8 @@ def _check_small(small):
         return
     if primitive_of(value) is None:
         _fail(small, "right-hand side is not a registered primitive")
-    operands = []
-    if isinstance(value, cst.BinaryOperation):
-        operands = [value.left, value.right]
-    elif isinstance(value, cst.Comparison):
-        if len(value.comparisons) != 1:
-            _fail(small, "chained comparison")
-        operands = [value.left, value.comparisons[0].comparator]
-    elif isinstance(value, cst.UnaryOperation):
-        operands = [value.expression]
-    elif isinstance(value, cst.Call):
-        operands = [arg.value for arg in value.args]
-    for operand in operands:
+    if isinstance(value, cst.Comparison) and len(value.comparisons) != 1:
+        _fail(small, "chained comparison")
+    for operand in [*operands(value), *keywords(value).values()]:
         if not is_atom(operand):
             _fail(small, "operand is not an atom")

@@ -94,37 +94,16 @@ def index_names(subscript: cst.Subscript) -> list[str]:
     return names
 
 
-def operands(value) -> list:
-    """The positional operand atoms of a right-hand side, in primitive-parameter order."""
-    if isinstance(value, cst.BinaryOperation):
-        return [value.left, value.right]
-    if isinstance(value, cst.Comparison):
-        return [value.left, value.comparisons[0].comparator]
-    if isinstance(value, cst.UnaryOperation) and not cf.is_atom(value):
-        return [value.expression]
-    if isinstance(value, cst.Call):
-        return [a.value for a in value.args if a.keyword is None]
-    if isinstance(value, cst.Subscript):
-        return [value.value]
-    return [value]
-
-
-def keywords(value) -> dict:
-    if isinstance(value, cst.Call):
-        return {a.keyword.value: a.value for a in value.args if a.keyword is not None}
-    return {}
-
-
 def given_keywords(value) -> set[str]:
     """The keywords a primitive call gives a value other than ``None`` (what picks a rule's variant)."""
-    return {k for k, v in keywords(value).items() if not (isinstance(v, cst.Name) and v.value == "None")}
+    return {k for k, v in cf.keywords(value).items() if not (isinstance(v, cst.Name) and v.value == "None")}
 
 
 def value_reads(value) -> list[str]:
     names = []
-    for op in operands(value):
+    for op in cf.operands(value):
         names += atom_names(op)
-    for kw in keywords(value).values():
+    for kw in cf.keywords(value).values():
         names += atom_names(kw)
     if isinstance(value, cst.Subscript):
         names += index_names(value)
@@ -171,30 +150,23 @@ def walk(stmts, loop_depth: int = 0):
     for stmt in stmts:
         if isinstance(stmt, cst.SimpleStatementLine):
             yield classify(stmt, loop_depth)
-        elif isinstance(stmt, cst.If):
-            yield from walk(stmt.body.body, loop_depth)
-            if stmt.orelse is not None:
-                yield from walk(stmt.orelse.body.body, loop_depth)
-        elif isinstance(stmt, (cst.For, cst.While)):
-            yield from walk(stmt.body.body, loop_depth + 1)
+        else:
+            inner_depth = loop_depth + 1 if isinstance(stmt, (cst.For, cst.While)) else loop_depth
+            for block in cf.blocks(stmt):
+                yield from walk(block, inner_depth)
 
 
 def control_reads(stmts) -> set[str]:
     """Names read by if/while conditions and loop bounds anywhere under ``stmts``."""
     names: set[str] = set()
     for stmt in stmts:
-        if isinstance(stmt, cst.If):
+        if isinstance(stmt, (cst.If, cst.While)):
             names.update(atom_names(stmt.test))
-            names |= control_reads(stmt.body.body)
-            if stmt.orelse is not None:
-                names |= control_reads(stmt.orelse.body.body)
-        elif isinstance(stmt, cst.While):
-            names.update(atom_names(stmt.test))
-            names |= control_reads(stmt.body.body)
         elif isinstance(stmt, cst.For):
             for arg in stmt.iter.args:
                 names.update(atom_names(arg.value))
-            names |= control_reads(stmt.body.body)
+        for block in cf.blocks(stmt):
+            names |= control_reads(block)
     return names
 
 
@@ -228,17 +200,14 @@ def _count_block(stmts, depth, counts, kinds=("assign", "setitem")):
                 counts.count[a.target] = counts.count.get(a.target, 0) + 1
                 if depth:
                     counts.in_loop.add(a.target)
-        elif isinstance(stmt, cst.If):
-            _count_block(stmt.body.body, depth, counts, kinds)
-            if stmt.orelse is not None:
-                _count_block(stmt.orelse.body.body, depth, counts, kinds)
-        elif isinstance(stmt, cst.For):
-            name = stmt.target.value
-            counts.count[name] = counts.count.get(name, 0) + 1
-            counts.in_loop.add(name)
-            _count_block(stmt.body.body, depth + 1, counts, kinds)
-        elif isinstance(stmt, cst.While):
-            _count_block(stmt.body.body, depth + 1, counts, kinds)
+        else:
+            if isinstance(stmt, cst.For):
+                name = stmt.target.value
+                counts.count[name] = counts.count.get(name, 0) + 1
+                counts.in_loop.add(name)
+            inner_depth = depth + 1 if isinstance(stmt, (cst.For, cst.While)) else depth
+            for block in cf.blocks(stmt):
+                _count_block(block, inner_depth, counts, kinds)
 
 
 def tuple_sizes(statements, of_atoms: bool = True) -> dict[str, int | None]:
@@ -289,11 +258,12 @@ def shared_memory(a: Assignment) -> list[str]:
     if cf.is_atom(a.value):
         return atom_names(a.value)
     if spelling(a.value) == "rt.push":
-        return [n for op in operands(a.value) for n in atom_names(op)]
+        return [n for op in cf.operands(a.value) for n in atom_names(op)]
     prim = cf.primitive_of(a.value)
     if prim is not None and not prim.may_alias:          # (the registry says which return views)
         return []
-    return atom_names(operands(a.value)[0]) if operands(a.value) else []
+    operands = cf.operands(a.value)
+    return atom_names(operands[0]) if operands else []
 
 
 def _aliases(func: cst.FunctionDef, roots: list[str]) -> list[set]:

@@ -30,8 +30,7 @@ def _contains(stmts, kinds, into_loops: bool) -> bool:
             if isinstance(small, kinds):
                 return True
         elif isinstance(stmt, cst.If):
-            if _contains(stmt.body.body, kinds, into_loops) or \
-                    (stmt.orelse is not None and _contains(stmt.orelse.body.body, kinds, into_loops)):
+            if any(_contains(block, kinds, into_loops) for block in cf.blocks(stmt)):
                 return True
         elif isinstance(stmt, (cst.For, cst.While)) and into_loops:
             if _contains(stmt.body.body, kinds, into_loops):
@@ -58,8 +57,7 @@ def _has_loose_loop_exits(stmts) -> bool:
             if _contains(body, (cst.Break, cst.Continue), into_loops=False) or _has_loose_loop_exits(body):
                 return True
         elif isinstance(stmt, cst.If):
-            if _has_loose_loop_exits(stmt.body.body) or \
-                    (stmt.orelse is not None and _has_loose_loop_exits(stmt.orelse.body.body)):
+            if any(_has_loose_loop_exits(block) for block in cf.blocks(stmt)):
                 return True
     return False
 

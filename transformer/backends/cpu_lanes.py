@@ -108,20 +108,10 @@ def _value_ok(value) -> bool:
     prim = cf.primitive_of(value)
     if prim is None:
         return False
-    if isinstance(value, cst.BinaryOperation):
-        operands = [value.left, value.right]
-    elif isinstance(value, cst.UnaryOperation):
-        operands = [value.expression]
-    elif isinstance(value, cst.Comparison):
-        if len(value.comparisons) != 1:
-            return False
-        operands = [value.left, value.comparisons[0].comparator]
-    elif isinstance(value, cst.Call):
-        if any(arg.keyword is not None for arg in value.args):
-            return False
-        operands = [arg.value for arg in value.args]
-    else:
+    if not isinstance(value, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.Call)) or \
+            (isinstance(value, cst.Comparison) and len(value.comparisons) != 1) or cf.keywords(value):
         return False
+    operands = cf.operands(value)
     if not all(_operand_ok(op) for op in operands):
         return False
     if prim.name in _DIVIDING:

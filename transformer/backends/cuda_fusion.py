@@ -137,7 +137,7 @@ class _Driver:
             else:
                 header = stmt.test if isinstance(stmt, (cst.If, cst.While)) else stmt.iter
                 found.append((stmt, reads(header)))
-                for block in _blocks(stmt):
+                for block in cf.blocks(stmt):
                     found += self._reads_per_statement(block)
         return found
 
@@ -222,7 +222,7 @@ class _Driver:
             arg = value.args[0].value
             return value.with_changes(args=[cst.Arg(cst.parse_expression(f"cu.value({self.code(arg)})"))])
         if name in REDUCTIONS:
-            keywords = {a.keyword.value: self.code(a.value) for a in value.args if a.keyword is not None}
+            keywords = {key: self.code(atom) for key, atom in cf.keywords(value).items()}
             unknown = set(keywords) - {"axis", "keepdims"}
             if unknown:
                 self._refuse(f"np.{name} with {', '.join(sorted(unknown))}=")
@@ -315,10 +315,3 @@ def _ordered_targets(run) -> list[str]:
 
 def _host_value(test):
     return cst.parse_expression(f"cu.value({cst.Module([]).code_for_node(test)})")
-
-
-def _blocks(stmt):
-    if isinstance(stmt, (cst.If, cst.For, cst.While)):
-        yield stmt.body.body
-        if getattr(stmt, "orelse", None) is not None:
-            yield stmt.orelse.body.body

@@ -15,7 +15,7 @@ import libcst as cst
 
 from .. import core_form as cf
 from ..core_form import CoreFunction
-from ..transforms.pmap import arguments_of, collective_call
+from ..transforms.pmap import collective_call
 
 
 class _Lower(cst.CSTTransformer):
@@ -27,7 +27,7 @@ class _Lower(cst.CSTTransformer):
         if not found:
             return updated
         name, call = found
-        bound = arguments_of(name, call)
+        bound = cf.arguments(call)
         operands = [bound[p] for p in DEVICE_PARAMS[name]]
         if name == "ppermute":
             operands.append(bound.get("inverse", cst.Name("False")))

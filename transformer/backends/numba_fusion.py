@@ -56,17 +56,6 @@ def _is_elementwise(value) -> bool:
     return prim is not None and prim.kind in _ELEMENTWISE_KINDS and prim.name != "not"
 
 
-def _operands(value) -> list:
-    """The operand expressions of an elementwise operation (positional arguments of a call)."""
-    if isinstance(value, cst.BinaryOperation):
-        return [value.left, value.right]
-    if isinstance(value, cst.UnaryOperation):
-        return [value.expression]
-    if isinstance(value, cst.Comparison):
-        return [value.left, value.comparisons[0].comparator]
-    return [arg.value for arg in value.args if arg.keyword is None]
-
-
 def _reachable_names(value) -> set[str]:
     """Names that ``value`` reads through elementwise operations only: where a
     substituted expression joins the same fused loop."""
@@ -75,7 +64,7 @@ def _reachable_names(value) -> set[str]:
     if not _is_elementwise(value):
         return set()
     names = set()
-    for operand in _operands(value):
+    for operand in cf.operands(value):
         names |= _reachable_names(operand)
     return names
 

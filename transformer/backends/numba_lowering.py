@@ -20,7 +20,6 @@ import importlib
 import libcst as cst
 
 from .. import core_form as cf
-from .. import primitives
 from ..transforms.shapes import SCALAR, Shapes
 
 # The helpers generated modules call as ``nl.<name>``, each with its numba overload, by the module
@@ -67,14 +66,6 @@ def _false():
 
 def _helper(name: str, *atoms) -> cst.Call:
     return cf.call(f"nl.{name}", atoms)
-
-
-def _arguments(call: cst.Call, prim: primitives.Primitive) -> dict:
-    """The call's atoms by parameter name, whether written by position or keyword."""
-    positional = [arg.value for arg in call.args if arg.keyword is None]
-    named = dict(zip(prim.params, positional))
-    named.update((arg.keyword.value, arg.value) for arg in call.args if arg.keyword is not None)
-    return named
 
 
 def _is_none(node) -> bool:
@@ -273,7 +264,7 @@ class _Lower(cst.CSTTransformer):
         rule = _RULES.get(prim.name)
         if rule is None:
             return updated
-        return rule(prim, _arguments(updated, prim)) or updated
+        return rule(prim, cf.arguments(updated, prim)) or updated
 
     def leave_BinaryOperation(self, original, updated):
         if isinstance(updated.operator, cst.MatrixMultiply):

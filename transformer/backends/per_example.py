@@ -64,27 +64,16 @@ def _is_scalar_code(stmts) -> bool:
                     if prim.name in ("matmul", "round"):
                         return False
         else:
-            for block in _blocks(stmt):
+            for block in cf.blocks(stmt):
                 if not _is_scalar_code(block):
                     return False
     return True
 
 
-def _blocks(stmt):
-    if isinstance(stmt, (cst.If, cst.For, cst.While)):
-        yield stmt.body.body
-        if getattr(stmt, "orelse", None) is not None:
-            yield stmt.orelse.body.body
-
-
 def _returns(stmts):
-    for stmt in stmts:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            if isinstance(stmt.body[0], cst.Return):
-                yield stmt.body[0]
-        else:
-            for block in _blocks(stmt):
-                yield from _returns(block)
+    for stmt in cf.walk(stmts):
+        if isinstance(stmt.body[0], cst.Return):
+            yield stmt.body[0]
 
 
 def return_arity(stmts) -> int | None:
@@ -96,7 +85,7 @@ def return_arity(stmts) -> int | None:
 def has_loop(stmts) -> bool:
     """Whether the code loops: where batched code would step every example under a mask."""
     return any(isinstance(stmt, (cst.For, cst.While)) or
-               (not isinstance(stmt, cst.SimpleStatementLine) and any(has_loop(b) for b in _blocks(stmt)))
+               (not isinstance(stmt, cst.SimpleStatementLine) and any(has_loop(b) for b in cf.blocks(stmt)))
                for stmt in stmts)
 
 

@@ -170,15 +170,10 @@ def _simple_assignments(stmts):
             small = stmt.body[0]
             if isinstance(small, cst.Assign):
                 yield small, None
-        elif isinstance(stmt, (cst.If, cst.While)):
-            yield None, stmt.test
-            yield from _simple_assignments(stmt.body.body)
-            if isinstance(stmt, cst.If) and stmt.orelse is not None:
-                orelse = stmt.orelse
-                yield from _simple_assignments([orelse] if isinstance(orelse, cst.If) else orelse.body.body)
-        elif isinstance(stmt, cst.For):
-            yield None, stmt.iter
-            yield from _simple_assignments(stmt.body.body)
+        elif isinstance(stmt, (cst.If, cst.For, cst.While)):
+            yield None, stmt.iter if isinstance(stmt, cst.For) else stmt.test
+            for block in cf.blocks(stmt):
+                yield from _simple_assignments(block)
 
 
 def _aliases(stmts) -> dict[str, set[str]]:
@@ -237,18 +232,13 @@ def _variant_writes(stmt, variant, aliases, control, under_variant=False) -> set
         return out
     if isinstance(stmt, (cst.If, cst.While)):
         under_variant = under_variant or id(stmt.test) in control
-        children = list(stmt.body.body)
-        if isinstance(stmt, cst.If) and stmt.orelse is not None:
-            children += [stmt.orelse] if isinstance(stmt.orelse, cst.If) else list(stmt.orelse.body.body)
     elif isinstance(stmt, cst.For):
         under_variant = under_variant or id(stmt.iter) in control
-        children = list(stmt.body.body)
         if under_variant and isinstance(stmt.target, cst.Name):
             out.add(stmt.target.value)
-    else:
-        return out
-    for child in children:
-        out |= _variant_writes(child, variant, aliases, control, under_variant)
+    for block in cf.blocks(stmt):
+        for child in block:
+            out |= _variant_writes(child, variant, aliases, control, under_variant)
     return out
 
 

@@ -34,7 +34,7 @@ from ..core_form import CoreFunction
 from ..errors import Location, TransformError
 from ..normalize import apply_template
 from . import register
-from .shapes import SCALAR, Shapes, assignments, atom_names, is_array, operands, walk
+from .shapes import SCALAR, Shapes, assignments, atom_names, is_array, params_and_keywords
 
 _CUSTOM_JVP = "rt.custom_jvp_call"
 _CUSTOM_VJP = "rt.custom_vjp_call"
@@ -89,7 +89,7 @@ def _value_is_active(value, active, table, write=False) -> bool:
     if write or cf.is_atom(value):
         return bool(atom_names(value) & active)
     prim = cf.primitive_of(value)
-    args, keywords = operands(value)
+    args, keywords = params_and_keywords(value, prim)
     if prim.name == "getitem":
         return bool(atom_names(args["x"]) & active)
     template = table.get(prim.name)
@@ -209,7 +209,7 @@ class _Forward:
             pre, tangent = self.tangent_atom(value, self.shapes.of_value(value))
             return [stmt] + self.tag(pre + [cf.assign(dot, tangent)])
         prim = cf.primitive_of(value)
-        args, keywords = operands(value)
+        args, keywords = params_and_keywords(value, prim)
         if prim.name == "getitem":
             if not atom_names(args["x"]) & self.active:
                 return [stmt] + self.tag(self.zero_tangent(name, self.shapes.of_value(value), into=dot))
@@ -242,7 +242,7 @@ class _Forward:
         primals, tangents_param = list(inspect.signature(jvp_rule).parameters)[:2]
         stmts, result = apply_template(self.core, jvp_rule, {primals: args["inputs"],
                                                              tangents_param: cf.tuple_of(tangents)})
-        for stmt in walk(stmts):                # the rule's own lines are tangent code: unused ones go
+        for stmt in cf.walk(stmts):             # the rule's own lines are tangent code: unused ones go
             small = stmt.body[0]
             if isinstance(small, cst.Assign) and isinstance(small.targets[0].target, cst.Name):
                 self.tangent_names.add(small.targets[0].target.value)
@@ -521,7 +521,7 @@ def _prune_dead_tangents(body: list, tangent_names: set[str]) -> list:
     """Remove tangent statements whose value never reaches a returned tangent."""
     depends: dict[str, set] = defaultdict(set)
     roots: set[str] = set()
-    for stmt in walk(body):
+    for stmt in cf.walk(body):
         small = stmt.body[0]
         if isinstance(small, cst.Return) and small.value is not None:
             roots |= atom_names(small.value) & tangent_names

@@ -25,7 +25,7 @@ import ast
 import libcst as cst
 
 from .. import core_form as cf
-from .. import primitives, simplify
+from .. import simplify
 from ..core_form import CoreFunction
 from ..errors import Location, TransformError
 from . import TRANSFORMS, register
@@ -56,20 +56,9 @@ def collective_call(value) -> tuple[str, cst.Call] | None:
     return None
 
 
-def arguments_of(name: str, call: cst.Call) -> dict[str, cst.BaseExpression]:
-    """A collective call's arguments by parameter name (``x``, ``axis_name``, ``perm``...)."""
-    prim = primitives.get(name)
-    bound = {}
-    for position, arg in enumerate(call.args):
-        key = arg.keyword.value if arg.keyword is not None else prim.params[position]
-        bound[key] = arg.value
-    return bound
-
-
 def axis_of(call: cst.Call) -> str | None:
     """The axis name a collective call spells, if a string literal."""
-    name = collective_call(call)[0]
-    atom = arguments_of(name, call).get("axis_name")
+    atom = cf.arguments(call).get("axis_name")
     return atom.evaluated_value if isinstance(atom, cst.SimpleString) else None
 
 
@@ -84,14 +73,14 @@ def _collectives(core, stmts, origin=None):
                 where = Location(core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
                 yield found[0], found[1], where
         else:
-            for block in _blocks(stmt):
+            for block in cf.blocks(stmt):
                 yield from _collectives(core, block, origin)
 
 
 def _check_axis_names(core, axis_name):
     for name, call, where in _collectives(core, core.node.body.body):
         if name == "ppermute":
-            _check_permutation(core, arguments_of(name, call).get("perm"), where)
+            _check_permutation(core, cf.arguments(call).get("perm"), where)
         if axis_of(call) != axis_name:
             named = axis_of(call)
             raise TransformError(f"unbound axis name: {named!r} (lax.{name} inside pmap "
@@ -154,7 +143,7 @@ def ppermutes_as_gathers(core, stmts, axis_name, origin=None) -> list:
             out.append(stmt)
             continue
         where = Location(core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
-        arguments = arguments_of("ppermute", found[1])
+        arguments = cf.arguments(found[1])
         perm = permutation_of(core, arguments.get("perm"))
         inverse = arguments.get("inverse", cst.Name("False"))
         if perm is None or not (isinstance(inverse, cst.Name) and inverse.value in ("True", "False")):
@@ -187,10 +176,3 @@ def _gather_form(core, target, x, axis_name, pairs, stmt) -> list:
     for comment in comments + ["# lax.ppermute as a gather: vmap runs the devices' code side by side"]:
         lines[0] = cf.with_comment(lines[0], comment)
     return lines
-
-
-def _blocks(stmt):
-    if isinstance(stmt, (cst.If, cst.For, cst.While)):
-        yield stmt.body.body
-        if getattr(stmt, "orelse", None) is not None:
-            yield stmt.orelse.body.body

@@ -89,16 +89,6 @@ class ValueReads(_NameFinder):
         return False
 
 
-def primitive_params(value) -> dict:
-    """Parameter name -> atom for the primitive applied by ``value``."""
-    prim = cf.primitive_of(value)
-    bound = dict(zip(prim.params, dataflow.operands(value)))
-    if isinstance(value, cst.Subscript):
-        bound["index"] = value.slice
-    bound.update(dataflow.keywords(value))
-    return bound
-
-
 class Analysis:
     """Which values are active, which need taping, where cotangents start."""
 
@@ -134,7 +124,7 @@ class Analysis:
         template = rule_for(a.value, self.location(a.line))
         if template is None:
             return []
-        params = primitive_params(a.value)
+        params = cf.arguments(a.value, prim)
         return [(p, n) for p in rule_wrt(template) if p in params for n in atom_names(params[p])]
 
     @staticmethod
@@ -146,7 +136,7 @@ class Analysis:
         template = rules.variant(rules.table("adjoint").get(cf.primitive_of(a.value).name),
                                  dataflow.given_keywords(a.value))
         refused = getattr(template, "rule_options", {}).get("refuse", {}) if template else {}
-        params = primitive_params(a.value) if refused else {}
+        params = cf.arguments(a.value) if refused else {}
         return [(p, n, reason) for p, reason in refused.items() if p in params for n in atom_names(params[p])]
 
     def flow_operands(self, a: Assignment) -> list[tuple[str, str]]:
@@ -213,7 +203,7 @@ class Analysis:
             if cf.is_atom(a.value):
                 continue
             prim = cf.primitive_of(a.value)
-            params = primitive_params(a.value)
+            params = cf.arguments(a.value, prim)
             if prim.name == GETITEM:
                 if not self.picks_element(a.value):    # a tuple's pick adds into one element's cotangent
                     needed.update(dataflow.index_names(a.value))
@@ -318,7 +308,7 @@ class Analysis:
                         plan.append(stmt)
                         known.add(a.target)
                 elif isinstance(stmt, cst.If):
-                    for branch, block in enumerate(child_blocks(stmt)):
+                    for branch, block in enumerate(cf.blocks(stmt)):
                         plan_block((id(stmt), branch), block, known)
                 elif isinstance(stmt, (cst.For, cst.While)):
                     plan_block((id(stmt), 0), stmt.body.body, base)
@@ -336,17 +326,9 @@ def _loop_indices(stmts) -> set[str]:
     for stmt in stmts:
         if isinstance(stmt, cst.For):
             names.add(stmt.target.value)
-        for block in child_blocks(stmt):
+        for block in cf.blocks(stmt):
             names |= _loop_indices(block)
     return names
-
-
-def child_blocks(stmt) -> list:
-    if isinstance(stmt, cst.If):
-        return [stmt.body.body] + ([stmt.orelse.body.body] if stmt.orelse is not None else [])
-    if isinstance(stmt, (cst.For, cst.While)):
-        return [stmt.body.body]
-    return []
 
 
 def is_exit_break(stmt) -> bool:
@@ -359,7 +341,7 @@ def loops(stmts):
     for stmt in stmts:
         if isinstance(stmt, (cst.For, cst.While)):
             yield stmt
-        for block in child_blocks(stmt):
+        for block in cf.blocks(stmt):
             yield from loops(block)
 
 
@@ -369,8 +351,8 @@ def isolate_conditions(stmts, scope) -> list:
     out = []
     for stmt in stmts:
         if isinstance(stmt, cst.If):
-            assigned = {a.target for block in child_blocks(stmt) for a in dataflow.walk(block)}
-            blocks = [isolate_conditions(list(block), scope) for block in child_blocks(stmt)]
+            assigned = {a.target for block in cf.blocks(stmt) for a in dataflow.walk(block)}
+            blocks = [isolate_conditions(list(block), scope) for block in cf.blocks(stmt)]
             test = stmt.test
             if isinstance(test, cst.Name) and test.value in assigned:
                 branch = scope.claim(f"{test.value}_branch")
@@ -394,7 +376,7 @@ def _reversed_control_reads(stmts) -> set[str]:
             names.update(atom_names(stmt.test))
         elif isinstance(stmt, cst.For):
             names.update(n for arg in stmt.iter.args for n in atom_names(arg.value))
-        for block in child_blocks(stmt):
+        for block in cf.blocks(stmt):
             names |= _reversed_control_reads(block)
     return names
 
@@ -437,7 +419,7 @@ def _first_touch(stmts, name: str) -> str | None:
         if isinstance(stmt, cst.If):
             if name in atom_names(stmt.test):
                 return "use"
-            results = [_first_touch(block, name) for block in child_blocks(stmt)]
+            results = [_first_touch(block, name) for block in cf.blocks(stmt)]
             if len(results) == 1:
                 results.append(None)
             if "use" in results:

@@ -47,37 +47,15 @@ class _NameFinder(cst.CSTVisitor):
             self.names.add(node.value)
 
 
-def operands(value: cst.BaseExpression) -> tuple[dict, dict]:
-    """(parameter -> atom, keyword -> atom) of a primitive application."""
-    prim = cf.primitive_of(value)
-    if isinstance(value, (cst.BinaryOperation,)):
-        return {"x": value.left, "y": value.right}, {}
-    if isinstance(value, cst.Comparison):
-        return {"x": value.left, "y": value.comparisons[0].comparator}, {}
-    if isinstance(value, cst.UnaryOperation):
-        return {"x": value.expression}, {}
-    if isinstance(value, cst.Subscript):
-        return {"x": value.value}, {}
-    positional = [a.value for a in value.args if a.keyword is None]
-    keywords = {a.keyword.value: a.value for a in value.args if a.keyword is not None}
-    bound = dict(zip(prim.params, positional))
-    bound.update({k: v for k, v in keywords.items() if k in prim.params})
-    return bound, {k: v for k, v in keywords.items() if k not in prim.params}
-
-
-def walk(stmts):
-    """Every simple statement, however deeply nested."""
-    for stmt in stmts:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            yield stmt
-        else:
-            yield from walk(stmt.body.body)
-            if getattr(stmt, "orelse", None) is not None:
-                yield from walk(stmt.orelse.body.body)
+def params_and_keywords(value, prim) -> tuple[dict, dict]:
+    """``cf.arguments(value)`` split in two: (declared parameter -> atom, other keyword -> atom)."""
+    bound = cf.arguments(value, prim)
+    return ({k: v for k, v in bound.items() if k in prim.params},
+            {k: v for k, v in bound.items() if k not in prim.params})
 
 
 def assignments(stmts):
-    for stmt in walk(stmts):
+    for stmt in cf.walk(stmts):
         small = stmt.body[0]
         if isinstance(small, cst.Assign):
             yield small.targets[0].target, small.value
@@ -90,10 +68,8 @@ def loop_indices(stmts) -> set[str]:
     for stmt in stmts:
         if isinstance(stmt, cst.For):
             names.add(stmt.target.value)
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            names |= loop_indices(stmt.body.body)
-            if getattr(stmt, "orelse", None) is not None:
-                names |= loop_indices(stmt.orelse.body.body)
+        for block in cf.blocks(stmt):
+            names |= loop_indices(block)
     return names
 
 
@@ -191,7 +167,7 @@ class Shapes:
             return UNKNOWN
         if prim.name == "getitem":
             return self.of_getitem(value)
-        args, keywords = operands(value)
+        args, keywords = params_and_keywords(value, prim)
         if prim.name in ("rt.pop", "rt.top") and isinstance(args["tape"], cst.Name):
             return self.tape_items.get(args["tape"].value, UNKNOWN)
         if prim.name in _SHAPED_LIKE:           # reverse mode's helpers: a cotangent shaped like an operand

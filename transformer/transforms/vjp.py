@@ -33,8 +33,8 @@ from ..normalize import apply_template
 from . import register
 from .shapes import SCALAR, Shapes
 from .sweep_fusion import fuse_backward_loops
-from .reverse_analysis import (CUSTOM, GETITEM, Analysis, ValueReads, carried, child_blocks, is_exit_break,
-                               isolate_conditions, loops, primitive_params, rule_for, rule_wrt)
+from .reverse_analysis import (CUSTOM, GETITEM, Analysis, ValueReads, carried, is_exit_break, isolate_conditions,
+                               loops, rule_for, rule_wrt)
 
 
 class _Reverse:
@@ -440,7 +440,7 @@ class _Reverse:
             return self.custom_rule(a.value, z_bar, out)
         template = rule_for(a.value, self.location(a.line))
         bound = {"z_bar": z_bar, "z": result_atom}
-        bound.update({k: v for k, v in primitive_params(a.value).items()})
+        bound.update(cf.arguments(a.value, prim))
         wanted = [(p, n) for p, n in self.a.diff_operands(a) if n in self.a.active]
         if not wanted:
             return []
@@ -625,7 +625,7 @@ def _paths(stmts, path=()):
         if isinstance(stmt, cst.SimpleStatementLine):
             yield dataflow.classify(stmt), path
         else:
-            for branch, block in enumerate(child_blocks(stmt)):
+            for branch, block in enumerate(cf.blocks(stmt)):
                 yield from _paths(block, path + ((id(stmt), branch),))
 
 
@@ -634,7 +634,7 @@ def _ifs(stmts):
         if isinstance(stmt, cst.If):
             yield stmt
         if not isinstance(stmt, cst.SimpleStatementLine):
-            for block in child_blocks(stmt):
+            for block in cf.blocks(stmt):
                 yield from _ifs(block)
 
 

@@ -96,18 +96,6 @@ def _shift(axis: int) -> int:
     return axis if axis >= 0 else axis - 1
 
 
-def _operands(value):
-    """(positional operands, keyword operands) of a primitive application."""
-    if isinstance(value, cst.BinaryOperation):
-        return [value.left, value.right], []
-    if isinstance(value, cst.Comparison):
-        return [value.left, value.comparisons[0].comparator], []
-    if isinstance(value, cst.UnaryOperation):
-        return [value.expression], []
-    return ([a.value for a in value.args if a.keyword is None],
-            [(a.keyword.value, a.value) for a in value.args if a.keyword is not None])
-
-
 def _index_atoms(index) -> list:
     atoms = []
     for element in index:
@@ -302,8 +290,8 @@ class _Batcher:
                 return base[position]
             return _is_batched(base) or any(_is_batched(self._atom_state(a)) for a in _index_atoms(value.slice))
         prim = cf.primitive_of(value)
-        args, keywords = _operands(value)
-        batched = any(_is_batched(self._atom_state(a)) for a in args + [v for _, v in keywords])
+        args, keywords = cf.operands(value), cf.keywords(value)
+        batched = any(_is_batched(self._atom_state(a)) for a in args + list(keywords.values()))
         strategy = getattr(self.table.get(prim.name), "rule_options", {}).get("strategy")
         if strategy == "query":
             return False
@@ -329,9 +317,8 @@ class _Batcher:
                         self._mark(target.value.value, True)
             elif isinstance(stmt, cst.If):
                 inner = under_batched or _is_batched(self._atom_state(stmt.test))
-                self._infer(stmt.body.body, inner)
-                if stmt.orelse is not None:
-                    self._infer(stmt.orelse.body.body, inner)
+                for block in cf.blocks(stmt):
+                    self._infer(block, inner)
             elif isinstance(stmt, cst.While):
                 self._infer(stmt.body.body, under_batched or self._is_masked_loop(stmt))
             elif isinstance(stmt, cst.For):
@@ -373,9 +360,8 @@ class _Batcher:
                     return True
             elif isinstance(stmt, cst.If):
                 batched = _is_batched(self._atom_state(stmt.test))
-                branches = [stmt.body.body] + ([stmt.orelse.body.body] if stmt.orelse is not None else [])
                 if any(self._has_batched_exit(b, function_masked or batched, loop_masked or batched)
-                       for b in branches):
+                       for b in cf.blocks(stmt)):
                     return True
             elif isinstance(stmt, (cst.For, cst.While)):
                 masked = self._is_masked_loop(stmt)
@@ -469,7 +455,7 @@ class _Batcher:
                              "between examples: each example would pop its values in its own order, which "
                              "vmap cannot batch yet",
                              "vmap(grad(f)) batches loops that run the same passes for every example")
-        args, _ = _operands(value)
+        args = cf.operands(value)
         tape_batched = bool(args) and _is_batched(self._atom_state(args[0]))
         if prim.name == "rt.push":
             pushed = args[1]
@@ -617,9 +603,9 @@ class _Batcher:
         if isinstance(value, cst.Subscript):
             return self.getitem(value)
         prim = cf.primitive_of(value)
-        args, keywords = _operands(value)
+        args, keywords = cf.operands(value), cf.keywords(value)
         states = [self._atom_state(a) for a in args]
-        any_batched = any(_is_batched(s) for s in states + [self._atom_state(v) for _, v in keywords])
+        any_batched = any(_is_batched(s) for s in states + [self._atom_state(v) for v in keywords.values()])
         rule = self.table.get(prim.name)
         if rule is None:
             reason = rules.UNSUPPORTED["batching"].get(prim.name, "no batching rule")
@@ -631,12 +617,12 @@ class _Batcher:
             return self.collective(prim, args)
         if not any_batched:
             return value, False
-        batched_keywords = [k for k, v in keywords if _is_batched(self._atom_state(v))]
+        batched_keywords = [k for k, v in keywords.items() if _is_batched(self._atom_state(v))]
         if batched_keywords and not rule.rule_options.get("keywords_per_example"):
             raise self.error(f"the {', '.join(batched_keywords)} argument of {prim.spelling} differs "
                              f"between examples", "keep axis and shape arguments the same for every example")
         method = getattr(self, f"rule_{strategy}")
-        return method(prim, rule, args, dict(keywords), states), strategy != "query"   # shapes: one per batch
+        return method(prim, rule, args, keywords, states), strategy != "query"   # shapes: one per batch
 
     def rule_elementwise(self, prim, rule, args, keywords, states):
         if prim.name == "not":     # Python's `not` of an array is an error; per example it is `== 0`
