@@ -48,7 +48,7 @@ import numpy as np
 
 from transformer import primitives
 from transformer import runtime as rt
-from transformer.rules import RULES, rule, unsupported
+from transformer.rules import RULES, machinery, rule, unsupported
 
 
 # ------------------------------------------------------------- elementwise
@@ -69,6 +69,12 @@ def bool_batched(x):
     return rt.astype(x, np.bool_)
 
 
+@rule("batching", "not", strategy="batched")
+def not_batched(x):
+    """Python's ``not`` of one example's value: of the batch's array ``not`` is an error."""
+    return x == 0
+
+
 # every other elementwise primitive (those without a rule of their own above): the operation
 # itself, on operands aligned to the batch
 _ELEMENTWISE = [name for name, prim in primitives.REGISTRY.items()
@@ -76,12 +82,16 @@ _ELEMENTWISE = [name for name, prim in primitives.REGISTRY.items()
                 and name not in RULES["batching"]]
 
 
-@rule("batching", *_ELEMENTWISE, "where", "clip", "stop_gradient", "copy", "asarray",
-      strategy="elementwise")
+@rule("batching", *_ELEMENTWISE, "where", "clip", "stop_gradient", "copy", strategy="elementwise")
 def align(x):
     """An unbatched operand, given a trailing axis of length 1 to broadcast against the batch
     (a scalar as it is: it broadcasts, and keeps promoting as a Python or NumPy scalar)."""
     return rt.align_batch(x)
+
+
+# np.asarray (np.array) as the elementwise ones; a display with batched entries
+# (np.array([[1.0, b], [a, 3.0]])) is stacked entry by entry, each with the batch (vmap.stacked_display)
+machinery("batching", "asarray", strategy="display")
 
 
 def broadcast_batch(x, batch_size):
@@ -91,13 +101,14 @@ def broadcast_batch(x, batch_size):
 
 # -------------------------------------------------------------- reductions
 # Each reduces the LEADING axis of x; the transform first puts the reduced
-# per-example axes there.
-@rule("batching", "sum", strategy="reduce")
+# per-example axes there.  ``one_axis_at_a_time``: a tuple of axes is reduced axis by axis (var
+# and std cannot be: their axes are merged into one first).
+@rule("batching", "sum", strategy="reduce", one_axis_at_a_time=True)
 def sum_leading(x):
     return np.sum(x, axis=0)
 
 
-@rule("batching", "mean", strategy="reduce")
+@rule("batching", "mean", strategy="reduce", one_axis_at_a_time=True)
 def mean_leading(x):
     return np.sum(x, axis=0) / np.shape(x)[0]
 
@@ -116,7 +127,7 @@ def std_leading(x, ddof=0):
     return np.sqrt(np.sum(deviation * deviation, axis=0) / (np.shape(x)[0] - ddof))
 
 
-@rule("batching", "max", strategy="reduce")
+@rule("batching", "max", strategy="reduce", one_axis_at_a_time=True)
 def max_leading(x):
     out = np.copy(x[0])
     for i in range(1, np.shape(x)[0]):
@@ -124,7 +135,7 @@ def max_leading(x):
     return out
 
 
-@rule("batching", "min", strategy="reduce")
+@rule("batching", "min", strategy="reduce", one_axis_at_a_time=True)
 def min_leading(x):
     out = np.copy(x[0])
     for i in range(1, np.shape(x)[0]):
@@ -132,7 +143,7 @@ def min_leading(x):
     return out
 
 
-@rule("batching", "prod", strategy="reduce")
+@rule("batching", "prod", strategy="reduce", one_axis_at_a_time=True)
 def prod_leading(x):
     out = np.copy(x[0])
     for i in range(1, np.shape(x)[0]):
@@ -140,7 +151,7 @@ def prod_leading(x):
     return out
 
 
-@rule("batching", "any", strategy="reduce")
+@rule("batching", "any", strategy="reduce", one_axis_at_a_time=True)
 def any_leading(x):
     out = x[0] != 0
     for i in range(1, np.shape(x)[0]):
@@ -148,7 +159,7 @@ def any_leading(x):
     return out
 
 
-@rule("batching", "all", strategy="reduce")
+@rule("batching", "all", strategy="reduce", one_axis_at_a_time=True)
 def all_leading(x):
     out = x[0] != 0
     for i in range(1, np.shape(x)[0]):
@@ -194,35 +205,78 @@ def cumprod_leading(x):
     return out
 
 
-@rule("batching", "norm", strategy="reduce")
+# the 2-norm of vectors; another ord, or a matrix norm (a tuple axis), runs per example
+@rule("batching", "norm", strategy="reduce", vector_2_norm_only=True)
 def norm_leading(x):
     return np.sqrt(np.sum(x * x, axis=0))
 
 
 # -------------------------------------------------------------------- shape
-@rule("batching", "reshape", "transpose", "swapaxes", "expand_dims", "squeeze", "ravel",
-      "broadcast_to", "flip", "concatenate", "stack", "moveaxis", strategy="axes")
-def trailing_batch(x):
-    """Shape operations keep the batch axis last: ``x`` is already laid out that way."""
-    return x
+# Shape operations keep the batch axis last; each strategy (transforms/vmap.py) moves the call's
+# axis arguments past it:
+# - "join": a literal tuple of arrays along a literal axis (``flattens_without_axis``: axis=None
+#   joins the flattened arrays, each example's a column);
+# - "new_shape": the per-example shape plus the batch (``contiguous``: numba reshapes only C-ordered arrays);
+# - "flatten": one example's entries as a column;
+# - "permute": the axes permuted, the batch's kept last;
+# - "axis_arguments": literal int axes given by position;
+# - "axis_keyword": a literal axis= keyword, and ``without_axis`` the template when there is none.
+machinery("batching", "concatenate", strategy="join", flattens_without_axis=True)
+machinery("batching", "stack", strategy="join")
+machinery("batching", "reshape", strategy="new_shape", contiguous=True)
+machinery("batching", "broadcast_to", strategy="new_shape")
+machinery("batching", "ravel", strategy="flatten")
+machinery("batching", "transpose", strategy="permute")
+machinery("batching", "swapaxes", "moveaxis", "expand_dims", strategy="axis_arguments")
+machinery("batching", "squeeze", strategy="axis_keyword", without_axis="squeeze_examples")
+machinery("batching", "flip", strategy="axis_keyword", without_axis="flip_examples")
+
+
+def squeeze_examples(x, batch_size):
+    """np.squeeze(x) of each example: its unit axes (one example's shape is known at run time)."""
+    return np.reshape(np.copy(x), rt.squeezed_shape(np.shape(x)[:-1]) + (batch_size,))
+
+
+def flip_examples(x):
+    """np.flip(x) of each example: every axis flipped, then the batch's flipped back."""
+    return np.flip(x)[..., ::-1]
 
 
 # ------------------------------------------------------------------ queries
-@rule("batching", "shape", "len", "ndim", "size", strategy="query")
-def example_shape(x):
+# One example's answer, the same for every example (an unbatched result).
+@rule("batching", "len", strategy="query")
+def len_example(x):
+    return len(x)                # the first per-example axis is the array's first axis
+
+
+@rule("batching", "shape", strategy="query")
+def shape_example(x):
     return np.shape(x)[:-1]
 
 
+@rule("batching", "ndim", strategy="query")
+def ndim_example(x):
+    return len(np.shape(x)) - 1
+
+
+@rule("batching", "size", strategy="query")
+def size_example(x, batch_size):
+    return np.size(x) // batch_size
+
+
 # ----------------------------------------------------------------- creation
-@rule("batching", "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "rt.index_slice",
-      "zeros_like", "ones_like", "empty_like", "full_like", strategy="create")
-def created(x):
-    return x
+# New arrays, the same call for the batch; an argument that differs between examples is refused
+# unless listed in ``may_batch`` (np.zeros_like of a batched x is the batch's zeros).
+machinery("batching", "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "rt.index_slice",
+          strategy="create")
+machinery("batching", "zeros_like", "ones_like", "empty_like", "full_like", strategy="create", may_batch=("x",))
 
 
 # ------------------------------------------------------ one example at a time
-@rule("batching", "outer", "inner", "vdot", "trace", "inv", "solve", "det",
-      "hstack", "vstack", "getitem", "setitem", strategy="loop")
+machinery("batching", "outer", "inner", "vdot", "trace", "inv", "solve", "det", "hstack", "vstack", "getitem",
+          "setitem", strategy="loop")
+
+
 def example(x, b):
     """Example ``b`` of a batched value."""
     return x[..., b]
@@ -253,11 +307,30 @@ def eigh_batched(x):
 
 
 # ------------------------------------------------ products with one batched factor
-@rule("batching", "dot", "matmul", "rt.dot_vjp_x", "rt.dot_vjp_y", "rt.matmul_vjp_x", "rt.matmul_vjp_y",
-      strategy="products")
-def product_example(x, b):
-    """Example ``b`` of a factor, when both factors are batched (a loop over the examples)."""
-    return x[..., b]
+# ``cases``: (which operands are batched, None for either; the template; the template used instead
+# where vmap still holds the "_rows" operand batch-first, or None; the comment the generated code
+# gets).  A template parameter named "<operand>_example" is given one example of it (only its shape
+# matters).  ``identity``: the template where y's examples are the identity's columns.  Any other
+# batching (both factors) runs the product once per example.
+ONE_FACTOR = "# strategy: one factor is the same for every example: one product for the whole batch"
+COTANGENT_AND_X = ("# strategy: the cotangent and x are batched: elementwise for examples of rank 0 and 1 "
+                   "(the helper loops over the examples only for matrices)")
+machinery("batching", "dot", strategy="products", identity="dot_identity_y",
+          cases=(((True, False), "dot_batched_x", "dot_rows_x", ONE_FACTOR),
+                 ((False, True), "dot_batched_y", None, ONE_FACTOR)))
+machinery("batching", "matmul", strategy="products", identity="dot_identity_y",     # @ past two dimensions
+          cases=(((True, False), "matmul_batched_x", None, ONE_FACTOR),          # per example is not np.dot
+                 ((False, True), "matmul_batched_y", None, ONE_FACTOR)))
+machinery("batching", "rt.dot_vjp_x", strategy="products",
+          cases=(((True, None, False), "dot_vjp_x_batched_g", None, ONE_FACTOR),))
+machinery("batching", "rt.matmul_vjp_x", strategy="products",
+          cases=(((True, None, False), "matmul_vjp_x_batched_g", None, ONE_FACTOR),))
+machinery("batching", "rt.dot_vjp_y", strategy="products",
+          cases=(((True, False, None), "dot_vjp_y_batched_g", None, ONE_FACTOR),
+                 ((True, True, False), "dot_vjp_y_batched_gx", "dot_vjp_y_rows_gx", COTANGENT_AND_X)))
+machinery("batching", "rt.matmul_vjp_y", strategy="products",
+          cases=(((True, False, None), "matmul_vjp_y_batched_g", None, ONE_FACTOR),
+                 ((True, True, False), "matmul_vjp_y_batched_gx", None, COTANGENT_AND_X)))
 
 
 def dot_batched_x(x, y):
@@ -360,13 +433,12 @@ def scalar_seed_batched(out):
 
 
 # The rest run once per example.
-@rule("batching", "rt.expand_to", "rt.dot_batched_x", "rt.dot_batched_y", "rt.matmul_batched_x",
+machinery("batching", "rt.expand_to", "rt.dot_batched_x", "rt.dot_batched_y", "rt.matmul_batched_x",
       "rt.matmul_batched_y", "rt.dot_vjp_x_batched_g", "rt.matmul_vjp_x_batched_g", "rt.matmul_vjp_y_batched_g",
       "rt.matmul_vjp_y_batched_gx",
       "rt.dot_vjp_y_batched_g", "rt.dot_vjp_y_batched_gx", "rt.dot_rows_x", "rt.dot_vjp_y_rows_gx", "rt.dot_identity_y", "rt.extremum_vjp", "rt.prod_vjp", "rt.cumsum_vjp", "rt.cumprod_vjp", "rt.inner_vjp_x", "rt.inner_vjp_y", "rt.norm_vjp", "rt.norm_ord_weights", "rt.norm_ord_curvature", "rt.transpose_vjp",
-      "rt.trace_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b", "rt.add_at", "rt.take_at", "rt.kept_writes", strategy="loop")
-def helper_example(x, b):
-    return x[..., b]
+      "rt.trace_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b", "rt.add_at", "rt.take_at", "rt.kept_writes",
+          strategy="loop")
 
 
 @rule("batching", "rt.align_batch", strategy="batched")
@@ -381,14 +453,64 @@ rule("batching", "rt.zeros_like", "rt.copy", "rt.cast_like", "rt.cast_derivative
 
 
 # reverse mode's tape (strategy "tape" in the transform): a value pushed unbatched on a tape of batched ones
-rule("batching", "rt.stack", "rt.push", "rt.pop", "rt.top", strategy="tape")(broadcast_batch)
+machinery("batching", "rt.stack", "rt.push", "rt.pop", "rt.top", strategy="tape")
 unsupported("batching", ["rt.custom_vjp_call"], "custom_vjp functions cannot be batched yet")
 unsupported("batching", ["ppermute"], "lax.ppermute over an axis other than this vmap's own axis_name has no "
             "batching rule (over its own axis it is rewritten with all_gather first)")
 
 
 # --------------------------------------------------------------- named axes
-@rule("batching", "psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", strategy="collective")
+# A collective over this vmap's own axis_name: the template for a batched x, and ``unbatched`` the
+# one for an x that is the same for every example.  The result is the same for every example
+# (unbatched), but axis_index's (``batched_result``).
+# Over another vmap's axis the collective is applied per example, as an elementwise primitive.
+@rule("batching", "all_gather", strategy="collective", unbatched="all_gather_unbatched")
 def gathered(x):
     """Every example's value stacked along a new leading axis (``all_gather``)."""
     return np.moveaxis(x, -1, 0)
+
+
+def all_gather_unbatched(x, batch_size):
+    return np.moveaxis(np.copy(np.broadcast_to(np.expand_dims(np.asarray(x), -1), np.shape(x) + (batch_size,))), -1, 0)
+
+
+@rule("batching", "psum", strategy="collective", unbatched="psum_unbatched")
+def psum_batched(x):
+    return np.sum(x, axis=-1)
+
+
+def psum_unbatched(x, batch_size):
+    return x * batch_size
+
+
+@rule("batching", "pmean", strategy="collective", unbatched="same_for_every_example")
+def pmean_batched(x, batch_size):
+    return np.sum(x, axis=-1) / batch_size
+
+
+def same_for_every_example(x):
+    return x
+
+
+@rule("batching", "pmax", strategy="collective", unbatched="same_for_every_example")
+def pmax_batched(x):
+    gathered = np.moveaxis(x, -1, 0)
+    out = np.copy(gathered[0])
+    for i in range(1, np.shape(gathered)[0]):
+        out = np.maximum(out, gathered[i])
+    return out
+
+
+@rule("batching", "pmin", strategy="collective", unbatched="same_for_every_example")
+def pmin_batched(x):
+    gathered = np.moveaxis(x, -1, 0)
+    out = np.copy(gathered[0])
+    for i in range(1, np.shape(gathered)[0]):
+        out = np.minimum(out, gathered[i])
+    return out
+
+
+@rule("batching", "axis_index", strategy="collective", batched_result=True)
+def axis_index_batched(batch_size):
+    """Each example's position in the batch."""
+    return np.arange(0, batch_size)

@@ -4,8 +4,7 @@ transformer/primitives.py)."""
 import numpy as np
 
 from transformer import runtime as rt
-from transformer.rules import rule, unsupported
-from transformer.templates.batching import helper_example
+from transformer.rules import machinery, rule, unsupported
 
 
 # ------------------------------------------------------- products' tangents
@@ -32,7 +31,7 @@ def cumprod_jvp_adjoint(z_bar, z, t, x, axis=None):
 unsupported("tangent", ["rt.cumprod_jvp"],
             "second derivatives of np.cumprod are not written (exact where entries are zero needs "
             "products of all but two entries); write the product as a loop of multiplications")
-rule("batching", "rt.cumprod_jvp", strategy="loop")(helper_example)
+machinery("batching", "rt.cumprod_jvp", strategy="loop")
 
 
 # ------------------------------------------------------------------ nan_to_num

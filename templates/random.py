@@ -19,7 +19,7 @@ import numpy as np
 
 from transformer import random
 from transformer import runtime as rt
-from transformer.rules import rule, zero_derivative
+from transformer.rules import machinery, rule, zero_derivative
 
 _CONSTANTS = ("random.PRNGKey", "random.key", "random.key_data", "random.split", "random.fold_in", "random.bits",
               "random.normal", "random.gumbel", "random.bernoulli", "random.categorical", "random.randint")
@@ -73,7 +73,5 @@ def choice_tangent(key, a_dot, shape=(), replace=True, p=None, axis=0):
 
 # ------------------------------------------------------------------ vmap
 # One draw per example's key (or per example's minval, x or p), batch axis first.
-@rule("batching", *_CONSTANTS, "random.uniform", "random.permutation", "random.choice", strategy="loop",
-      keywords_per_example=True)
-def per_key(x, b):
-    return x[..., b]
+machinery("batching", *_CONSTANTS, "random.uniform", "random.permutation", "random.choice", strategy="loop",
+          keywords_per_example=True)

@@ -18,7 +18,7 @@ np.take, np.median, np.percentile and np.quantile are definitions written with t
 import numpy as np
 
 from transformer import runtime as rt
-from transformer.rules import rule, zero_derivative
+from transformer.rules import machinery, rule, zero_derivative
 
 zero_derivative("argsort", "argpartition", "searchsorted", "triu_indices", "tril_indices")
 
@@ -81,12 +81,6 @@ def add_along_axis_tangent(g, indices, axis, g_dot, values_dot):
 
 # ------------------------------------------------------------------ vmap
 # Each example sorts (searches, gathers) along its own axis: one call per example, batch axis first.
-@rule("batching", "sort", "partition", "argsort", "argpartition", "take_along_axis", "searchsorted", "rt.add_along_axis",
-      strategy="loop")
-def sorting_example(x, b):
-    return x[..., b]
-
-
-@rule("batching", "triu_indices", "tril_indices", strategy="create")
-def triangle_indices(x):
-    return x
+machinery("batching", "sort", "partition", "argsort", "argpartition", "take_along_axis", "searchsorted",
+          "rt.add_along_axis", strategy="loop")
+machinery("batching", "triu_indices", "tril_indices", strategy="create")

@@ -39,30 +39,30 @@ def newton_capped(a):
         _t2 = _t4 < 1e-12
         _t5 = _t2 == 0
         # strategy: the condition differs per example: run both branches, keep each example's own
-        _t14 = _t5 != 0
-        _t15 = np.logical_and(active, _t14)
-        _t16 = steps >= 50
-        _t2 = np.where(_t15, _t16, _t2)
+        _t15 = _t5 != 0
+        _t16 = np.logical_and(active, _t15)
+        _t17 = steps >= 50
+        _t2 = np.where(_t16, _t17, _t2)
         # strategy: the condition differs per example: run both branches, keep each example's own
-        _t17 = _t2 != 0
-        _t18 = np.logical_and(active, _t17)
+        _t18 = _t2 != 0
+        _t19 = np.logical_and(active, _t18)
         # vmap of: break   [corpus_vmap.py:340]
-        _broke = np.where(_t18, True, _broke)
-        _skip = np.where(_t18, True, _skip)
+        _broke = np.where(_t19, True, _broke)
+        _skip = np.where(_t19, True, _skip)
         _t6 = _skip == 0
         # strategy: the condition differs per example: run both branches, keep each example's own
-        _t19 = _t6 != 0
-        _t20 = np.logical_and(active, _t19)
+        _t21 = _t6 != 0
+        _t22 = np.logical_and(active, _t21)
         # vmap of: y = y_next   [corpus_vmap.py:341]
-        y = np.where(_t20, y_next, y)
-        _t21 = _broke == 0
-        active = np.logical_and(active, _t21)
+        y = np.where(_t22, y_next, y)
+        _t23 = _broke == 0
+        active = np.logical_and(active, _t23)
         any_active = np.any(active)
     # vmap of: return y_next, steps   [corpus_vmap.py:342]
     _result = (y_next, steps)
     _returned = True
-    _t22 = _result[0]
-    _t23 = _result[1]
-    _t24 = np.moveaxis(_t22, -1, 0)
-    _t25 = np.moveaxis(_t23, -1, 0)
-    return (_t24, _t25)
+    _t24 = _result[0]
+    _t25 = _result[1]
+    _t26 = np.moveaxis(_t24, -1, 0)
+    _t27 = np.moveaxis(_t25, -1, 0)
+    return (_t26, _t27)

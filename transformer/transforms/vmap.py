@@ -29,9 +29,6 @@ from . import register
 from .loop_names import own_loop_names
 from .pmap import ppermutes_as_gathers
 
-_COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index")
-_TAPE = ("rt.stack", "rt.push", "rt.pop", "rt.top")
-
 
 @register("vmap")
 def vmap_transform(core: CoreFunction, in_axes=(), out_axes=0, axis_name=None, axis_size=None,
@@ -88,7 +85,6 @@ def _is_literal(atom) -> bool:
 
 # reductions over a tuple of axes that are the same reduction one axis after another
 # (NumPy's mean over (a, b) is the mean over b of the means over a: the groups are the same size)
-_REDUCED_ONE_AXIS_AT_A_TIME = {"sum", "mean", "max", "min", "prod", "any", "all"}
 
 
 def _shift(axis: int) -> int:
@@ -292,11 +288,11 @@ class _Batcher:
         prim = cf.primitive_of(value)
         args, keywords = cf.operands(value), cf.keywords(value)
         batched = any(_is_batched(self._atom_state(a)) for a in args + list(keywords.values()))
-        strategy = getattr(self.table.get(prim.name), "rule_options", {}).get("strategy")
-        if strategy == "query":
+        options = getattr(self.table.get(prim.name), "rule_options", {})
+        if options.get("strategy") == "query":
             return False
-        if strategy == "collective" and self._own_axis(prim, args):
-            return prim.name == "axis_index"
+        if options.get("strategy") == "collective" and self._own_axis(prim, args):
+            return options.get("batched_result", False)
         if prim.results:          # a tuple (np.linalg.eigh): each result batched as the call is
             return (batched,) * len(prim.results)
         return batched
@@ -440,7 +436,7 @@ class _Batcher:
         if isinstance(target, cst.Subscript):
             self.setitem(target, value)
             return
-        if isinstance(value, cst.Call) and cf.primitive_of(value).name in _TAPE:
+        if isinstance(value, cst.Call) and cf.primitive_of(value).tape:
             self.tape_statement(target.value, cf.primitive_of(value), value)
             return
         expr, batched = self.batched_value(value)
@@ -457,12 +453,12 @@ class _Batcher:
                              "vmap(grad(f)) batches loops that run the same passes for every example")
         args = cf.operands(value)
         tape_batched = bool(args) and _is_batched(self._atom_state(args[0]))
-        if prim.name == "rt.push":
+        if prim.tape == "push":
             pushed = args[1]
             if tape_batched and not _is_batched(self._atom_state(pushed)):
                 pushed = self.broadcast(pushed)      # every entry batched: numba's typed list has one type
             self.assign(name, cf.call(prim.spelling, [args[0], pushed]))
-        elif prim.name == "rt.stack":
+        elif prim.tape == "new":
             self.assign(name, value)                 # an empty tape holds whatever is pushed
         else:
             self.store(name, value, tape_batched)    # rt.pop / rt.top: an entry, batched as the tape is
@@ -614,7 +610,7 @@ class _Batcher:
             return value, False
         strategy = rule.rule_options["strategy"]
         if strategy == "collective" and self._own_axis(prim, args):
-            return self.collective(prim, args)
+            return self.collective(prim, rule, args)
         if not any_batched:
             return value, False
         batched_keywords = [k for k, v in keywords.items() if _is_batched(self._atom_state(v))]
@@ -624,14 +620,33 @@ class _Batcher:
         method = getattr(self, f"rule_{strategy}")
         return method(prim, rule, args, keywords, states), strategy != "query"   # shapes: one per batch
 
-    def rule_elementwise(self, prim, rule, args, keywords, states):
-        if prim.name == "not":     # Python's `not` of an array is an error; per example it is `== 0`
-            return cst.Comparison(args[0], [cst.ComparisonTarget(cst.Equal(), cf.literal(0))])
-        if prim.name == "asarray" and isinstance(args[0], cst.Tuple):
+    def apply(self, template, **operands):
+        """``template`` inlined on ``operands``, and the batch size where it takes one; its last value
+        comes back as an expression, for the caller to name (``n = len(x)``, not ``_t7 = len(x); n = _t7``)."""
+        if "batch_size" in inspect.signature(template).parameters:
+            operands["batch_size"] = cst.Name(self.batch_size)
+        stmts, result = apply_template(self.core, template, operands)
+        last = stmts[-1].body[0] if stmts and isinstance(stmts[-1], cst.SimpleStatementLine) else None
+        if isinstance(result, cst.Name) and isinstance(last, cst.Assign) and len(last.targets) == 1 \
+                and isinstance(last.targets[0].target, cst.Name) and last.targets[0].target.value == result.value:
+            stmts, result = stmts[:-1], last.value
+        for stmt in stmts:
+            self.emit(stmt)
+        return result
+
+    def named_template(self, rule, option: str):
+        """The template a rule's option names (``without_axis="flip_examples"``), from the rule's module."""
+        return getattr(_templates(), rule.rule_options[option])
+
+    def rule_display(self, prim, rule, args, keywords, states):
+        if isinstance(args[0], cst.Tuple):
             # np.array([[1.0, b], [a, 3.0]]) with batched entries: NumPy cannot mix the batch's
             # arrays with numbers in one display, so each entry gets the batch and rows are stacked
             stacked = self.stacked_display(args[0])
             return cf.apply_primitive(prim, [self.temp_of(stacked)], list(keywords.items())) if keywords else stacked
+        return self.rule_elementwise(prim, _templates().align, args, keywords, states)
+
+    def rule_elementwise(self, prim, rule, args, keywords, states):
         aligned = [a if _is_batched(s) or _is_literal(a) else self.template(rule, x=a) for a, s in zip(args, states)]
         return cf.apply_primitive(prim, aligned, list(keywords.items()))
 
@@ -647,7 +662,9 @@ class _Batcher:
                 entries.append(value if _is_batched(self._atom_state(value)) else self.broadcast(value))
         return cf.call("np.stack", [cf.tuple_of(entries)])
 
-    rule_collective = rule_elementwise      # a collective over another vmap's axis: applied per example
+    def rule_collective(self, prim, rule, args, keywords, states):
+        """A collective over another vmap's axis: applied per example, as an elementwise primitive."""
+        return self.rule_elementwise(prim, _templates().align, args, keywords, states)
 
     def rule_batched(self, prim, rule, args, keywords, states):
         """The rule's template computes every example at once from operands that all carry the batch axis."""
@@ -662,13 +679,13 @@ class _Batcher:
                 return self.template(_templates().batch_view, x=atom, batch_size=cst.Name(self.batch_size))
             return self.broadcast(atom)
         names = list(inspect.signature(rule).parameters)
-        return self.template(rule, **{name: operand(name, a, s) for name, a, s in zip(names, args, states)})
+        return self.apply(rule, **{name: operand(name, a, s) for name, a, s in zip(names, args, states)})
 
     def rule_reduce(self, prim, rule, args, keywords, states):
         x = args[0]
         axis = keywords.get("axis", cst.Name("None"))
         keepdims = keywords.get("keepdims", cst.Name("False"))
-        if prim.name == "norm" and (isinstance(axis, cst.Tuple) or not (
+        if rule.rule_options.get("vector_2_norm_only") and (isinstance(axis, cst.Tuple) or not (
                 isinstance(keywords.get("ord", cst.Name("None")), cst.Name)
                 and keywords.get("ord", cst.Name("None")).value == "None")):
             return self.rule_loop(prim, rule, args, keywords, states)    # another ord, or a matrix norm
@@ -687,7 +704,7 @@ class _Batcher:
             if None in axes:
                 raise self.error(f"{prim.spelling} under vmap needs a literal int axis, or a literal tuple of them",
                                  "reduce one axis at a time")
-            if prim.name not in _REDUCED_ONE_AXIS_AT_A_TIME:
+            if not rule.rule_options.get("one_axis_at_a_time"):
                 return self._reduce_axes_together(prim, rule, x, axes, keep, extra)
             # reduce the axes one at a time: positive ones from the last (the others keep their
             # place), then negative ones from the first (the same); keepdims moves none of them
@@ -731,64 +748,65 @@ class _Batcher:
             return cf.call("np.expand_dims", [result, cf.literal(k)])
         return result
 
-    def rule_axes(self, prim, rule, args, keywords, states):
-        x, rest = args[0], args[1:]
-        name = prim.name
-        literal_axes = {key: cf.int_literal(value) for key, value in keywords.items() if key == "axis"}
-        if name in ("concatenate", "stack"):
-            arrays = x
-            if not isinstance(arrays, cst.Tuple):
-                raise self.error(f"{prim.spelling} under vmap needs its arrays as a literal tuple")
-            elements = [el.value if _is_batched(self._atom_state(el.value)) else self.broadcast(el.value)
-                        for el in arrays.elements]
-            axis = literal_axes.get("axis", 0)
-            given = keywords.get("axis")
-            if name == "concatenate" and isinstance(given, cst.Name) and given.value == "None":
-                # the arrays flattened first: each example's entries are a column of (-1, batch)
-                columns = [self.temp_of(cf.call("np.reshape", [self.contiguous(el), cf.tuple_of([
-                    cf.literal(-1), cst.Name(self.batch_size)])])) for el in elements]
-                return cf.call(prim.spelling, [cf.tuple_of(columns)], [("axis", cf.literal(0))])
-            if axis is None:
-                raise self.error(f"{prim.spelling} under vmap needs a literal int axis")
-            return cf.call(prim.spelling, [cf.tuple_of(elements)], [("axis", cf.literal(_shift(axis)))])
+    # ------------------------------------------------ shape operations (batch axis kept last)
+    def rule_join(self, prim, rule, args, keywords, states):
+        arrays = args[0]
+        if not isinstance(arrays, cst.Tuple):
+            raise self.error(f"{prim.spelling} under vmap needs its arrays as a literal tuple")
+        elements = [el.value if _is_batched(self._atom_state(el.value)) else self.broadcast(el.value)
+                    for el in arrays.elements]
+        given = keywords.get("axis")
+        if rule.rule_options.get("flattens_without_axis") and isinstance(given, cst.Name) and given.value == "None":
+            # the arrays flattened first: each example's entries are a column of (-1, batch)
+            columns = [self.temp_of(cf.call("np.reshape", [self.contiguous(el), cf.tuple_of([
+                cf.literal(-1), cst.Name(self.batch_size)])])) for el in elements]
+            return cf.call(prim.spelling, [cf.tuple_of(columns)], [("axis", cf.literal(0))])
+        axis = cf.int_literal(given) if given is not None else 0
+        if axis is None:
+            raise self.error(f"{prim.spelling} under vmap needs a literal int axis")
+        return cf.call(prim.spelling, [cf.tuple_of(elements)], [("axis", cf.literal(_shift(axis)))])
+
+    def batched_operand(self, prim, states):
         if not _is_batched(states[0]):
             raise self.error(f"the shape argument of {prim.spelling} differs between examples")
-        if name == "broadcast_to":
-            return cf.call(prim.spelling, [x, self.with_batch(rest[0])])
-        if name == "reshape":
-            return cf.call(prim.spelling, [self.contiguous(x), self.with_batch(rest[0])])
-        if name == "ravel":
-            return cf.call("np.reshape", [self.contiguous(x), cf.tuple_of([cf.literal(-1), cst.Name(self.batch_size)])])
-        if name == "transpose":
-            axes = keywords.get("axes")
-            if axes is None or isinstance(axes, cst.Name) and axes.value == "None":
-                reversed_ = self.temp_of(cf.call("np.transpose", [x]))
-                return cf.call("np.moveaxis", [reversed_, cf.literal(0), cf.literal(-1)])
-            values = [cf.int_literal(el.value) for el in axes.elements] if isinstance(axes, cst.Tuple) else [None]
-            if None in values:
-                raise self.error("np.transpose under vmap needs literal axes")
-            n = len(values)
-            return cf.call("np.transpose", [x], [("axes", cf.literal(tuple(v % n for v in values) + (n,)))])
-        if name in ("swapaxes", "moveaxis", "expand_dims"):
-            values = [cf.int_literal(a) for a in rest]
-            if None in values:
-                raise self.error(f"{prim.spelling} under vmap needs literal int axes")
-            return cf.call(prim.spelling, [x] + [cf.literal(_shift(v)) for v in values])
-        if name in ("squeeze", "flip"):
-            if "axis" not in keywords or isinstance(keywords["axis"], cst.Name) and keywords["axis"].value == "None":
-                if name == "squeeze":     # squeeze one example's unit axes (its shape is known at run time)
-                    example = cst.Subscript(self.temp_of(cf.call("np.shape", [x])),
-                                            _index([cst.SubscriptElement(cst.Slice(None, cf.literal(-1)))]))
-                    squeezed = self.temp_of(cf.call("rt.squeezed_shape", [self.temp_of(example)]))
-                    return cf.call("np.reshape", [self.contiguous(x), self.with_batch(squeezed)])
-                flipped = self.temp_of(cf.call("np.flip", [x]))
-                return cst.Subscript(flipped, _index([cst.SubscriptElement(cst.Index(cst.Ellipsis())),
-                                                      cst.SubscriptElement(cst.Slice(None, None, step=cf.literal(-1)))]))
-            axis = literal_axes["axis"]
-            if axis is None:
-                raise self.error(f"{prim.spelling} under vmap needs a literal int axis")
-            return cf.call(prim.spelling, [x], [("axis", cf.literal(_shift(axis)))])
-        raise self.error(f"{prim.spelling} has no batching rule")
+
+    def rule_new_shape(self, prim, rule, args, keywords, states):
+        self.batched_operand(prim, states)
+        x = self.contiguous(args[0]) if rule.rule_options.get("contiguous") else args[0]
+        return cf.call(prim.spelling, [x, self.with_batch(args[1])])
+
+    def rule_flatten(self, prim, rule, args, keywords, states):
+        self.batched_operand(prim, states)
+        return cf.call("np.reshape", [self.contiguous(args[0]), cf.tuple_of([cf.literal(-1), cst.Name(self.batch_size)])])
+
+    def rule_permute(self, prim, rule, args, keywords, states):
+        self.batched_operand(prim, states)
+        x, axes = args[0], keywords.get("axes")
+        if axes is None or isinstance(axes, cst.Name) and axes.value == "None":
+            reversed_ = self.temp_of(cf.call(prim.spelling, [x]))
+            return cf.call("np.moveaxis", [reversed_, cf.literal(0), cf.literal(-1)])
+        values = [cf.int_literal(el.value) for el in axes.elements] if isinstance(axes, cst.Tuple) else [None]
+        if None in values:
+            raise self.error(f"{prim.spelling} under vmap needs literal axes")
+        n = len(values)
+        return cf.call(prim.spelling, [x], [("axes", cf.literal(tuple(v % n for v in values) + (n,)))])
+
+    def rule_axis_arguments(self, prim, rule, args, keywords, states):
+        self.batched_operand(prim, states)
+        values = [cf.int_literal(a) for a in args[1:]]
+        if None in values:
+            raise self.error(f"{prim.spelling} under vmap needs literal int axes")
+        return cf.call(prim.spelling, [args[0]] + [cf.literal(_shift(v)) for v in values])
+
+    def rule_axis_keyword(self, prim, rule, args, keywords, states):
+        self.batched_operand(prim, states)
+        x = args[0]
+        if "axis" not in keywords or isinstance(keywords["axis"], cst.Name) and keywords["axis"].value == "None":
+            return self.apply(self.named_template(rule, "without_axis"), x=x)
+        axis = cf.int_literal(keywords["axis"])
+        if axis is None:
+            raise self.error(f"{prim.spelling} under vmap needs a literal int axis")
+        return cf.call(prim.spelling, [x], [("axis", cf.literal(_shift(axis)))])
 
     def contiguous(self, x):
         """A C-ordered copy: numba reshapes only contiguous arrays, and a batched view may not be one."""
@@ -804,60 +822,45 @@ class _Batcher:
         return self.temp_of(cst.BinaryOperation(shape, cst.Add(), batch))
 
     def rule_query(self, prim, rule, args, keywords, states):
-        x = args[0]
-        if prim.name == "len":
-            return cf.call("len", [x])       # the first per-example axis is the array's first axis
-        if prim.name == "shape":
-            return cst.Subscript(self.temp_of(cf.call("np.shape", [x])),
-                                 _index([cst.SubscriptElement(cst.Slice(None, cf.literal(-1)))]))
-        if prim.name == "ndim":
-            rank = self.temp_of(cf.call("len", [self.temp_of(cf.call("np.shape", [x]))]))
-            return cst.BinaryOperation(rank, cst.Subtract(), cf.literal(1))
-        return cst.BinaryOperation(self.temp_of(cf.call("np.size", [x])), cst.FloorDivide(),
-                                   cst.Name(self.batch_size))
+        return self.apply(rule, x=args[0])
 
     def rule_create(self, prim, rule, args, keywords, states):
-        if prim.name in ("zeros_like", "ones_like", "empty_like") or \
-                prim.name == "full_like" and not _is_batched(states[1]):
+        may_batch = rule.rule_options.get("may_batch", ())
+        if all(name in may_batch or not _is_batched(state) for name, state in zip(prim.params, states)):
             return cf.apply_primitive(prim, args, list(keywords.items()))
         raise self.error(f"the arguments of {prim.spelling} differ between examples, so the array's shape "
                          f"(or fill) would too", "create the array from per-example shapes of fixed size")
 
     def rule_products(self, prim, rule, args, keywords, states):
-        """np.dot and its adjoint helpers with one batched factor: one product for the whole batch."""
+        """np.dot, @ and their adjoint helpers with one batched factor: one product for the whole batch
+        (the rule's ``cases``, templates/batching.py); otherwise one product per example."""
         t = _templates()
-        batched = [_is_batched(s) for s in states]
-        why = "# strategy: one factor is the same for every example: one product for the whole batch"
-        if prim.name in ("dot", "matmul") and batched == [False, True] and isinstance(args[1], cst.Name) \
+        batched = tuple(_is_batched(s) for s in states)
+        identity = rule.rule_options.get("identity")
+        if identity and batched == (False, True) and isinstance(args[1], cst.Name) \
                 and args[1].value in self.identities:
             self.add_comment("# strategy: the examples are the identity's columns: the product is the other "
                              "factor itself")
-            return self.template(t.dot_identity_y, x=args[0], basis=args[1])
-        if prim.name in ("dot", "matmul") and not all(batched):
-            self.add_comment(why)
-            if batched[0] and self.has_rows(args[0]) and prim.name == "dot":   # np.dot's rows: one product
-                return self.template(t.dot_rows_x, x_rows=self.rows_of(args[0]), y=args[1])
-            if prim.name == "matmul":     # @ and np.dot differ past two dimensions per example
-                return self.template(t.matmul_batched_x if batched[0] else t.matmul_batched_y, x=args[0], y=args[1])
-            return self.template(t.dot_batched_x if batched[0] else t.dot_batched_y, x=args[0], y=args[1])
-        # @'s adjoint helpers have their own (np.dot's where examples have at most two dimensions)
-        matmul = prim.name.startswith("rt.matmul")
-        if prim.name in ("rt.dot_vjp_x", "rt.matmul_vjp_x") and batched[0] and not batched[2]:
-            self.add_comment(why)
-            return self.template(t.matmul_vjp_x_batched_g if matmul else t.dot_vjp_x_batched_g, g=args[0],
-                                 x_example=self.first_example(args[1]), y=args[2])
-        if prim.name in ("rt.dot_vjp_y", "rt.matmul_vjp_y") and batched[0] and not batched[1]:
-            self.add_comment(why)
-            return self.template(t.matmul_vjp_y_batched_g if matmul else t.dot_vjp_y_batched_g, g=args[0],
-                                 x=args[1], y_example=self.first_example(args[2]))
-        if prim.name in ("rt.dot_vjp_y", "rt.matmul_vjp_y") and batched[0] and batched[1] and not batched[2]:
-            self.add_comment("# strategy: the cotangent and x are batched: elementwise for examples of rank 0 and 1 "
-                             "(the helper loops over the examples only for matrices)")
-            if matmul:
-                return self.template(t.matmul_vjp_y_batched_gx, g=args[0], x=args[1], y=args[2])
-            if self.has_rows(args[1]):
-                return self.template(t.dot_vjp_y_rows_gx, g=args[0], x_rows=self.rows_of(args[1]), y=args[2])
-            return self.template(t.dot_vjp_y_batched_gx, g=args[0], x=args[1], y=args[2])
+            return self.template(getattr(t, identity), x=args[0], basis=args[1])
+        for pattern, name, rows_name, comment in rule.rule_options["cases"]:
+            if all(want is None or want == got for want, got in zip(pattern, batched)):
+                self.add_comment(comment)
+                by_param = dict(zip(prim.params, args))
+                template = getattr(t, name)
+                if rows_name is not None:
+                    rows = getattr(t, rows_name)
+                    if all(self.has_rows(by_param[p[:-len("_rows")]])
+                           for p in inspect.signature(rows).parameters if p.endswith("_rows")):
+                        template = rows
+                operands = {}
+                for param in inspect.signature(template).parameters:
+                    if param.endswith("_rows"):
+                        operands[param] = self.rows_of(by_param[param[:-len("_rows")]])
+                    elif param.endswith("_example"):
+                        operands[param] = self.first_example(by_param[param[:-len("_example")]])
+                    else:
+                        operands[param] = by_param[param]
+                return self.template(template, **operands)
         return self.rule_loop(prim, rule, args, keywords, states)
 
     def first_example(self, atom):
@@ -951,27 +954,16 @@ class _Batcher:
         self.rows = saved_rows
         return self.temp_of(self.template(t.batch_last, x=rows))
 
-    def collective(self, prim, args):
-        batch = cst.Name(self.batch_size)
-        if prim.name == "axis_index":
-            return cf.call("np.arange", [cf.literal(0), batch]), True
-        x = args[0]
-        batched = _is_batched(self._atom_state(x))
-        t = _templates()
-        if prim.name == "psum":
-            return (cf.call("np.sum", [x], [("axis", cf.literal(-1))]) if batched
-                    else cst.BinaryOperation(x, cst.Multiply(), batch)), False
-        if prim.name == "pmean":
-            if not batched:
-                return x, False
-            total = self.temp_of(cf.call("np.sum", [x], [("axis", cf.literal(-1))]))
-            return cst.BinaryOperation(total, cst.Divide(), batch), False
-        if prim.name in ("pmax", "pmin"):
-            if not batched:
-                return x, False
-            leading = self.template(t.gathered, x=x)
-            return self.template(t.max_leading if prim.name == "pmax" else t.min_leading, x=leading), False
-        return self.template(t.gathered, x=x if batched else self.broadcast(x)), False
+    def collective(self, prim, rule, args):
+        """A collective over this vmap's own axis (templates/batching.py: the rule for a batched x,
+        ``unbatched`` the one for an x the same for every example)."""
+        batched_result = rule.rule_options.get("batched_result", False)
+        if "x" not in prim.params:
+            return self.apply(rule), batched_result
+        x = args[prim.params.index("x")]
+        if _is_batched(self._atom_state(x)):
+            return self.apply(rule, x=x), batched_result
+        return self.apply(self.named_template(rule, "unbatched"), x=x), batched_result
 
     # -------------------------------------------------------- control flow
     def batched_condition(self, test) -> str:
