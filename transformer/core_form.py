@@ -300,6 +300,13 @@ def walk(stmts):
                 yield from walk(inner)
 
 
+def tape_operation(value) -> str:
+    """What a right-hand side does to reverse mode's tape (the registry's ``tape``: "new", "push",
+    "pop" or "top"), or "" for anything else."""
+    prim = primitive_of(value) if isinstance(value, cst.Call) else None
+    return prim.tape if prim is not None else ""
+
+
 def origin_of(stmt) -> tuple[str, int] | None:
     """(file, line) from a statement's origin comment, if it has one."""
     for line in reversed(getattr(stmt, "leading_lines", ())):

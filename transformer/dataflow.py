@@ -245,7 +245,6 @@ def tuple_sizes(statements, of_atoms: bool = True) -> dict[str, int | None]:
 
 
 # ------------------------------------------------------------ dead code removal
-_EFFECTFUL_SPELLINGS = {"rt.push", "rt.pop"}
 # Primitives whose result may share memory with an operand: an array that
 # came from one of these (or from a parameter) may be an alias, so writes into
 # it are never removed.
@@ -257,7 +256,7 @@ def shared_memory(a: Assignment) -> list[str]:
         return []
     if cf.is_atom(a.value):
         return atom_names(a.value)
-    if spelling(a.value) == "rt.push":
+    if cf.tape_operation(a.value) == "push":
         return [n for op in cf.operands(a.value) for n in atom_names(op)]
     prim = cf.primitive_of(a.value)
     if prim is not None and not prim.may_alias:          # (the registry says which return views)
@@ -313,7 +312,7 @@ def spelling(value) -> str | None:
 
 def _stack_of(value) -> str | None:
     """The tape a push/pop/top reads or writes."""
-    if spelling(value) in ("rt.push", "rt.pop", "rt.top") and isinstance(value.args[0].value, cst.Name):
+    if cf.tape_operation(value) in ("push", "pop", "top") and isinstance(value.args[0].value, cst.Name):
         return value.args[0].value.value
     return None
 
@@ -323,7 +322,7 @@ def _is_effectful(value, live_stacks=None) -> bool:
     called = spelling(value)
     if called == "rt.scalar_seed":       # it checks that grad's output is a scalar: keep the check
         return True
-    if called not in _EFFECTFUL_SPELLINGS:
+    if cf.tape_operation(value) not in ("push", "pop"):       # they change their tape
         return False
     return live_stacks is None or _stack_of(value) in live_stacks
 
@@ -350,7 +349,7 @@ def remove_dead_code(func: cst.FunctionDef) -> cst.FunctionDef:
     while True:   # a tape is live once any of its reads survives; grow that set to a fixed point
         body, _ = _sweep(list(func.body.body), set(), fresh, live_stacks)
         read = {_stack_of(a.value) for a in walk(body)
-                if a.kind == "assign" and spelling(a.value) in ("rt.pop", "rt.top")}
+                if a.kind == "assign" and cf.tape_operation(a.value) in ("pop", "top")}
         if read <= live_stacks:
             return func.with_changes(body=cf.block(body))
         live_stacks |= read

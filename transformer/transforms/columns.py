@@ -39,7 +39,6 @@ from . import register
 # says: it only decides what to copy, so it errs on the side of copying
 _HELPER_MODULES = ("rt.", "lax.")
 # calls that change their first argument (a tape)
-_MUTATORS = ("rt.push", "rt.pop")
 
 
 @register("columns", internal=True)
@@ -142,7 +141,7 @@ class _Names(cst.CSTVisitor):
             self.writes.add(node.target.value)
 
     def visit_Call(self, node):
-        if _spelling(node.func) in _MUTATORS and node.args and isinstance(node.args[0].value, cst.Name):
+        if cf.tape_operation(node) in ("push", "pop") and node.args and isinstance(node.args[0].value, cst.Name):
             self.mutates.add(node.args[0].value.value)
 
 
@@ -195,7 +194,7 @@ def _aliases(stmts) -> dict[str, set[str]]:
             join(target, value.value.value)
         elif isinstance(value, cst.Call) and _may_alias(value):
             # a view (or the helper's result) is of the first argument; a tape holds what is pushed
-            shared = value.args if _spelling(value.func) == "rt.push" else value.args[:1]
+            shared = value.args if cf.tape_operation(value) == "push" else value.args[:1]
             for arg in shared:
                 if isinstance(arg.value, cst.Name):
                     join(target, arg.value.value)

@@ -544,7 +544,7 @@ def _prune_dead_tangents(body: list, tangent_names: set[str]) -> list:
 
 def _popped_tape(value) -> str | None:
     """The tape ``value`` pops (``rt.pop(s_dot)`` -> ``"s_dot"``), if it is a pop."""
-    if isinstance(value, cst.Call) and cst.Module([]).code_for_node(value.func) == "rt.pop" and \
+    if cf.tape_operation(value) == "pop" and \
             isinstance(value.args[0].value, cst.Name):
         return value.args[0].value.value
     return None

@@ -30,7 +30,6 @@ from ..core_form import CoreFunction
 from ..errors import Location, TransformError
 from . import TRANSFORMS, register
 
-COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermute")
 
 
 @register("pmap")
@@ -49,10 +48,9 @@ def pmap_shard_transform(core: CoreFunction, axis_name=None) -> CoreFunction:
 
 def collective_call(value) -> tuple[str, cst.Call] | None:
     """(collective name, call) if ``value`` is ``lax.<collective>(...)``."""
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
-            and isinstance(value.func.value, cst.Name) and value.func.value.value == "lax" \
-            and value.func.attr.value in COLLECTIVES:
-        return value.func.attr.value, value
+    prim = cf.primitive_of(value) if isinstance(value, cst.Call) else None
+    if prim is not None and prim.collective:
+        return prim.name, value
     return None
 
 

@@ -26,7 +26,6 @@ GETITEM = "getitem"
 # the primitives whose result may have another shape than their operands
 _SHAPE_MOVING = frozenset({primitives.INDEX, primitives.SHAPE, primitives.REDUCE})
 CUSTOM = "rt.custom_vjp_call"
-_EFFECTFUL = {"rt.push", "rt.pop", "rt.top", "rt.stack"}
 
 
 def rule_for(value, location=None):
@@ -71,20 +70,18 @@ class _NameFinder(cst.CSTVisitor):
         self.names.add(node.value)
 
 
-# call spelling -> positions of arguments read only for their shape
-_SHAPE_ONLY_ARGUMENTS = {"rt.unbroadcast": (1,), "rt.expand_to": (1,), "rt.zeros_like": (0,),
-                         "np.shape": (0,), "np.size": (0,), "np.ndim": (0,), "rt.cast_like": (1,),
-                         "rt.cast_derivative": (1,),
-                         "rt.trace_vjp": (1,)}
-
-
 class ValueReads(_NameFinder):
+    """The names whose values an expression reads: an argument the called primitive reads only for
+    its shape (its registry entry's ``shape_only``) does not count."""
+
     def visit_Call(self, node: cst.Call):
-        positions = _SHAPE_ONLY_ARGUMENTS.get(cst.Module([]).code_for_node(node.func))
-        if positions is None:
+        prim = primitives.BY_SPELLING.get(cst.Module([]).code_for_node(node.func))
+        if prim is None or not prim.shape_only:
             return True
         for i, arg in enumerate(node.args):
-            if i not in positions:
+            param = arg.keyword.value if arg.keyword is not None else \
+                prim.params[i] if i < len(prim.params) else None
+            if param not in prim.shape_only:
                 arg.visit(self)
         return False
 
@@ -302,7 +299,7 @@ class Analysis:
                     if a.kind != "assign" or self.counts.count.get(a.target) != 1 or \
                             all_reads.get(a.target, 0) != inside.get(a.target, 0):
                         continue
-                    if not cf.is_atom(a.value) and cf.primitive_of(a.value).name in _EFFECTFUL:
+                    if cf.tape_operation(a.value):
                         continue
                     if all(n in known for n in dataflow.value_reads(a.value)):
                         plan.append(stmt)

@@ -165,57 +165,49 @@ class Shapes:
         prim = cf.primitive_of(value)
         if prim is None:
             return UNKNOWN
-        if prim.name == "getitem":
+        rule, _, operand = prim.shape_rule.partition(":")       # the registry's shape_rule
+        if rule == "indexed":
             return self.of_getitem(value)
         args, keywords = params_and_keywords(value, prim)
-        if prim.name in ("rt.pop", "rt.top") and isinstance(args["tape"], cst.Name):
-            return self.tape_items.get(args["tape"].value, UNKNOWN)
-        if prim.name in _SHAPED_LIKE:           # reverse mode's helpers: a cotangent shaped like an operand
-            return self.of_value(args[_SHAPED_LIKE[prim.name]])
+        if rule == "tape_entry":
+            tape = args["tape"]
+            return self.tape_items.get(tape.value, UNKNOWN) if isinstance(tape, cst.Name) else UNKNOWN
+        if rule == "like":                 # reverse mode's helpers: a cotangent shaped like an operand
+            return self.of_value(args[operand])
         inputs = [self.of_value(a) for a in args.values()]
         x = inputs[0] if inputs else UNKNOWN
-        name = prim.name
-        if prim.kind in (primitives.UNARY, primitives.BINARY, primitives.COMPARE) or name in ("where", "clip"):
+        if rule == "elementwise":
             return combine(*inputs)
-        if name in _SCALAR_RESULTS:
+        if rule == "scalar":
             return SCALAR
-        if name == "shape":
+        if rule == "shape_tuple":
             return ("shape", None)
-        if name in _SAME_AS_INPUT:
+        if rule == "same":
             return x
-        if name in ("zeros_like", "ones_like", "empty_like", "full_like"):
-            return SCALAR if x == SCALAR else (x[0], x[1])
-        if prim.kind == primitives.REDUCE and not name.startswith("cum"):
+        if rule == "reduce":
             if "axis" not in keywords:
                 return SCALAR
             if isinstance(keywords.get("keepdims"), cst.Name) and keywords["keepdims"].value == "True":
                 return (x[0], None)
             axis = keywords["axis"]
             return _shift(x, -(len(axis.elements) if isinstance(axis, cst.Tuple) else 1))
-        if name in ("matmul", "dot"):
+        if rule == "product":              # np.dot and @ of vectors and matrices
             a, b = inputs
             if isinstance(a[0], int) and isinstance(b[0], int) and 1 <= a[0] <= 2 and 1 <= b[0] <= 2:
                 return _ndim_token(a[0] + b[0] - 2)
             return UNKNOWN
-        if name in ("zeros", "ones", "empty", "full"):
-            shape = args["shape"]
+        if rule == "given_shape":          # the shape an operand gives: a literal tuple, or an int
+            shape = args[operand]
             if isinstance(shape, cst.Tuple):
                 return _ndim_token(len(shape.elements))
             return (1, None) if self.of_value(shape) == SCALAR else ("array", None)
-        if name in ("arange", "linspace", "ravel"):
-            return (1, None)
-        if name in ("eye", "outer"):
-            return (2, None)
-        if name == "reshape":
-            shape = args["shape"]
-            if isinstance(shape, cst.Tuple):
-                return _ndim_token(len(shape.elements))
-            return (1, None) if self.of_value(shape) == SCALAR else ("array", None)
-        if name in ("transpose", "swapaxes", "flip"):
+        if rule == "rank":
+            return (int(operand), None)
+        if rule == "same_rank":
             return (x[0], None)
-        if name == "expand_dims":
+        if rule == "one_more_axis":
             return _shift(x, 1)
-        if prim.kind in (primitives.CREATE, primitives.SHAPE):
+        if rule == "array":
             return ("array", None)
         return UNKNOWN
 
@@ -242,15 +234,7 @@ class Shapes:
 
 def _pushed(value):
     """The value ``rt.push(tape, value)`` pushes, if ``value`` is a push."""
-    if isinstance(value, cst.Call) and cst.Module([]).code_for_node(value.func) == "rt.push":
+    prim = cf.primitive_of(value) if isinstance(value, cst.Call) else None
+    if prim is not None and prim.tape == "push":
         return value.args[1].value
     return None
-
-
-_SCALAR_RESULTS = {"len", "ndim", "size", "float", "int", "bool", "trace", "det", "vdot", "rt.scalar_seed"}
-# runtime helper -> the parameter whose shape its result has
-_SHAPED_LIKE = {"rt.zeros_like": "x", "rt.copy": "x", "rt.unbroadcast": "x", "rt.expand_to": "x",
-                "rt.cast_like": "x", "rt.cast_derivative": "g", "rt.dot_vjp_x": "x", "rt.dot_vjp_y": "y", "rt.extremum_vjp": "x",
-                "rt.prod_vjp": "x", "rt.cumsum_vjp": "x", "rt.cumprod_vjp": "x", "rt.norm_vjp": "x",
-                "rt.trace_vjp": "x"}
-_SAME_AS_INPUT = {"stop_gradient", "astype", "copy", "asarray", "inv"}

@@ -45,7 +45,6 @@ from .. import core_form as cf
 from .. import dataflow
 from .reverse_analysis import ValueReads
 
-_TAPE = ("rt.push", "rt.pop", "rt.top", "rt.stack")
 COMMENT = ("# both sweeps in one loop: each iteration's adjoint only adds into gradients, so it runs "
            "right after the iteration, not in a second loop backwards")
 
@@ -125,7 +124,7 @@ def _try_fuse(body: list, p: int) -> list | None:
             or not _is_minus_one_of(end, start, definitions):
         return None
     # the forward body: plain assignments, no tape
-    if any(a.kind != "assign" or dataflow.spelling(a.value) in _TAPE for a in fwd):
+    if any(a.kind != "assign" or cf.tape_operation(a.value) for a in fwd):
         return None
     fwd_written = {a.target for a in fwd} | {index}
     fwd_read = set().union(*(_all_reads(a) for a in fwd)) if fwd else set()
@@ -138,7 +137,7 @@ def _try_fuse(body: list, p: int) -> list | None:
         return None
     if arrays & (fwd_written | fwd_read):
         return None
-    if any(a.kind == "assign" and dataflow.spelling(a.value) in _TAPE for a in bwd):
+    if any(a.kind == "assign" and cf.tape_operation(a.value) for a in bwd):
         return None
     # what the backward body carries from one iteration to the next, and what it reads
     # before making it (by value, or only the shape)
