@@ -80,10 +80,10 @@ _LIBRARY_ALIASES: dict[str, list[tuple[str, Primitive]]] = {}
 
 
 # What shapes.py can say of a result without running the code (``shape_rule``).  A rule with a
-# parameter after the colon reads that parameter: "like:x" is shaped like operand x, "shape:shape"
-# has the shape the literal tuple (or the scalar) ``shape`` gives.
-SHAPE_RULES = ("elementwise", "reduce", "scalar", "shape_tuple", "same", "like", "product", "shape",
-               "rank", "same_rank", "one_more_axis", "tape_entry", "getitem", "array", "unknown")
+# parameter after the colon reads that parameter: "like:x" is shaped like operand x,
+# "given_shape:shape" has the shape that the literal tuple (or the scalar) ``shape`` gives.
+SHAPE_RULES = ("elementwise", "reduce", "scalar", "shape_tuple", "same", "like", "product", "given_shape",
+               "rank", "same_rank", "one_more_axis", "tape_entry", "indexed", "array", "unknown")
 
 
 def register(name, spelling, impl, kind, params, keywords=(), aliases=(), may_alias=False, results=(),
@@ -268,7 +268,7 @@ register("eigvalsh", "np.linalg.eigvalsh", np.linalg.eigvalsh, LINALG, ("x",))
 
 
 # ---------------------------------------------------------------------- shape
-register("reshape", "np.reshape", np.reshape, SHAPE, ("x", "shape"), may_alias=True, shape_rule="shape:shape")
+register("reshape", "np.reshape", np.reshape, SHAPE, ("x", "shape"), may_alias=True, shape_rule="given_shape:shape")
 register("transpose", "np.transpose", np.transpose, SHAPE, ("x",), keywords=("axes",), may_alias=True,
          shape_rule="same_rank")
 register("swapaxes", "np.swapaxes", np.swapaxes, SHAPE, ("x", "axis1", "axis2"), may_alias=True,
@@ -298,10 +298,10 @@ register("len", "len", builtins.len, QUERY, ("x",), shape_rule="scalar")
 
 # ------------------------------------------------------------------- creation
 for _name in ["zeros", "ones", "empty"]:
-    register(_name, f"np.{_name}", getattr(np, _name), CREATE, ("shape",), keywords=("dtype",), shape_rule="shape:shape")
+    register(_name, f"np.{_name}", getattr(np, _name), CREATE, ("shape",), keywords=("dtype",), shape_rule="given_shape:shape")
 for _name in ["zeros_like", "ones_like", "empty_like"]:
     register(_name, f"np.{_name}", getattr(np, _name), CREATE, ("x",), keywords=("dtype",), shape_rule="same")
-register("full", "np.full", np.full, CREATE, ("shape", "fill_value"), keywords=("dtype",), shape_rule="shape:shape")
+register("full", "np.full", np.full, CREATE, ("shape", "fill_value"), keywords=("dtype",), shape_rule="given_shape:shape")
 register("full_like", "np.full_like", np.full_like, CREATE, ("x", "fill_value"), keywords=("dtype",),
          shape_rule="same")
 register("arange", "np.arange", np.arange, CREATE, ("start", "stop", "step"), keywords=("dtype",), shape_rule="rank:1")
@@ -393,7 +393,7 @@ register("lstsq", "np.linalg.lstsq", np.linalg.lstsq, LINALG, ("a", "b"), keywor
 
 # -------------------------------------------------------------------- indexing
 # Spelled with subscripts in the core form: ``y = x[i, a:b]`` and ``x[i] = v``.
-register("getitem", "[]", operator.getitem, INDEX, ("x", "index"), may_alias=True, shape_rule="getitem")
+register("getitem", "[]", operator.getitem, INDEX, ("x", "index"), may_alias=True, shape_rule="indexed")
 register("setitem", "[]=", operator.setitem, INDEX, ("x", "index", "value"))
 
 
