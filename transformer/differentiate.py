@@ -12,7 +12,6 @@ import numpy as np
 from . import tree
 from .staging import Step
 from .transformed import Boundary, Transformed
-from .transforms import vjp as _vjp_transform  # noqa: F401  (registers the transforms)
 
 
 def _check_argnums(fn, argnums):

@@ -15,7 +15,6 @@ import numpy as np
 from . import staging, tree
 from .staging import Step
 from .transformed import Boundary, Transformed, refuse_complex
-from .transforms import jvp as _jvp_transform  # noqa: F401  (registers the transform)
 
 
 def jvp(fn, primals, tangents):

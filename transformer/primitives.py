@@ -37,6 +37,20 @@ SPECIAL = "special"        # stop_gradient, collectives, runtime helpers
 
 
 @dataclass(frozen=True)
+class Lowering:
+    """How a compiled backend runs a call it cannot compile as written (numba has no
+    ``np.max(x, axis=...)``): a call of one of its helpers (numba: ``nl.max_axis``) with the call's
+    operands, or a rewrite of the backend's own, by name."""
+    helper: str = ""
+    # what the helper is passed, by position: parameter or keyword names, "axis=None" where the call
+    # may leave it out; () passes the primitive's parameters that the call gives
+    arguments: tuple[str, ...] = ()
+    when_written: tuple[str, ...] = ()   # lower only a call that writes one of these keywords
+    when_given: tuple[str, ...] = ()     # lower only a call that gives one of these a value other than None
+    rewrite: str = ""                    # the backend's rewrite of that name instead of a helper call
+
+
+@dataclass(frozen=True)
 class Primitive:
     name: str                       # registry key, e.g. "sin"
     spelling: str                   # core-form spelling: "np.sin", or an operator such as "+"
@@ -64,6 +78,11 @@ class Primitive:
     collective: bool = False
     # reverse mode's tape: "new" makes one, "push" and "pop" change it, "top" reads its last entry
     tape: str = ""
+    # backend -> Lowering, where the backend cannot compile the call as written
+    lowering: dict = field(default_factory=dict, hash=False, compare=False)
+    # operands that, written as a Python number, take the precision of the array operands (NumPy's
+    # NEP 50: float32 * 2.0 is float32), which a backend typing literals as float64 must keep
+    scalars_follow_arrays: tuple[str, ...] = ()
 
     @property
     def is_operator(self) -> bool:
@@ -88,12 +107,13 @@ SHAPE_RULES = ("elementwise", "reduce", "scalar", "shape_tuple", "same", "like",
 
 def register(name, spelling, impl, kind, params, keywords=(), aliases=(), may_alias=False, results=(),
              library_aliases=(), index_arrays=False, on_device=True, shape_rule="", shape_only=(),
-             collective=False, tape="") -> Primitive:
+             collective=False, tape="", numba=None, scalars_follow_arrays=()) -> Primitive:
     """``library_aliases``: dotted names such as ``"scipy.special.erf"``, for objects of a module
     that importing transformer should not import."""
     prim = Primitive(name, spelling, impl, kind, tuple(params), tuple(keywords), tuple(aliases), may_alias,
                      tuple(results), index_arrays, on_device, shape_rule or _kind_shape_rule(kind, name),
-                     tuple(shape_only), collective, tape)
+                     tuple(shape_only), collective, tape, {"numba": numba} if numba else {},
+                     tuple(scalars_follow_arrays))
     if name in REGISTRY:
         raise ValueError(f"primitive {name!r} registered twice")
     if prim.shape_rule.partition(":")[0] not in SHAPE_RULES:
@@ -185,7 +205,8 @@ for _name, (_spell, _op, _ufunc) in _OPERATORS.items():
     if _name == "power":
         _extra = (math.pow,)
     register(_name, _spell, _op, LINALG if _name == "matmul" else BINARY, ("x", "y"), aliases=(_ufunc, *_extra),
-             shape_rule="product" if _name == "matmul" else "")
+             shape_rule="product" if _name == "matmul" else "",
+             scalars_follow_arrays=() if _name == "matmul" else ("x", "y"))
 
 _COMPARISONS = {
     "less": ("<", operator.lt, np.less), "less_equal": ("<=", operator.le, np.less_equal),
@@ -215,7 +236,8 @@ for _name in ["maximum", "minimum", "fmax", "fmin", "arctan2", "hypot", "logadde
     if _name == "copysign":
         _aliases = [math.copysign]
     register(_name, f"np.{_name}", getattr(np, _name),
-             COMPARE if _name.startswith("logical") else BINARY, ("x", "y"), aliases=_aliases)
+             COMPARE if _name.startswith("logical") else BINARY, ("x", "y"), aliases=_aliases,
+             scalars_follow_arrays=() if _name.startswith("logical") else ("x", "y"))
 
 # scipy.special's error and gamma functions, spelled by their names in JAX's lax (transformer.lax
 # holds them; a compiled target lowers them, numba_special and cuda_lax); polygamma is the
@@ -233,8 +255,10 @@ for _name, (_fn, _scipy_names, _math_twin) in _SCIPY_SPECIAL.items():
 register("polygamma", "lax.polygamma", lax.polygamma, BINARY, ("n", "x"),
          library_aliases=("scipy.special.polygamma",))
 
-register("where", "np.where", np.where, SPECIAL, ("condition", "x", "y"), shape_rule="elementwise")
-register("clip", "np.clip", np.clip, SPECIAL, ("x", "lo", "hi"), shape_rule="elementwise")
+register("where", "np.where", np.where, SPECIAL, ("condition", "x", "y"), shape_rule="elementwise",
+         scalars_follow_arrays=("x", "y"))
+register("clip", "np.clip", np.clip, SPECIAL, ("x", "lo", "hi"), shape_rule="elementwise",
+         numba=Lowering("clip"))                  # numba clips arrays only
 
 
 # ----------------------------------------------------------------- reductions
@@ -243,43 +267,65 @@ for _name in ["sum", "mean", "prod", "max", "min", "std", "var", "any", "all", "
     _keywords = ("axis",) if _name in ("argmax", "argmin") else ("axis", "keepdims")
     if _name in ("std", "var"):
         _keywords += ("ddof",)
-    register(_name, f"np.{_name}", getattr(np, _name), REDUCE, ("x",), keywords=_keywords, aliases=_aliases)
+    # numba compiles np.sum(x) but not np.max(x, axis=...), keepdims= or ddof=; its np.var(x) and
+    # np.std(x) of float32 are float64 (NumPy keeps float32); argmax and argmin it compiles as written
+    _numba = None
+    if _name in ("std", "var"):
+        _numba = Lowering(f"{_name}_axis", ("x", "axis=None", "keepdims=False", "ddof=0"))
+    elif _name not in ("argmax", "argmin"):
+        _numba = Lowering(f"{_name}_axis", ("x", "axis=None", "keepdims=False"), when_written=("axis", "keepdims"))
+    register(_name, f"np.{_name}", getattr(np, _name), REDUCE, ("x",), keywords=_keywords, aliases=_aliases,
+             numba=_numba)
 register("cumsum", "np.cumsum", np.cumsum, REDUCE, ("x",), keywords=("axis",))
-register("cumprod", "np.cumprod", np.cumprod, REDUCE, ("x",), keywords=("axis",))
-register("norm", "np.linalg.norm", np.linalg.norm, REDUCE, ("x",), keywords=("ord", "axis", "keepdims"))
+register("cumprod", "np.cumprod", np.cumprod, REDUCE, ("x",), keywords=("axis",),     # numba: np.cumprod(x) only
+         numba=Lowering("cumprod_axis", ("x", "axis"), when_given=("axis",)))
+register("norm", "np.linalg.norm", np.linalg.norm, REDUCE, ("x",), keywords=("ord", "axis", "keepdims"),
+         numba=Lowering("norm_axis", ("x", "axis=None", "keepdims=False", "ord=None")))   # numba: no axis, no ints
 
 
 # --------------------------------------------------------------------- linalg
-register("dot", "np.dot", np.dot, LINALG, ("x", "y"), shape_rule="product")
+# numba's products and LAPACK calls take floats only, one matrix at a time (numba_arrays' helpers
+# take integers, scalars and stacks); it has no np.inner
+register("dot", "np.dot", np.dot, LINALG, ("x", "y"), shape_rule="product", numba=Lowering("dot"))
 register("outer", "np.outer", np.outer, LINALG, ("x", "y"), shape_rule="rank:2")
-register("inner", "np.inner", np.inner, LINALG, ("x", "y"))
-register("vdot", "np.vdot", np.vdot, LINALG, ("x", "y"), shape_rule="scalar")
-register("trace", "np.trace", np.trace, LINALG, ("x",), shape_rule="scalar")
-register("inv", "np.linalg.inv", np.linalg.inv, LINALG, ("x",), shape_rule="same")
-register("solve", "np.linalg.solve", np.linalg.solve, LINALG, ("a", "b"))
-register("det", "np.linalg.det", np.linalg.det, LINALG, ("x",), shape_rule="scalar")
+register("inner", "np.inner", np.inner, LINALG, ("x", "y"), numba=Lowering("inner"))
+register("vdot", "np.vdot", np.vdot, LINALG, ("x", "y"), shape_rule="scalar", numba=Lowering("vdot"))
+register("trace", "np.trace", np.trace, LINALG, ("x",), shape_rule="scalar", numba=Lowering("trace"))
+register("inv", "np.linalg.inv", np.linalg.inv, LINALG, ("x",), shape_rule="same", numba=Lowering("inv"))
+register("solve", "np.linalg.solve", np.linalg.solve, LINALG, ("a", "b"), numba=Lowering("solve"))
+register("det", "np.linalg.det", np.linalg.det, LINALG, ("x",), shape_rule="scalar", numba=Lowering("det"))
 # Decompositions of a matrix or a stack of them (the last two axes).  NumPy reads only the lower
 # triangle of cholesky's, eigh's and eigvalsh's argument; their derivatives (templates/) assume it
 # is symmetric and are those of the symmetrized matrix, as JAX's are.
-register("cholesky", "np.linalg.cholesky", np.linalg.cholesky, LINALG, ("x",))
-register("slogdet", "np.linalg.slogdet", np.linalg.slogdet, LINALG, ("x",), results=("sign", "logabsdet"))
-register("eigh", "np.linalg.eigh", np.linalg.eigh, LINALG, ("x",), results=("eigenvalues", "eigenvectors"))
-register("eigvalsh", "np.linalg.eigvalsh", np.linalg.eigvalsh, LINALG, ("x",))
+register("cholesky", "np.linalg.cholesky", np.linalg.cholesky, LINALG, ("x",), numba=Lowering("cholesky"))
+register("slogdet", "np.linalg.slogdet", np.linalg.slogdet, LINALG, ("x",), results=("sign", "logabsdet"),
+         numba=Lowering("slogdet"))
+register("eigh", "np.linalg.eigh", np.linalg.eigh, LINALG, ("x",), results=("eigenvalues", "eigenvectors"),
+         numba=Lowering("eigh"))
+register("eigvalsh", "np.linalg.eigvalsh", np.linalg.eigvalsh, LINALG, ("x",), numba=Lowering("eigvalsh"))
 
 
 # ---------------------------------------------------------------------- shape
-register("reshape", "np.reshape", np.reshape, SHAPE, ("x", "shape"), may_alias=True, shape_rule="given_shape:shape")
+# numba reshapes only contiguous arrays (failing at run time otherwise) and broadcasts to no 0-d
+# shape; it has np.transpose(x) but no axes=, no np.squeeze, np.flip(x) but no axis=, no
+# np.concatenate(..., axis=None) (a bare AssertionError)
+register("reshape", "np.reshape", np.reshape, SHAPE, ("x", "shape"), may_alias=True, shape_rule="given_shape:shape",
+         numba=Lowering("reshape"))
 register("transpose", "np.transpose", np.transpose, SHAPE, ("x",), keywords=("axes",), may_alias=True,
-         shape_rule="same_rank")
+         shape_rule="same_rank", numba=Lowering("transpose", ("x", "axes=None")))
 register("swapaxes", "np.swapaxes", np.swapaxes, SHAPE, ("x", "axis1", "axis2"), may_alias=True,
          shape_rule="same_rank")
 register("expand_dims", "np.expand_dims", np.expand_dims, SHAPE, ("x", "axis"), may_alias=True,
          shape_rule="one_more_axis")
-register("squeeze", "np.squeeze", np.squeeze, SHAPE, ("x",), keywords=("axis",), may_alias=True)
+register("squeeze", "np.squeeze", np.squeeze, SHAPE, ("x",), keywords=("axis",), may_alias=True,
+         numba=Lowering("squeeze", ("x", "axis=None")))
 register("ravel", "np.ravel", np.ravel, SHAPE, ("x",), may_alias=True, shape_rule="rank:1")
-register("broadcast_to", "np.broadcast_to", np.broadcast_to, SHAPE, ("x", "shape"), may_alias=True)
-register("flip", "np.flip", np.flip, SHAPE, ("x",), keywords=("axis",), may_alias=True, shape_rule="same_rank")
-register("concatenate", "np.concatenate", np.concatenate, SHAPE, ("arrays",), keywords=("axis",))
+register("broadcast_to", "np.broadcast_to", np.broadcast_to, SHAPE, ("x", "shape"), may_alias=True,
+         numba=Lowering("broadcast_to"))
+register("flip", "np.flip", np.flip, SHAPE, ("x",), keywords=("axis",), may_alias=True, shape_rule="same_rank",
+         numba=Lowering(rewrite="flip_each_axis"))
+register("concatenate", "np.concatenate", np.concatenate, SHAPE, ("arrays",), keywords=("axis",),
+         numba=Lowering(rewrite="join_flattened"))
 register("stack", "np.stack", np.stack, SHAPE, ("arrays",), keywords=("axis",))
 register("hstack", "np.hstack", np.hstack, SHAPE, ("arrays",))
 register("vstack", "np.vstack", np.vstack, SHAPE, ("arrays",))
@@ -291,7 +337,8 @@ register("astype", "rt.astype", runtime.astype, CAST, ("x", "dtype"), shape_rule
 
 # -------------------------------------------------------------------- queries
 register("shape", "np.shape", np.shape, QUERY, ("x",), shape_rule="shape_tuple", shape_only=("x",))
-register("ndim", "np.ndim", np.ndim, QUERY, ("x",), shape_rule="scalar", shape_only=("x",))
+register("ndim", "np.ndim", np.ndim, QUERY, ("x",), shape_rule="scalar", shape_only=("x",),
+         numba=Lowering("ndim"))            # missing in numba
 register("size", "np.size", np.size, QUERY, ("x",), shape_rule="scalar", shape_only=("x",))
 register("len", "len", builtins.len, QUERY, ("x",), shape_rule="scalar")
 
@@ -306,7 +353,8 @@ register("full_like", "np.full_like", np.full_like, CREATE, ("x", "fill_value"),
          shape_rule="same")
 register("arange", "np.arange", np.arange, CREATE, ("start", "stop", "step"), keywords=("dtype",), shape_rule="rank:1")
 register("linspace", "np.linspace", np.linspace, CREATE, ("start", "stop", "num"), keywords=("endpoint",),
-         shape_rule="rank:1")
+         shape_rule="rank:1",
+         numba=Lowering("linspace", ("start", "stop", "num", "endpoint"), when_written=("endpoint",)))
 register("eye", "np.eye", np.eye, CREATE, ("n",), keywords=("dtype",), shape_rule="rank:2")
 
 
@@ -352,11 +400,17 @@ register("log_ndtr", "lax.log_ndtr", lax.log_ndtr, UNARY, ("x",), library_aliase
 # Sorting moves values without arithmetic: sort's derivative is the cotangent sent back through
 # the (stable) argsort permutation, with take_along_axis, whose own adjoint is the scatter-add
 # rt.add_along_axis.  argsort, argpartition, searchsorted and the triangle indices are integers.
-register("sort", "np.sort", np.sort, SHAPE, ("x",), keywords=("axis", "kind"))
-register("argsort", "np.argsort", np.argsort, SHAPE, ("x",), keywords=("axis", "kind"))
-register("partition", "np.partition", np.partition, SHAPE, ("x", "kth"), keywords=("axis",))
-register("argpartition", "np.argpartition", np.argpartition, SHAPE, ("x", "kth"), keywords=("axis",))
-register("take_along_axis", "np.take_along_axis", np.take_along_axis, SHAPE, ("x", "indices"), keywords=("axis",))
+# numba sorts only the last axis of a 1-D array, with no axis=: numba_sorting loops over the rows
+register("sort", "np.sort", np.sort, SHAPE, ("x",), keywords=("axis", "kind"),
+         numba=Lowering("sort_axis", ("x", "axis=-1")))
+register("argsort", "np.argsort", np.argsort, SHAPE, ("x",), keywords=("axis", "kind"),
+         numba=Lowering("argsort_axis", ("x", "axis=-1", "kind=None")))
+register("partition", "np.partition", np.partition, SHAPE, ("x", "kth"), keywords=("axis",),
+         numba=Lowering("partition_axis", ("x", "kth", "axis=-1")))
+register("argpartition", "np.argpartition", np.argpartition, SHAPE, ("x", "kth"), keywords=("axis",),
+         numba=Lowering("argpartition_axis", ("x", "kth", "axis=-1")))
+register("take_along_axis", "np.take_along_axis", np.take_along_axis, SHAPE, ("x", "indices"), keywords=("axis",),
+         numba=Lowering("take_along_axis", ("x", "indices", "axis=-1")))
 register("searchsorted", "np.searchsorted", np.searchsorted, SPECIAL, ("a", "v"), keywords=("side",))
 register("triu_indices", "np.triu_indices", np.triu_indices, CREATE, ("n",), keywords=("k", "m"),
          results=("rows", "columns"), index_arrays=True)
@@ -382,13 +436,15 @@ for _name in [name for name in random.__all__ if name != "threefry2x32"]:     # 
 # ---------------------------------------------------------------------- linalg2
 # np.linalg.svd is a definition (templates/definitions.py) that picks one of these by its literal
 # keywords; qr, pinv and lstsq (rcond=None) are NumPy's own functions, of a matrix or a stack.
-register("svd", "rt.svd", runtime.svd, LINALG, ("x",), results=("U", "S", "Vh"))
-register("svd_complete", "rt.svd_complete", runtime.svd_complete, LINALG, ("x",), results=("U", "S", "Vh"))
-register("svdvals", "np.linalg.svdvals", np.linalg.svdvals, LINALG, ("x",))
-register("pinv", "np.linalg.pinv", np.linalg.pinv, LINALG, ("x",))
-register("qr", "np.linalg.qr", np.linalg.qr, LINALG, ("x",), results=("Q", "R"))
+# (numba's svd has no compute_uv and takes full_matrices by position; svd, qr and pinv one matrix)
+register("svd", "rt.svd", runtime.svd, LINALG, ("x",), results=("U", "S", "Vh"), numba=Lowering("svd"))
+register("svd_complete", "rt.svd_complete", runtime.svd_complete, LINALG, ("x",), results=("U", "S", "Vh"),
+         numba=Lowering("svd_complete"))
+register("svdvals", "np.linalg.svdvals", np.linalg.svdvals, LINALG, ("x",), numba=Lowering("svdvals"))
+register("pinv", "np.linalg.pinv", np.linalg.pinv, LINALG, ("x",), numba=Lowering("pinv"))
+register("qr", "np.linalg.qr", np.linalg.qr, LINALG, ("x",), results=("Q", "R"), numba=Lowering("qr"))
 register("lstsq", "np.linalg.lstsq", np.linalg.lstsq, LINALG, ("a", "b"), keywords=("rcond",),
-         results=("x", "residuals", "rank", "s"))
+         results=("x", "residuals", "rank", "s"), numba=Lowering("lstsq", ("a", "b", "rcond=None")))
 
 
 # -------------------------------------------------------------------- indexing

@@ -55,15 +55,6 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# Built when first needed: a warm start from the cache builds no libcst nodes.
-def _none():
-    return cst.Name("None")
-
-
-def _false():
-    return cst.Name("False")
-
-
 def _helper(name: str, *atoms) -> cst.Call:
     return cf.call(f"nl.{name}", atoms)
 
@@ -72,50 +63,18 @@ def _is_none(node) -> bool:
     return node is None or (isinstance(node, cst.Name) and node.value == "None")
 
 
-# ----------------------------------------------------------------- the rules
-# Each takes (primitive, arguments by name) and returns the lowered call, or
-# None to keep the call as numba compiles it.
+# ------------------------------------------------------------------ lowering
+# What numba cannot compile as written is in each primitive's registry entry (``numba=Lowering(...)``):
+# a call of one of the helpers above, or one of these rewrites, by name.
 
-def _reduction(prim, args):
-    # numba compiles np.sum(x) but not np.max(x, axis=...), keepdims= or ddof=;
-    # its np.var(x) and np.std(x) of float32 are float64 (NumPy keeps float32)
-    if set(args) == {"x"} and prim.name not in ("std", "var"):
-        return None
-    atoms = [args["x"], args.get("axis", _none()), args.get("keepdims", _false())]
-    if prim.name in ("std", "var"):
-        atoms.append(args.get("ddof", cst.Integer("0")))
-    return _helper(f"{prim.name}_axis", *atoms)
-
-
-def _cumprod(prim, args):
-    # numba has np.cumsum(x, axis=k) but only np.cumprod(x)
-    if _is_none(args.get("axis")):
-        return None
-    return _helper("cumprod_axis", args["x"], args["axis"])
-
-
-def _norm(prim, args):
-    # numba's norm has no axis/keepdims and rejects integer arrays
-    return _helper("norm_axis", args["x"], args.get("axis", _none()), args.get("keepdims", _false()),
-                   args.get("ord", _none()))
-
-
-def _transpose(prim, args):
-    return _helper("transpose", args["x"], args.get("axes", _none()))
-
-
-def _squeeze(prim, args):
-    return _helper("squeeze", args["x"], args.get("axis", _none()))
-
-
-def _flip(prim, args):
+def _flip_each_axis(prim, args):
     # numba has np.flip(x) (every axis) but no axis=; flips along different
     # axes commute, so a literal tuple of axes becomes nested calls
     axis = args.get("axis")
     if axis is None:
         return None
     if _is_none(axis):          # axis=None: every axis, which numba's np.flip(x) does without the keyword
-        return cf.call("np.flip", [args["x"]])
+        return cf.call(prim.spelling, [args["x"]])
     axes = [el.value for el in axis.elements] if isinstance(axis, cst.Tuple) else [axis]
     result = args["x"]
     for each in axes:
@@ -123,88 +82,33 @@ def _flip(prim, args):
     return result
 
 
-def _linspace(prim, args):
-    # numba's np.linspace has no endpoint=
-    if "endpoint" not in args:
-        return None
-    return _helper("linspace", args["start"], args["stop"], args["num"], args["endpoint"])
-
-
-def _concatenate(prim, args):
+def _join_flattened(prim, args):
     # numba's np.concatenate has no axis=None (it fails with a bare AssertionError): join the flattened arrays
     if not _is_none(args.get("axis", cst.Integer("0"))) or not isinstance(args["arrays"], cst.Tuple):
         return None
     flat = [cst.Element(cf.call("np.ravel", [el.value])) for el in args["arrays"].elements]
-    return cf.call("np.concatenate", [cst.Tuple(flat)])
+    return cf.call(prim.spelling, [cst.Tuple(flat)])
 
 
-def _minus_one():
-    return cst.UnaryOperation(cst.Minus(), cst.Integer("1"))
+_REWRITES = {"flip_each_axis": _flip_each_axis, "join_flattened": _join_flattened}
 
 
-def _sorting(helper_name, *params):
-    """np.sort and its kin along any axis (numba's: the last axis of a 1-D array, no axis=): a
-    loop over the rows of numba_sorting, with NumPy's default axis -1 when none is given."""
-    def rule(prim, args):
-        defaults = {"axis": _minus_one(), "kind": _none()}
-        return _helper(helper_name, *(args[p] if p in args else defaults[p] for p in params))
-    return rule
-
-
-def _same_arguments(helper_name):
-    """A rule that calls ``nl.<helper_name>`` with the primitive's own arguments."""
-    def rule(prim, args):
-        return _helper(helper_name, *(args[p] for p in prim.params if p in args))
-    return rule
-
-
-_RULES = {name: _reduction for name in ("sum", "mean", "prod", "max", "min", "std", "var", "any", "all")}
-_RULES.update({
-    "cumprod": _cumprod,
-    "norm": _norm,
-    "squeeze": _squeeze,
-    "transpose": _transpose,
-    "flip": _flip,
-    "linspace": _linspace,
-    "concatenate": _concatenate,
-    # numba reshapes only contiguous arrays, failing at run time otherwise
-    "reshape": _same_arguments("reshape"),
-    "broadcast_to": _same_arguments("broadcast_to"),   # numba: no 0-d target shape
-    "ndim": _same_arguments("ndim"),               # missing in numba
-    "clip": _same_arguments("clip"),               # numba clips arrays only
-    "dot": _same_arguments("dot"),                 # numba: floats only, no scalars
-    "inner": _same_arguments("inner"),             # missing in numba
-    "vdot": _same_arguments("vdot"),               # numba: vectors only
-    "trace": _same_arguments("trace"),             # numba: floats only
-    "inv": _same_arguments("inv"),                 # numba's LAPACK calls: floats only, one matrix
-    "det": _same_arguments("det"),
-    "solve": _same_arguments("solve"),
-    "cholesky": _same_arguments("cholesky"),
-    "slogdet": _same_arguments("slogdet"),
-    "eigh": _same_arguments("eigh"),
-    "eigvalsh": _same_arguments("eigvalsh"),
-    # ---- sorting (numba_sorting)
-    "sort": _sorting("sort_axis", "x", "axis"),
-    "argsort": _sorting("argsort_axis", "x", "axis", "kind"),
-    "partition": _sorting("partition_axis", "x", "kth", "axis"),
-    "argpartition": _sorting("argpartition_axis", "x", "kth", "axis"),
-    "take_along_axis": _sorting("take_along_axis", "x", "indices", "axis"),
-
-    # linalg2: numba's svd has no compute_uv and takes full_matrices by position; svd, qr and pinv one matrix
-    "svd": _same_arguments("svd"),
-    "svd_complete": _same_arguments("svd_complete"),
-    "svdvals": _same_arguments("svdvals"),
-    "pinv": _same_arguments("pinv"),
-    "qr": _same_arguments("qr"),
-    "lstsq": lambda prim, args: _helper("lstsq", args["a"], args["b"], args.get("rcond") or _none()),
-})
-
-# Elementwise primitives whose result dtype numba takes from a Python float
-# literal where NumPy (NEP 50) takes it from the array: float32 * 2.0 stays
-# float32 in NumPy but becomes float64 in numba.
-_WEAK_LITERAL_PRIMITIVES = {"add", "subtract", "multiply", "divide", "floor_divide", "mod", "power",
-                            "maximum", "minimum", "fmax", "fmin", "arctan2", "hypot", "logaddexp",
-                            "copysign", "where"}
+def _lowered(prim, lowering, args):
+    """The helper call ``lowering`` (primitives.Lowering) makes of a call with ``args``, or None where
+    numba compiles the call as written."""
+    if lowering.rewrite:
+        return _REWRITES[lowering.rewrite](prim, args)
+    if lowering.when_written and not any(k in args for k in lowering.when_written):
+        return None
+    if lowering.when_given and all(_is_none(args.get(k)) for k in lowering.when_given):
+        return None
+    if not lowering.arguments:
+        return _helper(lowering.helper, *(args[p] for p in prim.params if p in args))
+    atoms = []
+    for spec in lowering.arguments:
+        name, _, default = spec.partition("=")
+        atoms.append(args[name] if name in args else cst.parse_expression(default))
+    return _helper(lowering.helper, *atoms)
 
 
 def _is_number_literal(node) -> bool:
@@ -255,16 +159,18 @@ class _Lower(cst.CSTTransformer):
         prim = cf.primitive_of(updated)
         if prim is None:
             return updated
-        if prim.name in _WEAK_LITERAL_PRIMITIVES:
-            values = [arg.value for arg in updated.args]
-            # np.where's condition is boolean: the literal meets the other branch
-            args = values[:1] + _weak_literals(values[1:]) if prim.name == "where" else _weak_literals(values)
-            updated = updated.with_changes(args=[arg.with_changes(value=value)
-                                                 for arg, value in zip(updated.args, args)])
-        rule = _RULES.get(prim.name)
-        if rule is None:
+        if prim.scalars_follow_arrays:
+            # numba types a float literal as float64 where NumPy (NEP 50) takes the array's precision:
+            # float32 * 2.0 stays float32 in NumPy (np.where's condition is not among these operands)
+            positions = [i for i, arg in enumerate(updated.args) if arg.keyword is None
+                         and i < len(prim.params) and prim.params[i] in prim.scalars_follow_arrays]
+            weak = dict(zip(positions, _weak_literals([updated.args[i].value for i in positions])))
+            updated = updated.with_changes(args=[arg.with_changes(value=weak.get(i, arg.value))
+                                                 for i, arg in enumerate(updated.args)])
+        lowering = prim.lowering.get("numba")
+        if lowering is None:
             return updated
-        return rule(prim, cf.arguments(updated, prim)) or updated
+        return _lowered(prim, lowering, cf.arguments(updated, prim)) or updated
 
     def leave_BinaryOperation(self, original, updated):
         if isinstance(updated.operator, cst.MatrixMultiply):

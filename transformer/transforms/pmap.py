@@ -34,7 +34,6 @@ from . import TRANSFORMS, register
 
 @register("pmap")
 def pmap_transform(core: CoreFunction, axis_name=None, in_axes=(), out_axes=0) -> CoreFunction:
-    from .. import batching  # noqa: F401  (registers the "vmap" step)
     core.node = core.node.with_changes(body=cf.block(ppermutes_as_gathers(core, list(core.node.body.body),
                                                                           axis_name)))
     return TRANSFORMS["vmap"](core, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, axis_size=None)

@@ -18,7 +18,6 @@ import libcst as cst
 import numpy as np
 
 from .. import core_form as cf
-from .. import primitives
 
 SCALAR = (0, "()")
 UNKNOWN = (None, None)
