@@ -67,3 +67,17 @@ def log_ndtr_adjoint(z_bar, z, x):
 @rule("tangent", "log_ndtr")
 def log_ndtr_tangent(x, z, x_dot):
     return 0.3989422804014327 * np.exp(-0.5 * x * x - z) * x_dot
+
+
+# ------------------------------------------------------------------------ fmod
+# np.fmod(x, y) = x - trunc(x / y) * y, and trunc is piecewise constant (its jumps, where x / y is
+# a whole number, have no derivative; there these are the one-sided derivatives NumPy's own
+# differences see on the side away from zero, as JAX's fmod rule gives)
+@rule("adjoint", "fmod", wrt=("x", "y"))
+def fmod_adjoint(z_bar, z, x, y):
+    return rt.unbroadcast(z_bar, x), rt.unbroadcast(-z_bar * np.trunc(x / y), y)
+
+
+@rule("tangent", "fmod")
+def fmod_tangent(x, y, x_dot, y_dot):
+    return x_dot - np.trunc(x / y) * y_dot

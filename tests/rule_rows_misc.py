@@ -33,6 +33,15 @@ def ndtr_(x): return scipy.special.ndtr(x), scipy.special.log_ndtr(x)          #
 def multigammaln_(a): return scipy.special.multigammaln(a, 3) * scipy.special.multigammaln(a + 0.5, 1)   # noqa: E704
 
 
+# ------------------------------------------------------------------------ fmod
+def fmod_(x, y): return np.fmod(x, y), np.fmod(x, 0.75) * y                     # noqa: E704
+
+
+def mixed_signs(r):
+    """x of both signs; y of both signs, away from zero (fmod's jumps, where x / y is whole, are rare)."""
+    return U(r, 3, 4, lo=-3.0, hi=3.0), np.where(U(r, 3, 4) > 0.5, 1.0, -1.0) * U(r, 3, 4, lo=0.6, hi=1.4)
+
+
 # ---------------------------------------------------------------- definitions
 def gradient_(f): return np.gradient(f), np.gradient(f, 0.5)                   # noqa: E704
 def gradient_axis(m): return np.gradient(m, axis=1), np.gradient(m, 0.25, axis=0)   # noqa: E704
@@ -85,6 +94,8 @@ def switched(i, x):
 def rows():
     return [
         Row("nan_to_num_", nan_to_num_, not_finite),
+        Row("fmod_", fmod_, mixed_signs),
+        Row("fmod_f32", fmod_, lambda r: tuple(np.float32(v) for v in mixed_signs(r))),
         Row("python_sum_generator", sum_of_a_generator, lambda r: (U(r, 3, 4),)),
         Row("python_sum_rows", sum_of_rows, lambda r: (U(r, 3, 4),), skip={"jax": "not a jax.numpy function"},
             refuses=TAPED),
