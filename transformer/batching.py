@@ -35,7 +35,7 @@ def vmap(fn=None, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     outs = _normalize_out_axes(out_axes)
     step = Step("vmap", (("axis_name", axis_name), ("axis_size", axis_size), ("in_axes", axes),
                          ("out_axes", outs)))
-    inner = tuple(b.nested_in(axes) if isinstance(b, VmapBoundary) else b for b in base.boundaries)
+    inner = tuple(b.nested_in(axes) for b in base.boundaries)
     base = Transformed(base.__transformer_fn__, base.steps, base.target, base.static_argnums, inner, base.tiered)
     return base.then(step, VmapBoundary(axes, axis_size))
 

@@ -60,6 +60,11 @@ class Boundary:
     def after(self, result, args: tuple):
         return result
 
+    def nested_in(self, outer_axes) -> "Boundary":
+        """This boundary inside a vmap over ``outer_axes``: a vmap's or pmap's leaves out the axes the
+        outer vmap maps over when it checks its own (batching.VmapBoundary, parallel.PmapBoundary)."""
+        return self
+
 
 class Transformed:
     def __init__(self, base, steps=(), target="python", static_argnums=(), boundaries=(), tiered=None):
