@@ -81,6 +81,10 @@ if not config.ENABLE_CUDASIM:
         return _libdevice.copysign(x, y)
 
     @_device
+    def fmod(x, y):
+        return _libdevice.fmod(x, y)
+
+    @_device
     def isinf(x):
         return _libdevice.isinfd(x) != 0
 
