@@ -5,22 +5,16 @@ and ``x.T`` becomes ``np.transpose(x)``.
 """
 from __future__ import annotations
 
-# method name -> primitive name; the receiver becomes the first argument.
-METHODS = {
-    "sum": "sum", "mean": "mean", "prod": "prod", "max": "max", "min": "min",
-    "std": "std", "var": "var", "any": "any", "all": "all", "argmax": "argmax",
-    "argmin": "argmin", "cumsum": "cumsum", "cumprod": "cumprod", "dot": "dot",
-    "copy": "copy", "ravel": "ravel", "flatten": "ravel", "squeeze": "squeeze",
-    "astype": "astype", "clip": "clip", "swapaxes": "swapaxes", "trace": "trace",
-    "round": "round",
-    # These two take their shape or axes either as one tuple or spread out.
-    "reshape": "reshape", "transpose": "transpose",
-}
+from . import primitives
 
-SPREAD_ARGUMENT_METHODS = {"reshape": "shape", "transpose": "axes"}
-
+# Indexes of the registry's ``methods``, ``spread_argument`` and ``attribute`` facts:
+# method name -> primitive name (the receiver becomes the first argument)
+METHODS = {method: prim.name for prim in primitives.REGISTRY.values() for method in prim.methods}
+# method name -> the parameter it may take spread out (x.reshape(2, 3), x.transpose(1, 0))
+SPREAD_ARGUMENT_METHODS = {method: prim.spread_argument for prim in primitives.REGISTRY.values()
+                           for method in prim.methods if prim.spread_argument}
 # attribute name -> primitive name
-ATTRIBUTES = {"T": "transpose", "shape": "shape", "ndim": "ndim", "size": "size"}
+ATTRIBUTES = {prim.attribute: prim.name for prim in primitives.REGISTRY.values() if prim.attribute}
 
 
 # JAX's functional index updates, ``x.at[index].<op>(value)``: a copy of ``x`` with the update made

@@ -83,6 +83,12 @@ class Primitive:
     # operands that, written as a Python number, take the precision of the array operands (NumPy's
     # NEP 50: float32 * 2.0 is float32), which a backend typing literals as float64 must keep
     scalars_follow_arrays: tuple[str, ...] = ()
+    # the ndarray methods that mean it, the receiver its first operand (x.sum(axis=1) is
+    # np.sum(x, axis=1)); ``spread_argument``: the parameter a method may also take spread out
+    # (x.reshape(2, 3) for x.reshape((2, 3))); ``attribute``: the ndarray attribute that means it (x.T)
+    methods: tuple[str, ...] = ()
+    spread_argument: str = ""
+    attribute: str = ""
 
     @property
     def is_operator(self) -> bool:
@@ -107,13 +113,14 @@ SHAPE_RULES = ("elementwise", "reduce", "scalar", "shape_tuple", "same", "like",
 
 def register(name, spelling, impl, kind, params, keywords=(), aliases=(), may_alias=False, results=(),
              library_aliases=(), index_arrays=False, on_device=True, shape_rule="", shape_only=(),
-             collective=False, tape="", numba=None, scalars_follow_arrays=()) -> Primitive:
+             collective=False, tape="", numba=None, scalars_follow_arrays=(), methods=(), spread_argument="",
+             attribute="") -> Primitive:
     """``library_aliases``: dotted names such as ``"scipy.special.erf"``, for objects of a module
     that importing transformer should not import."""
     prim = Primitive(name, spelling, impl, kind, tuple(params), tuple(keywords), tuple(aliases), may_alias,
                      tuple(results), index_arrays, on_device, shape_rule or _kind_shape_rule(kind, name),
                      tuple(shape_only), collective, tape, {"numba": numba} if numba else {},
-                     tuple(scalars_follow_arrays))
+                     tuple(scalars_follow_arrays), tuple(methods), spread_argument, attribute)
     if name in REGISTRY:
         raise ValueError(f"primitive {name!r} registered twice")
     if prim.shape_rule.partition(":")[0] not in SHAPE_RULES:
@@ -182,7 +189,8 @@ for _name in ["sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
     register(_name, f"np.{_name}", getattr(np, _name), COMPARE if _name.startswith("is") else UNARY,
              ("x",), aliases=_aliases)
 
-register("round", "np.round", np.round, UNARY, ("x",), keywords=("decimals",), aliases=(np.around, builtins.round))
+register("round", "np.round", np.round, UNARY, ("x",), keywords=("decimals",), aliases=(np.around, builtins.round),
+         methods=("round",))
 register("negative", "-", operator.neg, UNARY, ("x",), aliases=(np.negative,))
 register("positive", "+", operator.pos, UNARY, ("x",), aliases=(np.positive,))
 # Python's ``not`` (a truth value, for conditions) and np.logical_not (elementwise) differ on arrays.
@@ -260,7 +268,7 @@ register("polygamma", "lax.polygamma", lax.polygamma, BINARY, ("n", "x"),
 register("where", "np.where", np.where, SPECIAL, ("condition", "x", "y"), shape_rule="elementwise",
          scalars_follow_arrays=("x", "y"))
 register("clip", "np.clip", np.clip, SPECIAL, ("x", "lo", "hi"), shape_rule="elementwise",
-         numba=Lowering("clip"))                  # numba clips arrays only
+         numba=Lowering("clip"), methods=("clip",))                  # numba clips arrays only
 
 
 # ----------------------------------------------------------------- reductions
@@ -277,9 +285,10 @@ for _name in ["sum", "mean", "prod", "max", "min", "std", "var", "any", "all", "
     elif _name not in ("argmax", "argmin"):
         _numba = Lowering(f"{_name}_axis", ("x", "axis=None", "keepdims=False"), when_written=("axis", "keepdims"))
     register(_name, f"np.{_name}", getattr(np, _name), REDUCE, ("x",), keywords=_keywords, aliases=_aliases,
-             numba=_numba)
-register("cumsum", "np.cumsum", np.cumsum, REDUCE, ("x",), keywords=("axis",))
-register("cumprod", "np.cumprod", np.cumprod, REDUCE, ("x",), keywords=("axis",),     # numba: np.cumprod(x) only
+             numba=_numba, methods=(_name,))
+register("cumsum", "np.cumsum", np.cumsum, REDUCE, ("x",), keywords=("axis",), methods=("cumsum",))
+register("cumprod", "np.cumprod", np.cumprod, REDUCE, ("x",), keywords=("axis",), methods=("cumprod",),
+         # numba: np.cumprod(x) only
          numba=Lowering("cumprod_axis", ("x", "axis"), when_given=("axis",)))
 register("norm", "np.linalg.norm", np.linalg.norm, REDUCE, ("x",), keywords=("ord", "axis", "keepdims"),
          numba=Lowering("norm_axis", ("x", "axis=None", "keepdims=False", "ord=None")))   # numba: no axis, no ints
@@ -288,11 +297,12 @@ register("norm", "np.linalg.norm", np.linalg.norm, REDUCE, ("x",), keywords=("or
 # --------------------------------------------------------------------- linalg
 # numba's products and LAPACK calls take floats only, one matrix at a time (numba_arrays' helpers
 # take integers, scalars and stacks); it has no np.inner
-register("dot", "np.dot", np.dot, LINALG, ("x", "y"), shape_rule="product", numba=Lowering("dot"))
+register("dot", "np.dot", np.dot, LINALG, ("x", "y"), shape_rule="product", numba=Lowering("dot"), methods=("dot",))
 register("outer", "np.outer", np.outer, LINALG, ("x", "y"), shape_rule="rank:2")
 register("inner", "np.inner", np.inner, LINALG, ("x", "y"), numba=Lowering("inner"))
 register("vdot", "np.vdot", np.vdot, LINALG, ("x", "y"), shape_rule="scalar", numba=Lowering("vdot"))
-register("trace", "np.trace", np.trace, LINALG, ("x",), shape_rule="scalar", numba=Lowering("trace"))
+register("trace", "np.trace", np.trace, LINALG, ("x",), shape_rule="scalar", numba=Lowering("trace"),
+         methods=("trace",))
 register("inv", "np.linalg.inv", np.linalg.inv, LINALG, ("x",), shape_rule="same", numba=Lowering("inv"))
 register("solve", "np.linalg.solve", np.linalg.solve, LINALG, ("a", "b"), numba=Lowering("solve"))
 register("det", "np.linalg.det", np.linalg.det, LINALG, ("x",), shape_rule="scalar", numba=Lowering("det"))
@@ -312,16 +322,17 @@ register("eigvalsh", "np.linalg.eigvalsh", np.linalg.eigvalsh, LINALG, ("x",), n
 # shape; it has np.transpose(x) but no axes=, no np.squeeze, np.flip(x) but no axis=, no
 # np.concatenate(..., axis=None) (a bare AssertionError)
 register("reshape", "np.reshape", np.reshape, SHAPE, ("x", "shape"), may_alias=True, shape_rule="given_shape:shape",
-         numba=Lowering("reshape"))
+         numba=Lowering("reshape"), methods=("reshape",), spread_argument="shape")
 register("transpose", "np.transpose", np.transpose, SHAPE, ("x",), keywords=("axes",), may_alias=True,
-         shape_rule="same_rank", numba=Lowering("transpose", ("x", "axes=None")))
+         shape_rule="same_rank", numba=Lowering("transpose", ("x", "axes=None")), methods=("transpose",),
+         spread_argument="axes", attribute="T")
 register("swapaxes", "np.swapaxes", np.swapaxes, SHAPE, ("x", "axis1", "axis2"), may_alias=True,
-         shape_rule="same_rank")
+         shape_rule="same_rank", methods=("swapaxes",))
 register("expand_dims", "np.expand_dims", np.expand_dims, SHAPE, ("x", "axis"), may_alias=True,
          shape_rule="one_more_axis")
 register("squeeze", "np.squeeze", np.squeeze, SHAPE, ("x",), keywords=("axis",), may_alias=True,
-         numba=Lowering("squeeze", ("x", "axis=None")))
-register("ravel", "np.ravel", np.ravel, SHAPE, ("x",), may_alias=True, shape_rule="rank:1")
+         numba=Lowering("squeeze", ("x", "axis=None")), methods=("squeeze",))
+register("ravel", "np.ravel", np.ravel, SHAPE, ("x",), may_alias=True, shape_rule="rank:1", methods=("ravel", "flatten"))
 register("broadcast_to", "np.broadcast_to", np.broadcast_to, SHAPE, ("x", "shape"), may_alias=True,
          numba=Lowering("broadcast_to"))
 register("flip", "np.flip", np.flip, SHAPE, ("x",), keywords=("axis",), may_alias=True, shape_rule="same_rank",
@@ -331,17 +342,17 @@ register("concatenate", "np.concatenate", np.concatenate, SHAPE, ("arrays",), ke
 register("stack", "np.stack", np.stack, SHAPE, ("arrays",), keywords=("axis",))
 register("hstack", "np.hstack", np.hstack, SHAPE, ("arrays",))
 register("vstack", "np.vstack", np.vstack, SHAPE, ("arrays",))
-register("copy", "np.copy", np.copy, SHAPE, ("x",), shape_rule="same")
+register("copy", "np.copy", np.copy, SHAPE, ("x",), shape_rule="same", methods=("copy",))
 register("asarray", "np.asarray", np.asarray, SHAPE, ("x",), keywords=("dtype",), aliases=(np.array,), may_alias=True,
          shape_rule="same")
-register("astype", "rt.astype", runtime.astype, CAST, ("x", "dtype"), shape_rule="same")
+register("astype", "rt.astype", runtime.astype, CAST, ("x", "dtype"), shape_rule="same", methods=("astype",))
 
 
 # -------------------------------------------------------------------- queries
-register("shape", "np.shape", np.shape, QUERY, ("x",), shape_rule="shape_tuple", shape_only=("x",))
+register("shape", "np.shape", np.shape, QUERY, ("x",), shape_rule="shape_tuple", shape_only=("x",), attribute="shape")
 register("ndim", "np.ndim", np.ndim, QUERY, ("x",), shape_rule="scalar", shape_only=("x",),
-         numba=Lowering("ndim"))            # missing in numba
-register("size", "np.size", np.size, QUERY, ("x",), shape_rule="scalar", shape_only=("x",))
+         numba=Lowering("ndim"), attribute="ndim")            # missing in numba
+register("size", "np.size", np.size, QUERY, ("x",), shape_rule="scalar", shape_only=("x",), attribute="size")
 register("len", "len", builtins.len, QUERY, ("x",), shape_rule="scalar")
 
 
