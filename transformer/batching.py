@@ -12,15 +12,14 @@ import numpy as np
 
 from . import staging, structure, tree
 from .staging import Step
-from .transformed import Boundary, Transformed
+from .transformed import Boundary, Transformed, TransformsItself
 
 
 def vmap(fn=None, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     """Map ``fn`` over a batch axis of its arguments (JAX's ``vmap``)."""
     if fn is None:
         return lambda f: vmap(f, in_axes, out_axes, axis_name, axis_size)
-    from .differentiate import VjpFunction
-    if isinstance(fn, VjpFunction):      # vmap(vjp_fn): a Jacobian row per cotangent
+    if isinstance(fn, TransformsItself):      # vmap(vjp_fn): a Jacobian row per cotangent
         return fn.vmapped(in_axes, out_axes)
     if hasattr(fn, "transform_refusal") or getattr(fn, "is_derived", False):
         return _looped(fn, in_axes, out_axes, axis_name, axis_size)

@@ -10,8 +10,9 @@ import functools
 import numpy as np
 
 from . import tree
+from .batching import vmap
 from .staging import Step
-from .transformed import Boundary, Transformed
+from .transformed import Boundary, Transformed, TransformsItself
 
 
 def _check_argnums(fn, argnums):
@@ -122,7 +123,7 @@ def vjp(fn, *primals, has_aux=False):
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
-class VjpFunction:
+class VjpFunction(TransformsItself):
     """The function ``vjp`` returns: ``vjp_fn(out_bar)`` gives a cotangent per primal.  It is the
     generated vjp function with the primals bound, so transforms apply to it as in JAX:
     ``jit(vjp_fn)`` compiles it, ``vmap(vjp_fn)(out_bars)`` gives a row of the Jacobian per
@@ -163,7 +164,6 @@ class VjpFunction:
 
     def vmapped(self, in_axes=0, out_axes=0):
         """``vmap(vjp_fn)``: one cotangent per example along ``in_axes``, the primals shared."""
-        from .batching import vmap
         if any(tree.is_node(p) for p in self.primals) or self.out_structure[0] != tree.LEAF:
             raise TypeError("vmap of a vjp function takes arrays: its primals and output must be arrays, "
                             "not pytrees")

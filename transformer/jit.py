@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 
-from .transformed import Transformed
+from .transformed import Transformed, TransformsItself
 
 
 def jit(fn=None, *, static_argnums=(), target="cpu", tiered=None):
@@ -21,9 +21,8 @@ def jit(fn=None, *, static_argnums=(), target="cpu", tiered=None):
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums, target=target, tiered=tiered)
     from . import backends
-    from .differentiate import VjpFunction
     if target not in backends.targets():
         raise ValueError(f"unknown target {target!r}; choose one of {', '.join(backends.targets())}")
-    if isinstance(fn, VjpFunction):      # jit(vjp_fn): the generated vjp function, compiled
+    if isinstance(fn, TransformsItself):      # jit(vjp_fn): the generated vjp function, compiled
         return fn.on_target(target, tiered)
     return Transformed.of(fn).on_target(target, static_argnums, tiered)

@@ -66,6 +66,17 @@ class Boundary:
         return self
 
 
+class TransformsItself:
+    """A function transformer returns that knows its own jit and vmap (the function ``vjp`` returns:
+    differentiate.VjpFunction), so the user API of those transforms need not know its class."""
+
+    def on_target(self, target: str, tiered=None):
+        raise NotImplementedError
+
+    def vmapped(self, in_axes=0, out_axes=0):
+        raise NotImplementedError
+
+
 class Transformed:
     def __init__(self, base, steps=(), target="python", static_argnums=(), boundaries=(), tiered=None):
         if isinstance(static_argnums, int):
