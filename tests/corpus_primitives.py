@@ -34,7 +34,7 @@ def scalar_math(s):
             math.sqrt(s), abs(s - 1.0), math.floor(s * 4.0), math.ceil(s * 4.0), math.trunc(s * 4.0),
             math.fabs(-s), math.radians(s), math.degrees(s), math.isnan(s), math.isinf(s), math.isfinite(s),
             math.pow(s, 3.0), math.atan2(s, 2.0), math.hypot(s, 2.0), math.copysign(s, -1.0),
-            max(s, 0.5), min(s, 0.5), not (s > 0.5), s ** 2, s // 0.25, s % 0.25)
+            max(s, 0.5), min(s, 0.5), not (s > 0.5), s ** 2, s // 0.25, s % 0.25, math.fmod(s - 0.5, 0.3))
 
 
 def special_functions(x):
@@ -52,7 +52,7 @@ def binary_math(x, y):
             np.multiply(x, y), np.divide(x, y), np.true_divide(x, y), np.floor_divide(x, y),
             np.mod(x, y), np.remainder(x, y), np.power(x, y), np.maximum(x, y), np.minimum(x, y),
             np.fmax(x, y), np.fmin(x, y), np.arctan2(x, y), np.hypot(x, y), np.logaddexp(x, y),
-            np.copysign(x, y - 0.5))
+            np.copysign(x, y - 0.5), np.fmod(x - 0.5, y), np.fmod(x, 0.3))
 
 
 def with_literals(x):
