@@ -113,19 +113,19 @@ class _KernelBody:
         target = small.targets[0].target.value
         args = [a.value for a in getattr(small.value, "args", ())]
         code = cst.Module([]).code_for_node
-        if prim.name == "rt.stack":
+        if prim.tape == "new":
             self.uses_tapes = True
             size = self.tape_sizes[target] = self.scope.claim(f"{target}_size")
             return [_parse(f"{target} = cuda.local.array(TAPE_CAPACITY, np.float64)"), _parse(f"{size} = 0")]
-        if prim.name == "rt.push":
+        if prim.tape == "push":
             tape = code(args[0])
             size = self.tape_sizes[tape]
             return [_parse(f"{size} = tape_push({tape}, {size}, {code(args[1])}, {self.status})")]
-        if prim.name == "rt.pop":
+        if prim.tape == "pop":
             tape = code(args[0])
             size = self.tape_sizes[tape]
             return [_parse(f"{size} = {size} - 1"), _parse(f"{target} = tape_peek({tape}, {size})")]
-        if prim.name == "rt.top":
+        if prim.tape == "top":
             tape = code(args[0])
             return [_parse(f"{target} = tape_peek({tape}, {self.tape_sizes[tape]} - 1)")]
         scalar_meaning = {

@@ -24,8 +24,7 @@ from ..core_form import CoreFunction
 
 _SCALAR_KINDS = (primitives.UNARY, primitives.BINARY, primitives.COMPARE)
 _SCALAR_NAMES = {"where", "clip", "float", "int", "bool", "astype", "getitem", "len", "stop_gradient",
-                 "rt.zeros_like", "rt.scalar_seed", "rt.unbroadcast", "rt.copy", "rt.cast_like",
-                 "rt.stack", "rt.push", "rt.pop", "rt.top"}
+                 "rt.zeros_like", "rt.scalar_seed", "rt.unbroadcast", "rt.copy", "rt.cast_like"}
 
 
 @dataclass
@@ -59,7 +58,7 @@ def _is_scalar_code(stmts) -> bool:
                     return False               # an in-place write: per-example arrays are read-only here
                 if not cf.is_atom(small.value):
                     prim = cf.primitive_of(small.value)
-                    if prim is None or not (prim.kind in _SCALAR_KINDS or prim.name in _SCALAR_NAMES):
+                    if prim is None or not (prim.kind in _SCALAR_KINDS or prim.name in _SCALAR_NAMES or prim.tape):
                         return False
                     if prim.name in ("matmul", "round"):
                         return False
