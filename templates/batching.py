@@ -14,13 +14,17 @@ transform (``transformer/transforms/vmap.py``) follows:
 
 * ``elementwise`` — apply the primitive as is; an unbatched array operand
   first gets a trailing axis (``align``), so it broadcasts against the batch.
+  ``display``: the same, but a display of entries (``np.array([a, 1.0])``) is
+  stacked entry by entry.
 * ``reduce`` — move the reduced axes to the front (or flatten them), then
   reduce the leading axis with the template registered (loops where numba
   has no ``axis=`` form).
-* ``axes`` — shape operations: same call, axis arguments shifted past the
-  batch axis (negative axes move by one).
-* ``query`` — shape questions answer for one example.
-* ``create`` — new arrays from unbatched shapes; a batched shape is refused.
+* ``join``, ``new_shape``, ``flatten``, ``permute``, ``axis_arguments``,
+  ``axis_keyword`` — shape operations: the same call, axis arguments shifted
+  past the batch axis (negative axes move by one); see the shape section below.
+* ``query`` — shape questions, answered for one example by the rule's template.
+* ``create`` — new arrays from unbatched shapes; a batched argument is refused
+  unless the rule lists it in ``may_batch``.
 * ``loop`` — no good batched form (``inv``, ``solve``; indexing with batched
   indices): run the primitive once per example in a loop, batch axis first so
   each example is a contiguous row.  A keyword that differs per example is
@@ -31,8 +35,10 @@ transform (``transformer/transforms/vmap.py``) follows:
   (``rt.dot_batched_x`` and friends in ``transformer/runtime.py``; an example
   may have rank 0, 1 or 2, which only the helper, at run time or when numba
   compiles it, knows); with both factors batched, the ``loop`` above (numba
-  has no batched matrix product).
-* ``collective`` — ``lax.psum`` and friends over this vmap's ``axis_name``.
+  has no batched matrix product).  The rule's ``cases`` say which template
+  serves which operands batched.
+* ``collective`` — ``lax.psum`` and friends over this vmap's ``axis_name``: the
+  rule's template for a batched x, its ``unbatched`` one for an unbatched x.
 * ``batched`` — the rule's template is the batched form itself: every operand
   carries the batch axis (an unbatched one is broadcast first, or only viewed
   as broadcast where the rule reads just its shape: ``shape_only``) and the
@@ -42,7 +48,8 @@ transform (``transformer/transforms/vmap.py``) follows:
   axis.
 
 The templates below are plain Python; ``normalize.apply_template`` inlines
-them into generated code.
+them into generated code.  A strategy whose work is the transform's own (a
+loop over the examples, a join) registers no template: ``rules.machinery``.
 """
 import numpy as np
 
