@@ -332,7 +332,8 @@ register("expand_dims", "np.expand_dims", np.expand_dims, SHAPE, ("x", "axis"), 
          shape_rule="one_more_axis")
 register("squeeze", "np.squeeze", np.squeeze, SHAPE, ("x",), keywords=("axis",), may_alias=True,
          numba=Lowering("squeeze", ("x", "axis=None")), methods=("squeeze",))
-register("ravel", "np.ravel", np.ravel, SHAPE, ("x",), may_alias=True, shape_rule="rank:1", methods=("ravel", "flatten"))
+register("ravel", "np.ravel", np.ravel, SHAPE, ("x",), may_alias=True, shape_rule="rank:1",
+         methods=("ravel", "flatten"))
 register("broadcast_to", "np.broadcast_to", np.broadcast_to, SHAPE, ("x", "shape"), may_alias=True,
          numba=Lowering("broadcast_to"))
 register("flip", "np.flip", np.flip, SHAPE, ("x",), keywords=("axis",), may_alias=True, shape_rule="same_rank",
@@ -358,10 +359,12 @@ register("len", "len", builtins.len, QUERY, ("x",), shape_rule="scalar")
 
 # ------------------------------------------------------------------- creation
 for _name in ["zeros", "ones", "empty"]:
-    register(_name, f"np.{_name}", getattr(np, _name), CREATE, ("shape",), keywords=("dtype",), shape_rule="given_shape:shape")
+    register(_name, f"np.{_name}", getattr(np, _name), CREATE, ("shape",), keywords=("dtype",),
+             shape_rule="given_shape:shape")
 for _name in ["zeros_like", "ones_like", "empty_like"]:
     register(_name, f"np.{_name}", getattr(np, _name), CREATE, ("x",), keywords=("dtype",), shape_rule="same")
-register("full", "np.full", np.full, CREATE, ("shape", "fill_value"), keywords=("dtype",), shape_rule="given_shape:shape")
+register("full", "np.full", np.full, CREATE, ("shape", "fill_value"), keywords=("dtype",),
+         shape_rule="given_shape:shape")
 register("full_like", "np.full_like", np.full_like, CREATE, ("x", "fill_value"), keywords=("dtype",),
          shape_rule="same")
 register("arange", "np.arange", np.arange, CREATE, ("start", "stop", "step"), keywords=("dtype",), shape_rule="rank:1")

@@ -777,7 +777,8 @@ class _Batcher:
 
     def rule_flatten(self, prim, rule, args, keywords, states):
         self.batched_operand(prim, states)
-        return cf.call("np.reshape", [self.contiguous(args[0]), cf.tuple_of([cf.literal(-1), cst.Name(self.batch_size)])])
+        columns = cf.tuple_of([cf.literal(-1), cst.Name(self.batch_size)])      # each example's entries a column
+        return cf.call("np.reshape", [self.contiguous(args[0]), columns])
 
     def rule_permute(self, prim, rule, args, keywords, states):
         self.batched_operand(prim, states)
