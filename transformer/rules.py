@@ -40,21 +40,16 @@ def rule(transform: str, *names: str, **options):
 
 class Machinery:
     """A rule whose work the transform's strategy does itself, with no template body to inline (vmap's
-    loop over the examples, its joins of arrays...): the strategy and its options, per primitive."""
+    loop over the examples, its joins of arrays...): only the options ``rule`` gives it."""
 
-    def __init__(self, transform: str, names, options: dict):
-        self.rule_options = options
-        self.__name__ = f"{transform} {options.get('strategy', 'rule')} of {', '.join(names)}"
+    def __init__(self, transform: str, names):
+        self.__name__ = f"{transform} rule of {', '.join(names)}"
 
 
 def machinery(transform: str, *names: str, **options) -> None:
     """Register ``names`` for ``transform`` with ``options`` (a ``strategy`` and what it needs) and no
     template."""
-    entry = Machinery(transform, names, options)
-    for name in names:
-        if name in RULES[transform]:
-            raise ValueError(f"two {transform} rules for {name!r}")
-        RULES[transform][name] = entry
+    rule(transform, *names, **options)(Machinery(transform, names))
 
 
 def variant(template, given: set[str]):
