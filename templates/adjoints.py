@@ -792,10 +792,11 @@ def extremum_vjp(z_bar, z, g, x, peak, axis=None, keepdims=False):
     return np.sum(z_bar * weights, axis=axis, keepdims=keepdims)
 
 
-@rule("adjoint", "rt.prod_vjp", wrt=("g",), refuse={"x": "the second derivative of np.prod"})
+@rule("adjoint", "rt.prod_vjp", wrt=("g", "x"))
 def prod_vjp(z_bar, z, g, x, axis=None, keepdims=False):
+    # linear in g; in x, np.prod's Hessian times g, which is symmetric
     others = rt.prod_vjp(np.ones_like(g), x, axis, keepdims)
-    return np.sum(z_bar * others, axis=axis, keepdims=keepdims)
+    return np.sum(z_bar * others, axis=axis, keepdims=keepdims), rt.prod_vjp_jvp(g, x, z_bar, axis, keepdims)
 
 
 @rule("adjoint", "rt.cumsum_vjp", wrt=("g",))
@@ -833,8 +834,15 @@ def cast_derivative(z_bar, z, g, like, to):
 unsupported("adjoint", ["rt.push", "rt.pop", "rt.top"],
             "reverse mode over a backward sweep that tapes values (reverse over reverse through such a "
             "loop) is not supported; use forward over reverse, tr.jvp(tr.grad(f), ...) or tr.hessian")
-unsupported("adjoint", ["rt.cumprod_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b"],
-            "second derivatives of np.cumprod and np.linalg.solve are not implemented")
+@rule("adjoint", "rt.cumprod_vjp", wrt=("g", "x"))
+def cumprod_vjp(z_bar, z, g, x, products, axis=None):
+    # linear in g: its transpose is cumprod's tangent; in x, symmetric (see rt.cumprod_vjp_jvp).
+    # products is np.cumprod(x), kept for speed: x's cotangent already counts what it depends on.
+    return rt.cumprod_jvp(z_bar, x, axis), rt.cumprod_vjp_jvp(g, z_bar, x, axis)
+
+
+unsupported("adjoint", ["rt.solve_vjp_a", "rt.solve_vjp_b"],
+            "second derivatives of np.linalg.solve are not implemented")
 @rule("adjoint", "rt.add_at", wrt=("g", "values"))
 def add_at(z_bar, z, g, index, values):
     # linear: g passes through, and each value gets the cotangent of the position it was added at

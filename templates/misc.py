@@ -1,5 +1,5 @@
 """Every rule of the misc family (adjoint, tangent, batching): the tangents of np.prod and
-np.cumprod, and the rules of the primitives this family adds (see the ``# ---- misc`` block of
+np.cumprod and their second derivatives, and the rules of the primitives this family adds (see the ``# ---- misc`` block of
 transformer/primitives.py)."""
 import numpy as np
 
@@ -22,16 +22,24 @@ def cumprod_tangent(x, x_dot, axis=None):
     return rt.cumprod_jvp(x_dot, x, axis=axis)
 
 
-@rule("adjoint", "rt.cumprod_jvp", wrt=("t",), refuse={"x": "second derivatives of np.cumprod"})
+@rule("adjoint", "rt.cumprod_jvp", wrt=("t", "x"))
 def cumprod_jvp_adjoint(z_bar, z, t, x, axis=None):
-    # linear in t: its transpose is cumprod's own adjoint
-    return rt.cumprod_vjp(z_bar, x, np.cumprod(x, axis=axis), axis)
+    # linear in t: its transpose is cumprod's own adjoint; in x, see rt.cumprod_vjp_jvp
+    return rt.cumprod_vjp(z_bar, x, np.cumprod(x, axis=axis), axis), rt.cumprod_vjp_jvp(z_bar, t, x, axis)
 
 
-unsupported("tangent", ["rt.cumprod_jvp"],
-            "second derivatives of np.cumprod are not written (exact where entries are zero needs "
-            "products of all but two entries); write the product as a loop of multiplications")
-machinery("batching", "rt.cumprod_jvp", strategy="loop")
+@rule("tangent", "rt.cumprod_jvp")
+def cumprod_jvp_tangent(t, x, t_dot, x_dot, axis=None):
+    return rt.cumprod_jvp(t_dot, x, axis) + rt.cumprod_jvp_jvp(t, x_dot, x, axis)
+
+
+# The second derivatives' helpers (products of all the entries of a line but two, runtime.py)
+_THIRD_ORDER = ("third derivatives of np.prod and np.cumprod are not written; write the product as a "
+                "loop of multiplications")
+unsupported("adjoint", ["rt.prod_vjp_jvp", "rt.cumprod_jvp_jvp", "rt.cumprod_vjp_jvp"], _THIRD_ORDER)
+unsupported("tangent", ["rt.prod_vjp_jvp", "rt.cumprod_jvp_jvp", "rt.cumprod_vjp_jvp"], _THIRD_ORDER)
+machinery("batching", "rt.cumprod_jvp", "rt.prod_vjp_jvp", "rt.cumprod_jvp_jvp", "rt.cumprod_vjp_jvp",
+          strategy="loop")
 
 
 # ------------------------------------------------------------------ nan_to_num

@@ -840,6 +840,12 @@ def take_at_tangent(index, g_dot):
 
 unsupported("tangent", ["rt.norm_ord_curvature"],
             "third derivatives of np.linalg.norm with ord= are not written")
-unsupported("tangent", ["rt.prod_vjp", "rt.cumprod_vjp"],
-            "second derivatives of np.prod and np.cumprod are not written (exact where entries are zero "
-            "needs products of all but two entries); write the product as a loop of multiplications")
+@rule("tangent", "rt.prod_vjp")
+def prod_vjp_tangent(g, x, g_dot, x_dot, axis=None, keepdims=False):
+    return rt.prod_vjp(g_dot, x, axis, keepdims) + rt.prod_vjp_jvp(g, x, x_dot, axis, keepdims)
+
+
+@rule("tangent", "rt.cumprod_vjp")
+def cumprod_vjp_tangent(g, x, products, g_dot, x_dot, axis=None):
+    # products is np.cumprod(x): x_dot already carries its change
+    return rt.cumprod_vjp(g_dot, x, products, axis) + rt.cumprod_vjp_jvp(g, x_dot, x, axis)

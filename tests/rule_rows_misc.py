@@ -1,16 +1,14 @@
 """Rule-table rows of the misc family: np.nan_to_num, scipy.special.ndtr and log_ndtr (primitives),
 np.gradient, np.average, np.vander and np.interp (definitions), Python's sum and lax.switch (written
-definitions), and the tangents of np.prod and np.cumprod where entries are zero (templates/misc.py)."""
+definitions), and the first and second derivatives of np.prod and np.cumprod where entries are zero
+(templates/misc.py)."""
 import builtins
 
 import numpy as np
 import scipy.special
 
 import transformer
-from rule_table import F32, TAPED, Row, U
-
-SECOND_PRODUCT = {"jvp_of_grad": "second derivatives of np.prod and np.cumprod are not written"}
-
+from rule_table import F32, SECOND_ORDER, TAPED, Row, U, no
 
 # ------------------------------------------------------------------ nan_to_num
 def nan_to_num_(x, y):
@@ -67,6 +65,16 @@ def interp_points(r):
 def prod_axes(x): return np.prod(x, axis=1), np.prod(x, axis=0), np.prod(x)    # noqa: E704
 def cumprod_axes(x): return np.cumprod(x, axis=1), np.cumprod(x)              # noqa: E704
 def products_f32(x): return np.prod(x, axis=-1), np.cumprod(x, axis=0)        # noqa: E704
+def cumprod_rows(y): return np.cumprod(y, axis=0)                              # noqa: E704
+
+
+def cumprod_tangent_(x, t):
+    """cumprod's tangent as a function of x and t: its derivatives are cumprod's second ones,
+    including the tangent of the tangent (rt.cumprod_jvp_jvp), which grad and hessian never make."""
+    return transformer.jvp(cumprod_rows, (x,), (t,))[1]
+
+
+THIRD_PRODUCT = no(SECOND_ORDER + ("hessian",), "third derivatives of np.prod and np.cumprod are not written")
 
 
 def zeros_in_rows(r):
@@ -115,10 +123,9 @@ def rows():
             skip={"jax": "jnp.vander's derivative of the column x ** 0 at x == 0 is NaN (0 * 0 ** -1); ours is "
                          "0, as differences say"}),
         Row("interp_", interp_, interp_points),
-        Row("prod_zeros_axes", prod_axes, zeros_in_rows,
-            refuses={**SECOND_PRODUCT, "vjp_of_grad": "the second derivative of np.prod"}),
-        Row("cumprod_zeros_axes", cumprod_axes, zeros_in_rows,
-            refuses={**SECOND_PRODUCT, "vjp_of_grad": "second derivatives of np.cumprod"}),
-        Row("products_f32", products_f32, lambda r: (F32(r, 3, 4, lo=0.5, hi=1.5),),
-            refuses={**SECOND_PRODUCT, "vjp_of_grad": "second derivative"}),
+        Row("prod_zeros_axes", prod_axes, zeros_in_rows),
+        Row("cumprod_zeros_axes", cumprod_axes, zeros_in_rows),
+        Row("products_f32", products_f32, lambda r: (F32(r, 3, 4, lo=0.5, hi=1.5),)),
+        Row("cumprod_tangent_zeros", cumprod_tangent_, lambda r: (*zeros_in_rows(r), U(r, 3, 4)),
+            refuses=THIRD_PRODUCT, skip={"jax": "a transform inside the row"}),
     ]

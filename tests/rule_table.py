@@ -724,17 +724,13 @@ def _rows():
     add_(Row("max_ties", max_all, lambda r: (with_ties(r, 3, 4),), skip=tie_skip))
     add_(Row("max_axis_ties", max_axis, lambda r: (with_ties(r, 3, 4),), skip=tie_skip))
     add_(Row("min_ties", min_all, lambda r: (with_ties(r, 3, 4),), skip=tie_skip))
-    # first derivatives are exact where entries are zero (the tangents: templates/misc.py); second
-    # ones would need the products of all but two entries
-    prod_refusal = {"jvp_of_grad": "second derivatives of np.prod and np.cumprod are not written",
-                    "vjp_of_grad": "the second derivative of np.prod"}
-    cumprod_refusal = {**prod_refusal, "vjp_of_grad": "second derivatives of np.cumprod"}
-    add_(Row("prod_all", prod_all, lambda r: (U(r, 2, 3, lo=0.5, hi=1.5),), refuses=prod_refusal))
-    add_(Row("prod_axis1", prod_axis1, one, refuses=prod_refusal))
-    add_(Row("prod_keep_zeros", prod_keep, lambda r: (with_zeros(r, 2, 3, zeros=2),), refuses=prod_refusal))
-    add_(Row("prod_zero", prod_all, lambda r: (with_zeros(r, 2, 3),), refuses=prod_refusal))
-    add_(Row("cumprod_all", cumprod_all, lambda r: (U(r, 2, 3, lo=0.5, hi=1.5),), refuses=cumprod_refusal))
-    add_(Row("cumprod_zeros", cumprod_axis, lambda r: (with_zeros(r, 3, 2, zeros=2),), refuses=cumprod_refusal))
+    # exact where entries are zero, one or two in a line, to second order (templates/misc.py)
+    add_(Row("prod_all", prod_all, lambda r: (U(r, 2, 3, lo=0.5, hi=1.5),)))
+    add_(Row("prod_axis1", prod_axis1, one))
+    add_(Row("prod_keep_zeros", prod_keep, lambda r: (with_zeros(r, 2, 3, zeros=2),)))
+    add_(Row("prod_zero", prod_all, lambda r: (with_zeros(r, 2, 3),)))
+    add_(Row("cumprod_all", cumprod_all, lambda r: (U(r, 2, 3, lo=0.5, hi=1.5),)))
+    add_(Row("cumprod_zeros", cumprod_axis, lambda r: (with_zeros(r, 3, 2, zeros=2),)))
     add_(Row("any_all", any_all, one, skip=NO_DERIVATIVE(BOOLEAN)))
     add_(Row("arg_extrema", arg_extrema, one, skip=NO_DERIVATIVE(BOOLEAN)))
     add_(Row("arg_extrema_ties", arg_extrema, lambda r: (with_ties(r, 3, 4),), skip=NO_DERIVATIVE(BOOLEAN)))

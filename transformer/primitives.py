@@ -401,6 +401,13 @@ for _name in ["tile_index", "kron_index", "repeat_index", "pad_index", "diag_ind
 # ----------------------------------------------------------------------- misc
 # np.cumprod's tangent (templates/misc.py): a recurrence along the axis, exact where entries are zero
 register("rt.cumprod_jvp", "rt.cumprod_jvp", runtime.cumprod_jvp, SPECIAL, ("t", "x"), keywords=("axis",))
+# their second derivatives: sums of products of all the entries of a line but two
+register("rt.prod_vjp_jvp", "rt.prod_vjp_jvp", runtime.prod_vjp_jvp, SPECIAL, ("g", "x", "v"),
+         keywords=("axis", "keepdims"), shape_rule="like:x")
+register("rt.cumprod_jvp_jvp", "rt.cumprod_jvp_jvp", runtime.cumprod_jvp_jvp, SPECIAL, ("t", "v", "x"),
+         keywords=("axis",))
+register("rt.cumprod_vjp_jvp", "rt.cumprod_vjp_jvp", runtime.cumprod_vjp_jvp, SPECIAL, ("g", "v", "x"),
+         keywords=("axis",), shape_rule="like:x")
 # np.nan_to_num: x where finite, the given (or NumPy's default) constants where not
 register("nan_to_num", "np.nan_to_num", np.nan_to_num, UNARY, ("x",), keywords=("nan", "posinf", "neginf"),
          on_device=False)

@@ -724,6 +724,84 @@ def cumprod_jvp(t, x, axis=None):
     return out if axis is None else np.moveaxis(out, -1, axis)
 
 
+
+# The second derivatives of np.prod and np.cumprod.  Each is a sum over pairs (k, m) of entries of
+# one line of products of all the entries but those two.  Exact where entries are zero, with no
+# division: for each m, the line is walked with x[m] replaced by 1 and the direction's m-th entry
+# by 0, through cumprod_jvp's recurrence (tangent[j] = tangent[j - 1] * x[j] + running[j - 1] * d[j]).
+# That is O(n^2) per line, against O(n) for the first derivative.
+def _lines(a, axis):
+    """``a`` as (lines, n): the flattened array when ``axis`` is None, else ``axis`` moved last."""
+    a = np.asarray(a)
+    moved = np.reshape(a, -1) if axis is None else np.moveaxis(a, axis, -1)
+    return np.reshape(moved, (-1, moved.shape[-1])), moved.shape
+
+
+def _from_lines(lines, moved_shape, shape, axis):
+    out = np.reshape(lines, moved_shape)
+    return np.reshape(out, shape) if axis is None else np.moveaxis(out, -1, axis)
+
+
+def _tangents_without(xs, ds, m):
+    """cumprod_jvp along each line of ``xs`` (lines, n) for the direction ``ds``, with entry ``m`` of
+    the line left out of every product (x[m] read as 1, d[m] as 0): shape (lines, n)."""
+    out = np.empty(np.shape(xs), dtype=np.result_type(xs, ds))
+    running = np.ones(xs.shape[0], dtype=out.dtype)
+    tangent = np.zeros(xs.shape[0], dtype=out.dtype)
+    for j in range(xs.shape[1]):
+        if j != m:
+            tangent = tangent * xs[:, j] + running * ds[:, j]
+            running = running * xs[:, j]
+        out[:, j] = tangent
+    return out
+
+
+def _cumprod_shape(x, axis):
+    return (np.size(x),) if axis is None else np.shape(x)
+
+
+def prod_vjp_jvp(g, x, v, axis=None, keepdims=False):
+    """The change of ``prod_vjp(g, x, axis, keepdims)`` when ``x`` moves along ``v``: entry m gets
+    g times the sum over k != m of v[k] * prod(x[j] for j not in (k, m)), within m's line.  The map
+    from ``v`` is symmetric (np.prod's Hessian times g), so it is also prod_vjp's adjoint in x."""
+    dtype = np.result_type(_float_dtype(x), np.asarray(v).dtype, np.asarray(g).dtype)
+    xs, moved = _lines(np.asarray(x, dtype), axis)
+    vs, _ = _lines(np.broadcast_to(np.asarray(v, dtype), np.shape(x)), axis)
+    out = np.empty(xs.shape, dtype)
+    for m in range(xs.shape[1]):
+        out[:, m] = _tangents_without(xs, vs, m)[:, -1]
+    return expand_to(g, x, axis, keepdims) * _from_lines(out, moved, np.shape(x), axis)
+
+
+def cumprod_jvp_jvp(t, v, x, axis=None):
+    """The change of ``cumprod_jvp(t, x, axis)`` when ``x`` moves along ``v``: entry i gets the sum
+    over k != m, both <= i, of t[k] v[m] prod(x[j] for j <= i, j not in (k, m)).  Symmetric in t
+    and v; its transpose in v is cumprod_vjp_jvp."""
+    dtype = np.result_type(_float_dtype(x), np.asarray(t).dtype, np.asarray(v).dtype)
+    xs, moved = _lines(np.asarray(x, dtype), axis)
+    ts, _ = _lines(np.broadcast_to(np.asarray(t, dtype), np.shape(x)), axis)
+    vs, _ = _lines(np.broadcast_to(np.asarray(v, dtype), np.shape(x)), axis)
+    out = np.zeros(xs.shape, dtype)
+    for m in range(xs.shape[1]):
+        out[:, m:] += vs[:, m:m + 1] * _tangents_without(xs, ts, m)[:, m:]
+    return _from_lines(out, moved, moved, axis)      # flat when axis is None, as np.cumprod's
+
+
+def cumprod_vjp_jvp(g, v, x, axis=None):
+    """The change of ``cumprod_vjp(g, x, products, axis)`` when ``x`` moves along ``v``: entry m
+    gets the sum over i >= m of g[i] times the sum over k != m, k <= i, of v[k] prod(x[j] for j <= i,
+    j not in (k, m)).  Symmetric in v and the result, so it is also cumprod_vjp's adjoint in x (with
+    the cotangent as ``v``) and cumprod_jvp's adjoint in x (with ``g`` the cotangent, ``v`` = t)."""
+    dtype = np.result_type(_float_dtype(x), np.asarray(g).dtype, np.asarray(v).dtype)
+    xs, moved = _lines(np.asarray(x, dtype), axis)
+    gs, _ = _lines(np.broadcast_to(np.asarray(g, dtype), _cumprod_shape(x, axis)), axis)
+    vs, _ = _lines(np.broadcast_to(np.asarray(v, dtype), np.shape(x)), axis)
+    out = np.empty(xs.shape, dtype)
+    for m in range(xs.shape[1]):
+        out[:, m] = np.sum(gs[:, m:] * _tangents_without(xs, vs, m)[:, m:], axis=1)
+    return _from_lines(out, moved, np.shape(x), axis)
+
+
 # ------------------------------------------------------------ sorting
 def add_along_axis(g, indices, values, axis):
     """A copy of ``g`` with ``values`` added where ``np.take_along_axis(g, indices, axis)`` reads:

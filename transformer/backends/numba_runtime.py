@@ -795,6 +795,90 @@ def cumprod_vjp(g, x, products, axis=None):
     return through_products
 
 
+
+# The second derivatives of np.prod and np.cumprod (runtime.py says what each computes).
+@njit(cache=True)
+def _tangents_without(xs, ds, a, c, m, out):
+    """cumprod_jvp's recurrence along line (a, :, c) of ``xs`` for the direction ``ds``, with entry
+    ``m`` left out of every product (x[m] read as 1, d[m] as 0), into ``out``: exact with zeros."""
+    running = out.dtype.type(1)
+    tangent = out.dtype.type(0)
+    for j in range(xs.shape[1]):
+        if j != m:
+            tangent = tangent * xs[a, j, c] + running * ds[a, j, c]
+            running = running * xs[a, j, c]
+        out[j] = tangent
+
+
+@overload(rt.prod_vjp_jvp)
+def prod_vjp_jvp(g, x, v, axis=None, keepdims=False):
+    cls = _float_class(x)
+    if not _is_array(x):
+        return lambda g, x, v, axis=None, keepdims=False: cls(0)
+
+    def products_but_two(g, x, v, axis=None, keepdims=False):
+        outer, n, inner = (1, x.size, 1) if axis is None else _along(x.shape, axis)
+        xs = np.ascontiguousarray(x).reshape((outer, n, inner))
+        vs = np.ascontiguousarray(v).reshape((outer, n, inner))
+        out = np.empty((outer, n, inner), cls)
+        line = np.empty(n, cls)
+        for a in range(outer):
+            for c in range(inner):
+                for m in range(n):
+                    _tangents_without(xs, vs, a, c, m, line)
+                    out[a, m, c] = line[n - 1]
+        return rt.expand_to(g, x, axis, keepdims) * out.reshape(x.shape)
+    return products_but_two
+
+
+@overload(rt.cumprod_jvp_jvp)
+def cumprod_jvp_jvp(t, v, x, axis=None):
+    cls = _float_class(x)
+    if not _is_array(x):
+        return lambda t, v, x, axis=None: np.zeros(1, cls)
+
+    def running_products_but_two(t, v, x, axis=None):
+        outer, n, inner = (1, x.size, 1) if axis is None else _along(x.shape, axis)
+        xs = np.ascontiguousarray(x).reshape((outer, n, inner))
+        ts = np.ascontiguousarray(t).reshape((outer, n, inner))
+        vs = np.ascontiguousarray(v).reshape((outer, n, inner))
+        out = np.zeros((outer, n, inner), cls)
+        line = np.empty(n, cls)
+        for a in range(outer):
+            for c in range(inner):
+                for m in range(n):
+                    _tangents_without(xs, ts, a, c, m, line)
+                    for i in range(m, n):
+                        out[a, i, c] += vs[a, m, c] * line[i]
+        return out.reshape((x.size,)) if axis is None else out.reshape(x.shape)
+    return running_products_but_two
+
+
+@overload(rt.cumprod_vjp_jvp)
+def cumprod_vjp_jvp(g, v, x, axis=None):
+    cls = _float_class(x)
+    if not _is_array(x):
+        return lambda g, v, x, axis=None: cls(0)
+
+    def running_products_but_two(g, v, x, axis=None):
+        outer, n, inner = (1, x.size, 1) if axis is None else _along(x.shape, axis)
+        xs = np.ascontiguousarray(x).reshape((outer, n, inner))
+        gs = np.ascontiguousarray(g).reshape((outer, n, inner))
+        vs = np.ascontiguousarray(v).reshape((outer, n, inner))
+        out = np.empty((outer, n, inner), cls)
+        line = np.empty(n, cls)
+        for a in range(outer):
+            for c in range(inner):
+                for m in range(n):
+                    _tangents_without(xs, vs, a, c, m, line)
+                    total = cls(0)
+                    for i in range(m, n):
+                        total += gs[a, i, c] * line[i]
+                    out[a, m, c] = total
+        return out.reshape(x.shape)
+    return running_products_but_two
+
+
 @overload(rt.norm_vjp)
 def norm_vjp(g, x, norm, axis=None, keepdims=False):
     return lambda g, x, norm, axis=None, keepdims=False: rt.expand_to(g / norm, x, axis, keepdims) * x
