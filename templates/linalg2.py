@@ -9,7 +9,7 @@ arrays only, as the rest of transformer.
 import numpy as np
 
 from transformer import runtime as rt
-from transformer.rules import rule, unsupported
+from transformer.rules import machinery, rule, unsupported
 from transformer.templates import adjoints
 
 COMPLETE = ("np.linalg.svd with full_matrices=True (NumPy's default) has no derivative here, as in JAX "
@@ -188,9 +188,8 @@ def qr_batched(x):
 
 
 # ---------------------------------------------------------------------- lstsq
-LSTSQ_VMAP = ("np.linalg.lstsq takes one matrix (NumPy has no stacked form), and vmap of it is not "
-              "implemented; write np.linalg.pinv(a) @ b, or np.linalg.solve(a.T @ a, a.T @ b) for a full-rank a")
-unsupported("batching", ["lstsq"], LSTSQ_VMAP)
+# NumPy's lstsq takes one matrix (no stacked form): vmap solves each example's system in turn
+machinery("batching", "lstsq", strategy="loop")
 
 
 @rule("adjoint", "lstsq", wrt=("a", "b"))

@@ -143,8 +143,8 @@ def rows():
     found.append(Row("qr_wide", qr, wide, skip=no(DERIVATIVES, "a wide matrix's R is not square: qr has no "
                                                                 "derivative there (JAX raises NotImplementedError)")))
     found.append(Row("qr_shared", qr_shared, shared))
-    # lstsq of one matrix (NumPy has no stacks of it); residuals only for a tall full-rank a
-    lstsq_vmap = no(VMAPS, "vmap of it is not implemented")
+    # lstsq of one matrix (NumPy has no stacks of it: vmap solves each example's); residuals only
+    # for a tall full-rank a
     tall_b, tall_bs = (lambda r: (U(r, 5, 3) + np.eye(5, 3), U(r, 5))), (lambda r: (U(r, 5, 3) + np.eye(5, 3), U(r, 5, 2)))
     wide_b = lambda r: (U(r, 3, 5) + np.eye(3, 5), U(r, 3))       # noqa: E731
     for name, fn, gen in [("lstsq", lstsq, tall_b), ("lstsq_columns", lstsq, tall_bs), ("lstsq_wide", lstsq, wide_b),
@@ -153,8 +153,8 @@ def rows():
                           ("lstsq_f32", lstsq, lambda r: ((U(r, 5, 3) + np.eye(5, 3)).astype(np.float32), F32(r, 5)))]:
         skip = {"jax": "jax gives a wide matrix's residuals (shape (1,)) where NumPy gives none"} \
             if name == "lstsq_all_wide" else {}
-        found.append(Row(name, fn, gen, refuses=lstsq_vmap, skip=skip))
-    found.append(Row("lstsq_rank", lstsq_rank, tall_b, refuses=lstsq_vmap,
+        found.append(Row(name, fn, gen, skip=skip))
+    found.append(Row("lstsq_rank", lstsq_rank, tall_b,
                      skip={**NO_DERIVATIVE(BOOLEAN), "jax": "jax's rank is an int64, NumPy's (and ours) an int32"}))
     # matrix_power, n a literal int: repeated squaring written out, a loop past 2**8, inv for n < 0
     three = lambda r: (near_identity(r, 3, 3),)          # noqa: E731

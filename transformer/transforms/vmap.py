@@ -876,7 +876,8 @@ class _Batcher:
             prim, [self.example_of(a, example) for a in args],
             [(k, self.example_of(v, example)) for k, v in keywords.items()]),
             f"{prim.spelling} on batched operands has no batched form numba compiles "
-            f"(no 3-D kernels); each example runs the plain call", [*args, *keywords.values()])
+            f"(no 3-D kernels); each example runs the plain call", [*args, *keywords.values()],
+            results=len(prim.results))
 
     def getitem(self, value: cst.Subscript):
         base = self._atom_state(value.value)
@@ -930,8 +931,10 @@ class _Batcher:
             items.append(cst.SubscriptElement(item))
         return _index(items)
 
-    def loop(self, make_value, why, operands) -> cst.Name:
+    def loop(self, make_value, why, operands, results=0) -> cst.BaseExpression:
         """A batched value computed one example at a time; example 0 fixes its shape and dtype.
+        With ``results`` > 0 the value is a tuple of that many (np.linalg.lstsq's): each gets its
+        own rows, and the batched value is the tuple of them.
 
         The loop runs with the batch axis of its batched ``operands`` and of the result moved to the
         front (a copy each way), so that each example is a contiguous row, not a strided column.
@@ -942,18 +945,27 @@ class _Batcher:
             for name in ([el.value for el in atom.elements] if isinstance(atom, cst.Tuple) else [atom]):
                 if isinstance(name, cst.Name) and _is_batched(self._atom_state(name)):
                     self.rows[name.value] = self.rows_of(name).value    # valid until the loop ends
+
+        def parts(value):
+            if not results:
+                return [value]
+            return [self.temp_of(cst.Subscript(value, _index([cst.SubscriptElement(cst.Index(cf.literal(k)))])))
+                    for k in range(results)]
         first = self.temp_of(make_value(cf.literal(0)))
-        rows = self.template(t.rows_like, x=first, batch_size=cst.Name(self.batch_size))
+        rows = [self.template(t.rows_like, x=part, batch_size=cst.Name(self.batch_size)) for part in parts(first)]
         example = self.scope.claim("example")
         saved, self.out = self.out, []
         item = self.temp_of(make_value(cst.Name(example)))
-        self.emit(cf.assign(cst.Subscript(rows, _index([cst.SubscriptElement(cst.Index(cst.Name(example)))])), item))
+        for into, part in zip(rows, parts(item)):
+            self.emit(cf.assign(cst.Subscript(into, _index([cst.SubscriptElement(cst.Index(cst.Name(example)))])),
+                                part))
         body, self.out = self.out, saved
         self.emit(cf.with_comment(cst.For(target=cst.Name(example), iter=cf.call("rt.parallel_range", [
             cf.literal(1), cst.Name(self.batch_size)]), body=cf.block(body)),
             f"# strategy: a loop over the examples (batch axis first: rows are contiguous): {why}"))
         self.rows = saved_rows
-        return self.temp_of(self.template(t.batch_last, x=rows))
+        batched = [self.temp_of(self.template(t.batch_last, x=into)) for into in rows]
+        return cf.tuple_of(batched) if results else batched[0]
 
     def collective(self, prim, rule, args):
         """A collective over this vmap's own axis (templates/batching.py: the rule for a batched x,
