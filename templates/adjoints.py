@@ -831,9 +831,37 @@ def cast_derivative(z_bar, z, g, like, to):
     return rt.cast_derivative(z_bar, g, to)
 
 
-unsupported("adjoint", ["rt.push", "rt.pop", "rt.top"],
-            "reverse mode over a backward sweep that tapes values (reverse over reverse through such a "
-            "loop) is not supported; use forward over reverse, tr.jvp(tr.grad(f), ...) or tr.hessian")
+# The tape, for reverse over reverse: the cotangent of a tape is a tape of cotangents
+# (``s_bar``, empty where the backward sweep starts), and it runs the other way.  A pop
+# hands out the entry pushed last; in the backward sweep its cotangent is pushed onto
+# ``s_bar``, and the push that made the entry, met later in the backward sweep, pops it
+# back: the entries meet in the reverse order of both sweeps.  ``tape=True`` tells the
+# transform three things: a tape's cotangent starts as ``rt.stack()``, not as zeros; a
+# ``<operand>_bar`` parameter receives that operand's cotangent tape, and what the rule
+# returns for a tape operand is that tape again (it changes in place), never a sum; a
+# push onto a tape with a cotangent pops its entry even when the pushed value has none
+# (a constant), so the two tapes stay in step.
+@rule("adjoint", "rt.push", wrt=("value",), tape=True)
+def push_adjoint(z_bar, z, tape, value):
+    return rt.pop(z_bar)
+
+
+@rule("adjoint", "rt.pop", wrt=("tape",), tape=True)
+def pop_adjoint(z_bar, z, tape, tape_bar):
+    # a copy: the popped value's cotangent may later be written into in place
+    return rt.push(tape_bar, rt.copy(z_bar))
+
+
+@rule("adjoint", "rt.top", wrt=("tape",), tape=True)
+def top_adjoint(z_bar, z, tape, tape_bar):
+    # the entry read is popped later in the same sweep, so its cotangent is on s_bar's top by now
+    return rt.add_to_top(tape_bar, z_bar)
+
+
+@rule("adjoint", "rt.add_to_top", wrt=("value",), tape=True)
+def add_to_top_adjoint(z_bar, z, tape, value):
+    # (third order) the value added gets the cotangent of the entry it was added to
+    return rt.top(z_bar)
 @rule("adjoint", "rt.cumprod_vjp", wrt=("g", "x"))
 def cumprod_vjp(z_bar, z, g, x, products, axis=None):
     # linear in g: its transpose is cumprod's tangent; in x, symmetric (see rt.cumprod_vjp_jvp).

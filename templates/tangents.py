@@ -796,6 +796,11 @@ def pop_tangent(tape_dot):
 def top_tangent(tape_dot):
     return rt.top(tape_dot)
 
+
+@rule("tangent", "rt.add_to_top", tape=True)
+def add_to_top_tangent(tape_dot, value_dot):
+    return rt.add_to_top(tape_dot, value_dot)
+
 @rule("tangent", "rt.custom_jvp_call", by_transform=True)
 def custom_jvp_call_tangent(inputs_dot):
     """A custom_jvp function's output: its tangent is the second result of the

@@ -8,7 +8,7 @@ values (random entries), where every derivative exists.
 """
 import numpy as np
 
-from rule_table import BOOLEAN, DERIVATIVES, F32, NO_DERIVATIVE, VMAPS, Row, U, no
+from rule_table import BOOLEAN, DERIVATIVES, F32, NO_DERIVATIVE, SECOND_ORDER, Row, U, no
 
 COMPLETE = "full_matrices=True"
 
@@ -163,9 +163,10 @@ def rows():
                      ("matrix_power_minus_3", power_minus_3)]:
         found.append(Row(name, fn, three))
     found.append(Row("matrix_power_260", power_260, lambda r: (0.98 * near_identity(r, 3, 3, scale=0.004),),
-                     refuses=no(("vjp_of_grad",), "reverse over reverse through such a loop"),
-                     skip={"jvp_of_grad": "second derivatives of order n^2 = 67600 are beyond central differences' "
-                                          "accuracy; matrix_power_13 checks the same squarings at second order"}))
+                     skip=no(SECOND_ORDER, "second derivatives of order n^2 = 67600 are beyond the table's central "
+                                           "differences' accuracy; matrix_power_13 checks the same squarings at second "
+                                           "order, and tests/regressions/test_reverse_over_reverse_through_tapes.py this "
+                                           "one with a finer step")))
     found.append(Row("matrix_power_stack", power_5, lambda r: (near_identity(r, 2, 3, 3),)))
     found.append(Row("matrix_power_f32", power_5, lambda r: (near_identity(r, 3, 3, dtype=np.float32),)))
     found.append(Row("matrix_power_shared", power_shared, lambda r: (U(r, 3), near_identity(r, 3, 3))))

@@ -8,7 +8,7 @@ import numpy as np
 import scipy.special
 
 import transformer
-from rule_table import F32, SECOND_ORDER, TAPED, Row, U, no
+from rule_table import F32, SECOND_ORDER, Row, U, no
 
 # ------------------------------------------------------------------ nan_to_num
 def nan_to_num_(x, y):
@@ -105,13 +105,10 @@ def rows():
         Row("fmod_", fmod_, mixed_signs),
         Row("fmod_f32", fmod_, lambda r: tuple(np.float32(v) for v in mixed_signs(r))),
         Row("python_sum_generator", sum_of_a_generator, lambda r: (U(r, 3, 4),)),
-        Row("python_sum_rows", sum_of_rows, lambda r: (U(r, 3, 4),), skip={"jax": "not a jax.numpy function"},
-            refuses=TAPED),
-        # the chosen branch is recorded for the backward sweep: reverse over reverse refuses the tape
-        Row("switch_branches", switched, lambda r: (1, U(r, 3, 4)), skip={"jax": "lax.switch is jax.lax's"},
-            refuses=TAPED),
-        Row("switch_clamped", switched, lambda r: (7, U(r, 4)), skip={"jax": "lax.switch is jax.lax's"},
-            refuses=TAPED),
+        Row("python_sum_rows", sum_of_rows, lambda r: (U(r, 3, 4),), skip={"jax": "not a jax.numpy function"}),
+        # the chosen branch is recorded for the backward sweep: reverse over reverse runs through that tape
+        Row("switch_branches", switched, lambda r: (1, U(r, 3, 4)), skip={"jax": "lax.switch is jax.lax's"}),
+        Row("switch_clamped", switched, lambda r: (7, U(r, 4)), skip={"jax": "lax.switch is jax.lax's"}),
         Row("ndtr_", ndtr_, lambda r: (U(r, 3, 4, lo=-3.0, hi=3.0),)),
         Row("multigammaln_", multigammaln_, lambda r: (U(r, 3, 4, lo=1.2, hi=4.0),)),
         Row("ndtr_left_tail", ndtr_, lambda r: (U(r, 3, 4, lo=-40.0, hi=-21.0),)),

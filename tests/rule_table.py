@@ -61,7 +61,6 @@ ONE_ARG = "one argument: in_axes=None would leave nothing to map"
 PER_EXAMPLE_FILL = {"vmap0": "differ between examples", "vmap1": "differ between examples",
                     "vmap_none": "differ between examples"}
 PER_EXAMPLE_MASK = no(("vmap0", "vmap1"), "x[mask] with a boolean mask that differs between examples")
-TAPED = {"vjp_of_grad": "reverse over reverse through such a loop) is not supported"}
 NO_JAX_INPLACE = "jax arrays are immutable (x[i] = v is written x.at[i].set(v) there)"
 
 
@@ -806,7 +805,7 @@ def _rows():
                       ("flip_all", three), ("flip_axis", one), ("asarray", one), ("asarray_f32", one),
                       ("astype_f32", one)]:
         add_(Row(name, g[name], gen))
-    add_(Row("array_display", array_display, lambda r: (U(r), U(r)), refuses=TAPED))
+    add_(Row("array_display", array_display, lambda r: (U(r), U(r))))
     add_(Row("transpose_method", transpose_method, one))
     add_(Row("copy", copy, one))
     add_(Row("astype_int", astype_int, lambda r: (U(r, 3, 4, lo=0.1, hi=3.9),)))
@@ -846,11 +845,11 @@ def _rows():
     add_(Row("setitem_local", setitem_local, one, skip={"jax": NO_JAX_INPLACE}))
     add_(Row("setitem_repeated", setitem_repeated, lambda r: (U(r, 4, 3), U(r, 3, 3)), skip={"jax": NO_JAX_INPLACE}))
     add_(Row("setitem_mask", setitem_mask, one, skip={"jax": NO_JAX_INPLACE}))
-    add_(Row("add_into_slice", add_into_slice, two, skip={"jax": NO_JAX_INPLACE}, refuses=TAPED))
-    add_(Row("writes_argument", writes_argument, one, skip={"jax": NO_JAX_INPLACE}, refuses=TAPED))
+    add_(Row("add_into_slice", add_into_slice, two, skip={"jax": NO_JAX_INPLACE}))
+    add_(Row("writes_argument", writes_argument, one, skip={"jax": NO_JAX_INPLACE}))
     add_(Row("writes_argument_augmented", writes_argument_augmented, two, skip={"jax": NO_JAX_INPLACE}))
     # loops: the tapes of reverse mode
-    add_(Row("loop", loop, two, refuses=TAPED, skip={"jax": "jax would unroll the same loop; nothing new to compare"}))
+    add_(Row("loop", loop, two, skip={"jax": "jax would unroll the same loop; nothing new to compare"}))
     add_(Row("loop_rows", loop_rows, one, skip={"jax": "iterating over a jax array's rows is the same loop"}))
     # special
     add_(Row("stop_gradient", stop_gradient, one, oracle=stop_gradient_oracle))
@@ -878,14 +877,13 @@ def _rows():
         add_(Row(name, g[name], gen))
     add_(Row("cov_", cov_, one))
     add_(Row("corrcoef_", corrcoef_, one))
-    add_(Row("polyval_", polyval_, lambda r: (U(r, 4), U(r, 3)), refuses=TAPED))   # Horner's loop over p
+    add_(Row("polyval_", polyval_, lambda r: (U(r, 4), U(r, 3))))   # Horner's loop over p
     add_(Row("heaviside_", heaviside_, lambda r: (np.array([0.5, 0.2, 0.9, 0.5]), U(r, 4)), wrt=(1,)))
     add_(Row("closeness", closeness, comparable, skip=NO_DERIVATIVE(BOOLEAN)))
     collective = {"vmap1": "the row maps over axis 0 itself; vmap1 would map a different axis than its collective",
                   "vmap_none": ONE_ARG}
     for name in ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermute"]:
-        add_(Row(name, g[name], lambda r: (U(r, 3, 4),), skip=collective, helpers=(g["_" + name],),
-                 refuses=TAPED if name in ("pmax", "pmin") else {}))
+        add_(Row(name, g[name], lambda r: (U(r, 3, 4),), skip=collective, helpers=(g["_" + name],)))
     return rows
 
 

@@ -655,9 +655,11 @@ _HELPER_FACTS = {
     "push": dict(tape="push"),
     "pop": dict(tape="pop", shape_rule="tape_entry"),
     "top": dict(tape="top", shape_rule="tape_entry"),
+    # reverse over reverse: adds into a cotangent tape's top entry, changing the tape as a push does
+    "add_to_top": dict(tape="push"),
 }
 for _name in ["zeros_like", "scalar_seed", "copy", "align_batch", "has_cotangent", "unbroadcast", "expand_to", "stack", "push", "pop",
-              "top", "dot_vjp_x", "dot_vjp_y", "matmul_vjp_x", "matmul_vjp_y", "inner_vjp_x", "inner_vjp_y", "extremum_vjp", "prod_vjp", "cumsum_vjp", "cumprod_vjp",
+              "top", "add_to_top", "dot_vjp_x", "dot_vjp_y", "matmul_vjp_x", "matmul_vjp_y", "inner_vjp_x", "inner_vjp_y", "extremum_vjp", "prod_vjp", "cumsum_vjp", "cumprod_vjp",
               "norm_vjp", "norm_ord_weights", "norm_ord_curvature", "transpose_vjp", "trace_vjp", "solve_vjp_a",
               "solve_vjp_b", "cast_like", "cast_derivative", "index_slice", "add_at", "take_at", "kept_writes", "add_along_axis", "custom_vjp_call", "custom_jvp_call"]:
     _impl = getattr(runtime, _name)

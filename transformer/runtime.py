@@ -105,6 +105,12 @@ def top(tape):
     return tape[-1]
 
 
+def add_to_top(tape, value):
+    """The top entry of ``tape`` plus ``value`` (reverse over reverse: a cotangent tape's entry)."""
+    tape[-1] = tape[-1] + value
+    return tape
+
+
 # ------------------------------------------------------ adjoints of products
 def dot_vjp_x(g, x, y):
     """The cotangent of x in ``z = np.dot(x, y)``, scalars or arrays of any rank: np.dot contracts

@@ -195,15 +195,23 @@ class _LowerTape(cst.CSTTransformer):
 
     def leave_SimpleStatementLine(self, original, updated):
         # ``s = rt.push(s, v)`` -> ``s.append(v)``: numba infers a typed
-        # List's item type only from a method call on the list.
+        # List's item type only from a method call on the list.  (``t = rt.push(s, v)``, a
+        # cotangent tape's push in reverse over reverse, is ``s.append(v)`` then ``t = s``.)
         if len(updated.body) != 1 or not isinstance(updated.body[0], cst.Assign):
             return updated
         assign = updated.body[0]
-        if not _is_call(assign.value, "rt.push"):
+        if cf.tape_operation(assign.value) != "push":
             return updated
         tape, value = (arg.value for arg in assign.value.args)
-        append = cst.Call(cst.Attribute(tape, cst.Name("append")), [cst.Arg(value)])
-        return updated.with_changes(body=[cst.Expr(append)])
+        target = assign.targets[0].target
+        same = isinstance(target, cst.Name) and isinstance(tape, cst.Name) and target.value == tape.value
+        if not _is_call(assign.value, "rt.push"):     # another change of the tape in place (its top entry)
+            return updated.with_changes(body=[cst.Expr(assign.value)]) if same else updated
+        append = updated.with_changes(body=[cst.Expr(cst.Call(cst.Attribute(tape, cst.Name("append")),
+                                                              [cst.Arg(value)]))])
+        if same:
+            return append
+        return cst.FlattenSentinel([append, cst.SimpleStatementLine([assign.with_changes(value=tape)])])
 
 
 def _is_call(node, spelling: str) -> bool:

@@ -333,6 +333,14 @@ def top(tape):
     return lambda tape: tape[-1]
 
 
+@overload(rt.add_to_top)
+def add_to_top(tape, value):
+    def add(tape, value):
+        tape[-1] = tape[-1] + value
+        return tape
+    return add
+
+
 # ------------------------------------------------------ adjoints of products
 @overload(rt.dot_vjp_x)
 def dot_vjp_x(g, x, y):

@@ -279,7 +279,13 @@ class _Forward:
                 continue
             if p.endswith("_dot"):
                 operand = args.get(p[:-4], keywords.get(p[:-4]))   # a keyword too (uniform's minval=)
-                if operand is not None and (dense or atom_names(operand) & self.active):
+                if dense and p == "tape_dot" and isinstance(operand, cst.Name) and operand.value not in self.active:
+                    # a tape first pushed under another name (``s_1 = rt.push(s, v)``, an inlined
+                    # gradient's): its tangent tape starts empty here
+                    fresh = self.scope.temp()
+                    pre.append(cf.assign(fresh, cf.call("rt.stack")))
+                    bound[p] = cst.Name(fresh)
+                elif operand is not None and (dense or atom_names(operand) & self.active):
                     stmts, tangent = self.tangent_atom(operand, self.shapes.of_value(operand))
                     pre += stmts
                     bound[p] = tangent

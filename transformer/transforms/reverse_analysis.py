@@ -162,6 +162,10 @@ class Analysis:
                         if n in varied and n not in useful:
                             useful.add(n)
                             changed = True
+        # reverse over reverse: every pop of a tape with a cotangent gets one, even a pop whose value
+        # nothing reads, so that the cotangent tape's entries stay in step with the tape's
+        useful |= {a.target for a in self.statements if a.kind == "assign" and cf.tape_operation(a.value) == "pop"
+                   and a.target in varied and set(atom_names(cf.operands(a.value)[0])) & useful}
         return useful
 
     def check_refusals(self):

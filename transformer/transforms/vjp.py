@@ -51,6 +51,10 @@ class _Reverse:
         self.loops = {id(loop): loop for loop in loops(analysis.func.body.body)}
         self.branches = {id(stmt): stmt for stmt in _ifs(analysis.func.body.body)}
         self.init_guards: dict[str, list] = {}    # variable -> the branches its value exists in
+        # reverse over reverse: the tapes of the code differentiated (an inner grad's), whose
+        # cotangents are tapes too (templates/adjoints.py, "The tape")
+        self.tapes = {a.target for a in analysis.statements
+                      if a.kind == "assign" and cf.tape_operation(a.value) in ("new", "push")}
         self.homes = self._homes()
         self._shapes: Shapes | None = None        # which index atoms are numbers, found when first asked
 
@@ -96,7 +100,10 @@ class _Reverse:
         return cst.Name(self.bar(name))
 
     def zero_cotangent(self, name: str) -> list:
-        """``x_bar = rt.zeros_like(x)``, or for a tuple, zeros shaped like each element."""
+        """``x_bar = rt.zeros_like(x)``, or for a tuple, zeros shaped like each element; for a
+        tape, an empty tape."""
+        if name in self.tapes:
+            return [cf.assign(self.bar(name), cf.call("rt.stack"))]
         if name not in self.a.tuples:
             return [cf.assign(self.bar(name), cf.call("rt.zeros_like", [cst.Name(name)]))]
         out = []
@@ -140,11 +147,30 @@ class _Reverse:
             sites.setdefault(name, [()])
         for name, paths in sites.items():
             if name in params or name in self.a.outputs:   # an output's seed is added at the top level
-                homes[name] = ()
+                homes[name] = [()]
                 continue
-            homes[name] = self._hoist_carried(name, _common_prefix(paths))
-            self._guard_initialisation(name, homes[name], definitions.get(name, []))
+            homes[name] = [self._hoist_carried(name, prefix) for prefix in self._per_loop(name, paths)]
+            for home in homes[name]:
+                self._guard_initialisation(name, home, definitions.get(name, []))
         return homes
+
+    def _per_loop(self, name: str, paths: list) -> list:
+        """The blocks under which ``name``'s cotangent lives: where its sites meet, or, when every
+        site is inside loops below that and each of those loops assigns ``name`` before reading
+        it, each of those loops on its own.  (Grad of grad: a value of the inner forward loop
+        is read again in the inner backward loop; a cotangent started above both would read a
+        value that does not exist when the loops run no passes.)"""
+        prefix = _common_prefix(paths)
+        depth = len(prefix)
+        if any(len(path) <= depth for path in paths):
+            return [prefix]
+        groups: dict = {}
+        for path in paths:
+            groups.setdefault(path[depth], []).append(path)
+        loops = [self.loops.get(stmt_id) for stmt_id, _ in groups]
+        if len(groups) < 2 or any(loop is None or carried(name, loop) for loop in loops):
+            return [prefix]
+        return [_common_prefix(group) for group in groups.values()]
 
     def _guard_initialisation(self, name: str, home: tuple, definition_paths: list) -> None:
         """A value made in one branch but read in another block under the same test
@@ -252,7 +278,7 @@ class _Reverse:
     # ----------------------------------------------------------- backward
     def backward(self, stmts, path=()) -> list:
         out = []
-        out += self.zero_cotangents(sorted(n for n, home in self.homes.items() if home == path))
+        out += self.zero_cotangents(sorted(n for n, homes in self.homes.items() if path in homes))
         if path == ():
             self.top_level_inits = len(out)     # the seeds go right after these
         groups = _origin_groups(stmts)
@@ -406,7 +432,10 @@ class _Reverse:
 
     def restart_cotangent(self, a: Assignment) -> list:
         """The cotangent of the value ``a`` rebinds: zeros of that value's shape, which a loop
-        may have changed (out = out[1:] - out[:-1]) where it is on the tape."""
+        may have changed (out = out[1:] - out[:-1]) where it is on the tape.  A tape's cotangent
+        is one tape throughout: ``s = rt.push(s, v)`` rebinds the same tape."""
+        if a.target in self.tapes:
+            return []
         if self.a.taped(a.target) and self._set_before_its_loop(a):
             return self.read(a.target) + self.zero_cotangent(a.target)
         return [cf.assign(bar, cf.call("rt.zeros_like", [cst.Name(bar)]))
@@ -442,9 +471,20 @@ class _Reverse:
         bound = {"z_bar": z_bar, "z": result_atom}
         bound.update(cf.arguments(a.value, prim))
         wanted = [(p, n) for p, n in self.a.diff_operands(a) if n in self.a.active]
+        on_tape = template.rule_options.get("tape", False)
+        if on_tape:      # a tape rule reads the cotangent tapes of its tape operands
+            for param in inspect.signature(template).parameters:
+                operand = bound.get(param[:-len("_bar")]) if param.endswith("_bar") and param != "z_bar" else None
+                if isinstance(operand, cst.Name) and operand.value in self.tapes:
+                    bound[param] = cst.Name(self.bar(operand.value))
         if not wanted:
+            if on_tape and prim.tape == "push" and a.target in self.a.active:
+                statements, _ = apply_template(self.core, template, bound)   # pop the constant's entry too
+                out += statements
             return []
         statements, result = apply_template(self.core, template, bound)
+        if on_tape:
+            statements, result = _in_place(statements, result)
         out += statements
         wrt = list(rule_wrt(template))
         atoms = [el.value for el in result.elements] if isinstance(result, cst.Tuple) and len(wrt) > 1 else [result]
@@ -550,6 +590,8 @@ class _Reverse:
                 out += self.accumulate((name, k), part)
             return out
         bar = self.bar(name)
+        if name in self.tapes:      # a tape rule's result is the cotangent tape itself, changed in place
+            return [] if isinstance(atom, cst.Name) and atom.value == bar else [cf.assign(bar, atom)]
         return [cf.assign(bar, cst.BinaryOperation(cst.Name(bar), cst.Add(), atom))]
 
     def restore(self, a: Assignment) -> list:
@@ -590,6 +632,21 @@ class _Reverse:
         return out
 
 
+
+
+def _in_place(statements: list, result):
+    """A tape rule's last statement ``t = rt.push(s_bar, v)`` written ``s_bar = rt.push(s_bar, v)``:
+    the cotangent tape changes in place and keeps its one name (numba types a typed list from the
+    appends to one variable)."""
+    if not (statements and isinstance(result, cst.Name)):
+        return statements, result
+    last = dataflow.classify(statements[-1])
+    if last.kind != "assign" or last.target != result.value or cf.tape_operation(last.value) != "push":
+        return statements, result
+    tape = cf.operands(last.value)[0]
+    if not isinstance(tape, cst.Name):
+        return statements, result
+    return statements[:-1] + [cf.assign(tape.value, last.value)], tape
 
 
 def _pick(atom, k: int) -> cst.Subscript:
