@@ -38,7 +38,7 @@ import transformer as tr
 # programs per property in the CI run: transforming one program takes about a
 # second of libcst work, and each numba property adds a compile of seconds
 CI_EXAMPLES = {"jit_python": 100, "grad": 40, "jvp": 30, "vmap": 30, "vmap_grad": 12, "jvp_grad": 8,
-               "grad_loops": 15, "vmap_grad_loops": 3, "hessian": 6, "hessian_loops": 6,
+               "grad_loops": 15, "vmap_grad_loops": 3, "hessian": 6, "hessian_loops": 6, "grad_grad_loops": 6,
                "jit_cpu": 4, "jit_grad_cpu": 3, "jit_vmap_cpu": 3, "jit_grad_loops_cpu": 1}
 # Refusals the library documents (a clear TransformError at the user's line, never a
 # number): a program that meets one is rejected, not passed.  Anything else fails.
@@ -284,6 +284,26 @@ def check_hessian(program, seed):
     size = int(np.size(args[0]))
     product = hessian.reshape(size, size) @ np.reshape(v, -1)
     assert_close(product.reshape(np.shape(args[0])), extrapolated, 1e-4, 1e-5, "hessian times v")
+
+
+@fuzz_settings("grad_grad_loops")
+@given(loop_programs, seeds)
+def test_reverse_over_reverse_of_loops_matches_forward_over_reverse(program, seed):
+    """vjp of grad (the inner backward sweep's tapes differentiated in reverse: a tape of cotangents
+    run the other way) against jvp of grad, an independent route; H is symmetric, so both are H v."""
+    f = loaded(program)
+    args = arguments_for(program, seed)
+    tame(f(*args))
+    rng = np.random.default_rng(seed + 7)
+    v = rng.normal(size=np.shape(args[0])) if isinstance(args[0], np.ndarray) else float(rng.normal())
+    tangents = (v,) + tuple(np.zeros_like(a) if isinstance(a, np.ndarray) else 0.0 if isinstance(a, float)
+                            else 0 for a in args[1:])
+    _, forward_over_reverse = tr.jvp(tr.grad(f), args, tangents)
+    tame(forward_over_reverse)
+    with known_refusals_rejected():
+        _, back = tr.vjp(tr.grad(f), *args)
+        reverse_over_reverse = back(v)[0]
+    assert_close(reverse_over_reverse, forward_over_reverse, 1e-8, 1e-9, "vjp(grad) against jvp(grad)")
 
 
 @fuzz_settings("hessian")

@@ -45,3 +45,37 @@ def steps(x, n):
 
 def power_260(a):
     return np.sum(np.linalg.matrix_power(a, 260) * np.arange(1.0, 10.0).reshape(3, 3))
+
+
+def return_from_nested_loops(x0):
+    v3 = x0 * 1.0
+    for i in range(3):
+        for j in range(2):
+            v3 = np.tanh(v3 + x0)
+            if np.max(v3) > 0.5:
+                return np.sum(v3) + 0.5 * np.sum(np.sin(x0))
+    v5 = v3 * 1.0
+    for i in range(3):
+        v5 = v5 - 0.1 * np.sin(v5) * x0
+    return np.sum(v5 * v5)
+
+
+def return_then_while(x0):
+    # found by the fuzzer's reverse-over-reverse property
+    v0 = x0 * 1.0
+    for i in range(1):
+        for j in range(3):
+            v0 = v0 * 0.7 + np.sin(x0)
+            if j == 1:
+                if np.sum(v0) > 1.0:
+                    return np.sum(v0) + 0.5 * np.sum(np.sin(x0))
+    v1 = x0 * 1.0
+    v2 = 0
+    while True:
+        v1 = np.cos(v1) * v0
+        v2 += 1
+        if v2 >= 3:
+            if np.sum(v1) > 0.0:
+                return np.sum(v1) + 0.5 * np.sum(np.sin(x0))
+            break
+    return np.sum(v1) + 0.5 * np.sum(np.sin(x0))

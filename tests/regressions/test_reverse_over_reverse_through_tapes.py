@@ -90,3 +90,13 @@ def test_vmap_of_reverse_over_reverse(target):
     xs = np.stack([X, 1.1 * X, X - 0.2])
     got = on(target, tr.vmap(projected_hessian))(xs)
     np.testing.assert_allclose(got, np.stack([projected_hessian(x) for x in xs]), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("x", [-0.4, 0.1, 0.3, 1.2, 2.0])
+@pytest.mark.parametrize("fn", [case.return_from_nested_loops, case.return_then_while], ids=lambda f: f.__name__)
+def test_values_an_early_return_skips(fn, x):
+    # the inner backward sweep reads a value again only where the forward sweep made it (the
+    # return skipped the rest): its cotangent starts in that block, not above it, where the
+    # value would not exist
+    _, back = tr.vjp(tr.grad(fn), x)
+    np.testing.assert_allclose(back(1.0)[0], tr.jvp(tr.grad(fn), (x,), (1.0,))[1], rtol=1e-10, atol=1e-12)

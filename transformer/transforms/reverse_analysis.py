@@ -401,26 +401,36 @@ def _mentions(stmt, name: str) -> bool:
 
 def carried(name: str, loop) -> bool:
     """True unless each pass of the loop body assigns ``name`` before reading it."""
-    return _first_touch(loop.body.body, name) == "use"
+    return first_touch(loop.body.body, name) == "use"
 
 
-def _first_touch(stmts, name: str) -> str | None:
+def first_touch(stmts, name: str, flows=None) -> str | None:
     """"def" if ``stmts`` surely assign ``name`` before any read, "use" if some
-    path may read it first, None if they never mention it."""
+    path may read it first, None if they never mention it.  With ``flows`` (an
+    Assignment -> whether a derivative flows from it into ``name``), only such reads
+    count: a read for a shape or a test passes no cotangent back."""
     partial = False
     for stmt in stmts:
         if not _mentions(stmt, name):
             continue
-        if partial:
-            return "use"
         if isinstance(stmt, cst.SimpleStatementLine):
             a = dataflow.classify(stmt)
-            defines = a.kind == "assign" and a.target == name and name not in dataflow.value_reads(a.value)
-            return "def" if defines else "use"
-        if isinstance(stmt, cst.If):
-            if name in atom_names(stmt.test):
+            read = name in dataflow.value_reads(a.value) if a.kind == "assign" else True
+            if flows is not None:
+                read = flows(a) or (a.kind == "setitem" and a.target == name)
+            if a.kind == "assign" and a.target == name and not read:
+                # (after a path that may have assigned it, a plain read-free assignment still
+                # defines it on every path; without ``flows`` that is left conservative)
+                return "use" if partial and flows is None else "def"
+            if read or flows is None:
                 return "use"
-            results = [_first_touch(block, name) for block in cf.blocks(stmt)]
+            continue
+        if partial and flows is None:
+            return "use"
+        if isinstance(stmt, cst.If):
+            if name in atom_names(stmt.test) and flows is None:
+                return "use"
+            results = [first_touch(block, name, flows) for block in cf.blocks(stmt)]
             if len(results) == 1:
                 results.append(None)
             if "use" in results:
@@ -429,8 +439,9 @@ def _first_touch(stmts, name: str) -> str | None:
                 return "def"
             partial = True      # assigned on one path only: a later read may see an older value
         else:                   # a nested loop may run zero times
-            if _first_touch(stmt.body.body, name) == "use" or \
-                    (isinstance(stmt, cst.For) and name in {n for a in stmt.iter.args for n in atom_names(a.value)}):
+            if first_touch(stmt.body.body, name, flows) == "use" or (flows is None and isinstance(stmt, cst.For) and
+                                                                      name in {n for a in stmt.iter.args
+                                                                               for n in atom_names(a.value)}):
                 return "use"
             partial = True
     return "def" if partial else None

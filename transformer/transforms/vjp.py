@@ -33,8 +33,8 @@ from ..normalize import apply_template
 from . import register
 from .shapes import SCALAR, Shapes
 from .sweep_fusion import fuse_backward_loops
-from .reverse_analysis import (CUSTOM, GETITEM, Analysis, ValueReads, carried, is_exit_break, isolate_conditions,
-                               loops, rule_for, rule_wrt)
+from .reverse_analysis import (CUSTOM, GETITEM, Analysis, ValueReads, carried, first_touch, is_exit_break,
+                               isolate_conditions, loops, rule_for, rule_wrt)
 
 
 class _Reverse:
@@ -156,10 +156,11 @@ class _Reverse:
 
     def _per_loop(self, name: str, paths: list) -> list:
         """The blocks under which ``name``'s cotangent lives: where its sites meet, or, when every
-        site is inside loops below that and each of those loops assigns ``name`` before reading
-        it, each of those loops on its own.  (Grad of grad: a value of the inner forward loop
-        is read again in the inner backward loop; a cotangent started above both would read a
-        value that does not exist when the loops run no passes.)"""
+        site is inside loops or branches below that and each of those blocks assigns ``name``
+        before reading it, each of those blocks on its own.  (Grad of grad: a value of the inner
+        forward loop is read again in the inner backward loop; a cotangent started above both
+        would read a value that does not exist when the loops run no passes, or when an early
+        return skipped them.)"""
         prefix = _common_prefix(paths)
         depth = len(prefix)
         if any(len(path) <= depth for path in paths):
@@ -167,10 +168,22 @@ class _Reverse:
         groups: dict = {}
         for path in paths:
             groups.setdefault(path[depth], []).append(path)
-        loops = [self.loops.get(stmt_id) for stmt_id, _ in groups]
-        if len(groups) < 2 or any(loop is None or carried(name, loop) for loop in loops):
+        blocks = [self._block(stmt_id, branch) for stmt_id, branch in groups]
+
+        def flows(a):
+            return any(n == name for _, n in self.a.flow_operands(a))
+        if len(groups) < 2 or any(block is None or first_touch(block, name, flows) != "def" for block in blocks):
             return [prefix]
-        return [_common_prefix(group) for group in groups.values()]
+        return [home for group in groups.values() for home in self._per_loop(name, group)]
+
+    def _block(self, stmt_id, branch):
+        """The statements of a loop's body or of an if's branch, by their path element."""
+        if stmt_id in self.loops:
+            return self.loops[stmt_id].body.body
+        if stmt_id in self.branches:
+            blocks = cf.blocks(self.branches[stmt_id])
+            return blocks[branch] if branch < len(blocks) else None
+        return None
 
     def _guard_initialisation(self, name: str, home: tuple, definition_paths: list) -> None:
         """A value made in one branch but read in another block under the same test
