@@ -41,7 +41,7 @@ def source(core):
         code, preamble = _lowered(example_core)
         code = "@numba.njit(cache=True)\n" + code
         # the same code in SIMD lanes, where it is arithmetic and while loops (cpu_lanes.py)
-        lowered = numba_lowering.lower_tapes(numba_lowering.lower(example_core))
+        lowered = numba_lowering.lower_tapes(numba_lowering.lower(example_core), layouts=False)
         lanes = cpu_lanes.plan(lowered, core.in_axes)
         in_lanes = None
         if lanes is not None:

@@ -466,6 +466,22 @@ def _stop_gradient(x):
     return lambda x: x
 
 
+# ------------------------------------------------------------------ layouts
+def c_ordered(value):
+    """``value``, C-ordered if it is an array (free when it already is).  numba types a tape (a
+    typed list) from its first entry, and a variable from all of its values; an F-ordered value
+    (a transpose) among C-ordered ones makes a tape refuse the rest, or makes the variable an
+    array of "any" layout, into which numba's array expressions cannot allocate."""
+    return value
+
+
+@overload(c_ordered)
+def _c_ordered(value):
+    if _is_array(value) and value.layout != "C":
+        return lambda value: np.ascontiguousarray(value)
+    return lambda value: value
+
+
 # ------------------------------------------------------------ number literals
 def scalar_like(x, value):
     """A number literal that meets ``x`` in an elementwise operation.

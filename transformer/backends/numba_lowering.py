@@ -20,6 +20,7 @@ import importlib
 import libcst as cst
 
 from .. import core_form as cf
+from .. import dataflow
 from ..transforms.shapes import SCALAR, Shapes
 
 # The helpers generated modules call as ``nl.<name>``, each with its numba overload, by the module
@@ -30,7 +31,8 @@ from ..transforms.shapes import SCALAR, Shapes
 _HELPERS = {
     "numba_arrays": ("broadcast_to", "cholesky", "clip", "det", "dot", "eigh", "eigvalsh", "flip_axis", "inner",
                      "inv", "linspace", "matmul", "ndim", "reshape", "scalar_like", "slogdet", "solve", "squeeze",
-                     "trace", "transpose", "vdot", "lstsq", "pinv", "qr", "svd", "svd_complete", "svdvals"),
+                     "c_ordered", "trace", "transpose", "vdot", "lstsq", "pinv", "qr", "svd", "svd_complete",
+                     "svdvals"),
     "numba_reductions": ("all_axis", "any_axis", "cumprod_axis", "max_axis", "mean_axis", "min_axis", "norm_axis",
                          "prod_axis", "std_axis", "sum_axis", "var_axis"),
     "numba_indexing": ("put", "take", "whole"),
@@ -187,11 +189,35 @@ def lower(core: cf.CoreFunction) -> cf.CoreFunction:
 
 
 class _LowerTape(cst.CSTTransformer):
+    """Tapes as typed lists, and variables of one layout.
+
+    numba types a list from its first entry: a transposed (F-ordered) first entry would refuse the
+    C-ordered ones pushed after it.  numba types a variable from all of its values, and one holding
+    both F- and C-ordered arrays is an array of "any" layout, which numba's array expressions
+    cannot allocate.  F-ordered arrays come from transposes and from F-ordered arguments: a
+    rebound parameter is made C-ordered on entry (``nl.c_ordered``, free for a C-ordered array),
+    and in code that transposes, so is what a tape holds and every value of a rebound variable.
+    A variable written in place is left alone, since a copy would not see the writes."""
+
+    def __init__(self, rebound: set, transposes: bool):
+        super().__init__()
+        self.rebound = rebound
+        self.transposes = transposes
+
     def leave_Assign(self, original, updated):
         value = updated.value
         if _is_call(value, "rt.stack"):
             return updated.with_changes(value=cst.Call(cst.Name("List")))
+        target = updated.targets[0].target
+        if self.transposes and isinstance(target, cst.Name) and target.value in self.rebound and \
+                not cf.tape_operation(value):
+            return updated.with_changes(value=_helper("c_ordered", value))
         return updated
+
+    def leave_FunctionDef(self, original, updated):
+        entry = [cf.assign(p.name.value, _helper("c_ordered", p.name)) for p in updated.params.params
+                 if p.name.value in self.rebound]
+        return updated.with_changes(body=cf.block(entry + list(updated.body.body))) if entry else updated
 
     def leave_SimpleStatementLine(self, original, updated):
         # ``s = rt.push(s, v)`` -> ``s.append(v)``: numba infers a typed
@@ -207,11 +233,24 @@ class _LowerTape(cst.CSTTransformer):
         same = isinstance(target, cst.Name) and isinstance(tape, cst.Name) and target.value == tape.value
         if not _is_call(assign.value, "rt.push"):     # another change of the tape in place (its top entry)
             return updated.with_changes(body=[cst.Expr(assign.value)]) if same else updated
+        entry = _helper("c_ordered", value) if self.transposes else value
         append = updated.with_changes(body=[cst.Expr(cst.Call(cst.Attribute(tape, cst.Name("append")),
-                                                              [cst.Arg(value)]))])
+                                                              [cst.Arg(entry)]))])
         if same:
             return append
         return cst.FlattenSentinel([append, cst.SimpleStatementLine([assign.with_changes(value=tape)])])
+
+
+def _calls(value) -> list:
+    """The calls in a right-hand side, nested ones included."""
+    found = []
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Call(self, node):
+            found.append(node)
+    if value is not None:
+        value.visit(_Finder())
+    return found
 
 
 def _is_call(node, spelling: str) -> bool:
@@ -220,9 +259,16 @@ def _is_call(node, spelling: str) -> bool:
             and f"{node.func.value.value}.{node.func.attr.value}" == spelling)
 
 
-def lower_tapes(core: cf.CoreFunction) -> cf.CoreFunction:
-    """A copy of ``core`` whose tapes are typed numba lists (``List`` comes from the CPU preamble)."""
-    node = core.node.visit(_LowerTape())
+def lower_tapes(core: cf.CoreFunction, layouts: bool = True) -> cf.CoreFunction:
+    """A copy of ``core`` whose tapes are typed numba lists (``List`` comes from the CPU preamble),
+    with its arrays kept in one layout where ``layouts`` (see _LowerTape; code of numbers alone,
+    as cpu_lanes writes, has none to keep)."""
+    assignments = list(dataflow.walk(core.node.body.body))
+    written_in_place = {a.target for a in assignments if a.kind == "setitem"}
+    rebound = {name for name, count in dataflow.write_counts(core.node, include_setitem=False).count.items()
+               if count > 1 and layouts} - written_in_place
+    transposes = layouts and any(_is_call(node, "nl.transpose") for a in assignments for node in _calls(a.value))
+    node = core.node.visit(_LowerTape(rebound, transposes))
     return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants)
 
 
