@@ -22,12 +22,15 @@ def test_refusals_say_why():
 
 
 def test_rules_name_real_parameters():
-    """A rule's parameters are z_bar, z, then the primitive's own parameters."""
+    """A rule's parameters are z_bar, z, then the primitive's own parameters (and, for a tape rule,
+    the cotangent tapes of its tape operands)."""
     for name, template in rules.table("adjoint").items():
         prim = primitives.get(name)
         params = list(inspect.signature(template).parameters)
         assert params[:2] == ["z_bar", "z"], name
         for param in params[2:]:
+            if template.rule_options.get("tape") and param.endswith("_bar"):   # a tape operand's cotangent tape
+                param = param[:-len("_bar")]
             assert param in prim.params or param in prim.keywords, (name, param)
         for param in template.rule_options.get("wrt", ()):     # (a keyword too: uniform's minval=)
             assert param in prim.params or param in prim.keywords, (name, param)

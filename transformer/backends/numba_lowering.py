@@ -264,9 +264,9 @@ def lower_tapes(core: cf.CoreFunction, layouts: bool = True) -> cf.CoreFunction:
     with its arrays kept in one layout where ``layouts`` (see _LowerTape; code of numbers alone,
     as cpu_lanes writes, has none to keep)."""
     assignments = list(dataflow.walk(core.node.body.body))
-    written_in_place = {a.target for a in assignments if a.kind == "setitem"}
-    rebound = {name for name, count in dataflow.write_counts(core.node, include_setitem=False).count.items()
-               if count > 1 and layouts} - written_in_place
+    rebinds = dataflow.write_counts(core.node, include_setitem=False).count
+    writes = dataflow.write_counts(core.node).count
+    rebound = {name for name, count in rebinds.items() if count > 1 and layouts and writes[name] == count}
     transposes = layouts and any(_is_call(node, "nl.transpose") for a in assignments for node in _calls(a.value))
     node = core.node.visit(_LowerTape(rebound, transposes))
     return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants)

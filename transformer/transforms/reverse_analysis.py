@@ -417,7 +417,7 @@ def first_touch(stmts, name: str, flows=None) -> str | None:
             a = dataflow.classify(stmt)
             read = name in dataflow.value_reads(a.value) if a.kind == "assign" else True
             if flows is not None:
-                read = flows(a) or (a.kind == "setitem" and a.target == name)
+                read = flows(a) or (a.kind != "assign" and a.target == name)    # a write into it
             if a.kind == "assign" and a.target == name and not read:
                 # (after a path that may have assigned it, a plain read-free assignment still
                 # defines it on every path; without ``flows`` that is left conservative)

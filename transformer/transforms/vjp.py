@@ -149,12 +149,12 @@ class _Reverse:
             if name in params or name in self.a.outputs:   # an output's seed is added at the top level
                 homes[name] = [()]
                 continue
-            homes[name] = [self._hoist_carried(name, prefix) for prefix in self._per_loop(name, paths)]
+            homes[name] = [self._hoist_carried(name, prefix) for prefix in self._per_block(name, paths)]
             for home in homes[name]:
                 self._guard_initialisation(name, home, definitions.get(name, []))
         return homes
 
-    def _per_loop(self, name: str, paths: list) -> list:
+    def _per_block(self, name: str, paths: list) -> list:
         """The blocks under which ``name``'s cotangent lives: where its sites meet, or, when every
         site is inside loops or branches below that and each of those blocks assigns ``name``
         before reading it, each of those blocks on its own.  (Grad of grad: a value of the inner
@@ -174,7 +174,7 @@ class _Reverse:
             return any(n == name for _, n in self.a.flow_operands(a))
         if len(groups) < 2 or any(block is None or first_touch(block, name, flows) != "def" for block in blocks):
             return [prefix]
-        return [home for group in groups.values() for home in self._per_loop(name, group)]
+        return [home for group in groups.values() for home in self._per_block(name, group)]
 
     def _block(self, stmt_id, branch):
         """The statements of a loop's body or of an if's branch, by their path element."""
