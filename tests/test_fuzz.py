@@ -238,6 +238,13 @@ def check_vmap_of_grad(program, seed):
     assert_close(got, expected, 1e-5, 1e-6, f"vmap(grad) in_axes={in_axes}")
 
 
+def along_the_first_argument(args, rng):
+    """A random direction v in the first argument, and jvp's tangents that move only it."""
+    v = rng.normal(size=np.shape(args[0])) if isinstance(args[0], np.ndarray) else float(rng.normal())
+    return v, (v,) + tuple(np.zeros_like(a) if isinstance(a, np.ndarray) else 0.0 if isinstance(a, float)
+                           else 0 for a in args[1:])
+
+
 # ------------------------------------------------------------------ jvp(grad)
 @fuzz_settings("jvp_grad")
 @given(fp.programs(scalar_out=True, max_statements=5), seeds)
@@ -246,9 +253,7 @@ def test_jvp_of_grad_is_a_hessian_vector_product(program, seed):
     args = arguments_for(program, seed)
     tame(f(*args))
     rng = np.random.default_rng(seed + 3)
-    v = rng.normal(size=np.shape(args[0])) if isinstance(args[0], np.ndarray) else float(rng.normal())
-    tangents = (v,) + tuple(np.zeros_like(a) if isinstance(a, np.ndarray) else 0.0 if isinstance(a, float)
-                            else 0 for a in args[1:])
+    v, tangents = along_the_first_argument(args, rng)
 
     def fd_grad(*a):
         return oracles.central_difference_grad(f, a, 0, eps=1e-5)
@@ -265,7 +270,7 @@ def check_hessian(program, seed):
     args = arguments_for(program, seed)
     tame(f(*args))
     rng = np.random.default_rng(seed + 5)
-    v = rng.normal(size=np.shape(args[0])) if isinstance(args[0], np.ndarray) else float(rng.normal())
+    v, _ = along_the_first_argument(args, rng)
 
     def fd_grad(*a):
         return oracles.central_difference_grad(f, a, 0, eps=1e-5)
@@ -295,9 +300,7 @@ def test_reverse_over_reverse_of_loops_matches_forward_over_reverse(program, see
     args = arguments_for(program, seed)
     tame(f(*args))
     rng = np.random.default_rng(seed + 7)
-    v = rng.normal(size=np.shape(args[0])) if isinstance(args[0], np.ndarray) else float(rng.normal())
-    tangents = (v,) + tuple(np.zeros_like(a) if isinstance(a, np.ndarray) else 0.0 if isinstance(a, float)
-                            else 0 for a in args[1:])
+    v, tangents = along_the_first_argument(args, rng)
     _, forward_over_reverse = tr.jvp(tr.grad(f), args, tangents)
     tame(forward_over_reverse)
     with known_refusals_rejected():

@@ -804,18 +804,46 @@ def cumprod_vjp(g, x, products, axis=None):
 
 
 
-# The second derivatives of np.prod and np.cumprod (runtime.py says what each computes).
+# The second derivatives of np.prod and np.cumprod (runtime.py says what each computes).  All three
+# walk each line once per entry m with m left out of the products; they differ in what they keep.
+LAST_ENTRY, RUNNING_FORWARD, RUNNING_BACK = 0, 1, 2
+
+
 @njit(cache=True)
-def _tangents_without(xs, ds, a, c, m, out):
-    """cumprod_jvp's recurrence along line (a, :, c) of ``xs`` for the direction ``ds``, with entry
-    ``m`` left out of every product (x[m] read as 1, d[m] as 0), into ``out``: exact with zeros."""
-    running = out.dtype.type(1)
-    tangent = out.dtype.type(0)
-    for j in range(xs.shape[1]):
-        if j != m:
-            tangent = tangent * xs[a, j, c] + running * ds[a, j, c]
-            running = running * xs[a, j, c]
-        out[j] = tangent
+def _products_but_two(x, direction, weights, axis, keep, cls_zero):
+    """Per line of ``x`` (along ``axis``, the flattened array when None) and entry m, cumprod_jvp's
+    recurrence for ``direction`` with entry m left out of every product (x[m] read as 1, its
+    direction as 0: exact with zeros), then: LAST_ENTRY keeps its last value (prod_vjp_jvp);
+    RUNNING_FORWARD adds weights[m] times its values from m on into those entries
+    (cumprod_jvp_jvp); RUNNING_BACK keeps the sum of weights times its values from m on
+    (cumprod_vjp_jvp).  (outer, n, inner) are C-order views of the lines."""
+    outer, n, inner = (1, x.size, 1) if axis is None else _along(x.shape, axis)
+    xs = np.ascontiguousarray(x).reshape((outer, n, inner))
+    ds = np.ascontiguousarray(direction).reshape((outer, n, inner))
+    ws = np.ascontiguousarray(weights).reshape((outer, n, inner))
+    out = np.zeros((outer, n, inner), type(cls_zero))
+    line = np.empty(n, type(cls_zero))
+    for a in range(outer):
+        for c in range(inner):
+            for m in range(n):
+                running = cls_zero + 1
+                tangent = cls_zero
+                for j in range(n):
+                    if j != m:
+                        tangent = tangent * xs[a, j, c] + running * ds[a, j, c]
+                        running = running * xs[a, j, c]
+                    line[j] = tangent
+                if keep == LAST_ENTRY:
+                    out[a, m, c] = line[n - 1]
+                elif keep == RUNNING_FORWARD:
+                    for i in range(m, n):
+                        out[a, i, c] += ws[a, m, c] * line[i]
+                else:
+                    total = cls_zero
+                    for i in range(m, n):
+                        total += ws[a, i, c] * line[i]
+                    out[a, m, c] = total
+    return out
 
 
 @overload(rt.prod_vjp_jvp)
@@ -825,16 +853,7 @@ def prod_vjp_jvp(g, x, v, axis=None, keepdims=False):
         return lambda g, x, v, axis=None, keepdims=False: cls(0)
 
     def products_but_two(g, x, v, axis=None, keepdims=False):
-        outer, n, inner = (1, x.size, 1) if axis is None else _along(x.shape, axis)
-        xs = np.ascontiguousarray(x).reshape((outer, n, inner))
-        vs = np.ascontiguousarray(v).reshape((outer, n, inner))
-        out = np.empty((outer, n, inner), cls)
-        line = np.empty(n, cls)
-        for a in range(outer):
-            for c in range(inner):
-                for m in range(n):
-                    _tangents_without(xs, vs, a, c, m, line)
-                    out[a, m, c] = line[n - 1]
+        out = _products_but_two(x, v, v, axis, LAST_ENTRY, cls(0))
         return rt.expand_to(g, x, axis, keepdims) * out.reshape(x.shape)
     return products_but_two
 
@@ -845,21 +864,12 @@ def cumprod_jvp_jvp(t, v, x, axis=None):
     if not _is_array(x):
         return lambda t, v, x, axis=None: np.zeros(1, cls)
 
-    def running_products_but_two(t, v, x, axis=None):
-        outer, n, inner = (1, x.size, 1) if axis is None else _along(x.shape, axis)
-        xs = np.ascontiguousarray(x).reshape((outer, n, inner))
-        ts = np.ascontiguousarray(t).reshape((outer, n, inner))
-        vs = np.ascontiguousarray(v).reshape((outer, n, inner))
-        out = np.zeros((outer, n, inner), cls)
-        line = np.empty(n, cls)
-        for a in range(outer):
-            for c in range(inner):
-                for m in range(n):
-                    _tangents_without(xs, ts, a, c, m, line)
-                    for i in range(m, n):
-                        out[a, i, c] += vs[a, m, c] * line[i]
-        return out.reshape((x.size,)) if axis is None else out.reshape(x.shape)
-    return running_products_but_two
+    def flat(t, v, x, axis=None):           # np.cumprod without an axis is flat
+        return _products_but_two(x, t, v, axis, RUNNING_FORWARD, cls(0)).reshape((x.size,))
+
+    def along_axis(t, v, x, axis=None):
+        return _products_but_two(x, t, v, axis, RUNNING_FORWARD, cls(0)).reshape(x.shape)
+    return flat if _is_none(axis) else along_axis
 
 
 @overload(rt.cumprod_vjp_jvp)
@@ -869,21 +879,7 @@ def cumprod_vjp_jvp(g, v, x, axis=None):
         return lambda g, v, x, axis=None: cls(0)
 
     def running_products_but_two(g, v, x, axis=None):
-        outer, n, inner = (1, x.size, 1) if axis is None else _along(x.shape, axis)
-        xs = np.ascontiguousarray(x).reshape((outer, n, inner))
-        gs = np.ascontiguousarray(g).reshape((outer, n, inner))
-        vs = np.ascontiguousarray(v).reshape((outer, n, inner))
-        out = np.empty((outer, n, inner), cls)
-        line = np.empty(n, cls)
-        for a in range(outer):
-            for c in range(inner):
-                for m in range(n):
-                    _tangents_without(xs, vs, a, c, m, line)
-                    total = cls(0)
-                    for i in range(m, n):
-                        total += gs[a, i, c] * line[i]
-                    out[a, m, c] = total
-        return out.reshape(x.shape)
+        return _products_but_two(x, v, g, axis, RUNNING_BACK, cls(0)).reshape(x.shape)
     return running_products_but_two
 
 
