@@ -88,6 +88,23 @@ def test_key_follows_attributes_of_config_objects():
     assert keys[0] != keys[1]
 
 
+chosen_reduction = np.sum
+
+
+def _reduce_with_the_chosen(x):
+    return chosen_reduction(x)
+
+
+def test_key_follows_which_numpy_function_a_name_stands_for(monkeypatch):
+    # ``chosen_reduction = np.sum``, then ``= np.max``: the same source, a different primitive baked
+    # into the generated code; one key for both gave the max the sum's module (a wrong number)
+    assert tr.jit(_reduce_with_the_chosen, target="python")(X) == np.sum(X)
+    key = cache.fingerprint(_reduce_with_the_chosen, "n")
+    monkeypatch.setattr(sys.modules[__name__], "chosen_reduction", np.max)
+    assert cache.fingerprint(_reduce_with_the_chosen, "n") != key
+    assert tr.jit(_reduce_with_the_chosen, target="python")(X) == np.max(X)
+
+
 # ---------------------------------------------------- integrity and atomicity
 def test_truncated_module_is_detected_and_regenerated(cache_dir):
     fn = jit_cases.keywords

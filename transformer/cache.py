@@ -160,7 +160,12 @@ def _visit_value(name, value, digest, seen, attributes=()):
     """Hash what the generated code will read from ``value`` (``attributes``:
     the attribute names the code mentions, for objects such as a config class)."""
     inner = getattr(value, "__transformer_fn__", None)
-    if inner is not None:
+    primitive = primitives.lookup(value) if callable(value) else None
+    if primitive is not None:
+        # which primitive a name stands for is baked into the generated code: ``f = np.max``
+        # after ``f = np.sum`` must not find the module written for the sum
+        digest.update(f"{name}=primitive {primitive.name}".encode())
+    elif inner is not None:
         digest.update(repr(getattr(value, "__transformer_chain__", "")).encode())
         _visit(inner, digest, seen)
     elif isinstance(value, types.FunctionType) and primitives.lookup(value) is None:
