@@ -18,8 +18,8 @@ def grad_poly(x):
     _t13 = rt.unbroadcast(_t9, x)
     x_bar = _t13
     _t14 = rt.unbroadcast(_t12, _t1)
-    _t15 = -_t12
-    _t16 = rt.unbroadcast(_t15, _t3)
+    _t15 = rt.unbroadcast(_t12, _t3)
+    _t16 = -_t15
     _t19 = _t16 * 2.0
     _t20 = rt.unbroadcast(_t19, _t2)
     _t24 = _t20 * 2

@@ -30,8 +30,8 @@ def grad_rosenbrock(x):
         _t20 = _t16 * 2
         _t22 = _t20 * _t10
         _t23 = rt.unbroadcast(_t22, _t10)
-        _t29 = -_t23
-        _t30 = rt.unbroadcast(_t29, _t9)
+        _t29 = rt.unbroadcast(_t23, _t9)
+        _t30 = -_t29
         _t31 = x_bar[i]
         _t32 = _t31 + _t30
         x_bar[i] = _t32
@@ -41,8 +41,8 @@ def grad_rosenbrock(x):
         _t42 = _t40 * _t6
         _t43 = rt.unbroadcast(_t42, _t6)
         _t48 = rt.unbroadcast(_t43, _t3)
-        _t49 = -_t43
-        _t50 = rt.unbroadcast(_t49, _t5)
+        _t49 = rt.unbroadcast(_t43, _t5)
+        _t50 = -_t49
         _t54 = _t50 * 2
         _t56 = _t54 * _t4
         _t57 = rt.unbroadcast(_t56, _t4)

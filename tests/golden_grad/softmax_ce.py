@@ -37,8 +37,8 @@ def grad_softmax_ce(x):
     softmax_shifted_bar = softmax_shifted_bar + _t22
     _t23 = softmax_shifted_bar * softmax_shifted
     _t24 = rt.unbroadcast(_t23, x)
-    _t25 = -_t23
-    _t26 = rt.unbroadcast(_t25, _t0)
+    _t25 = rt.unbroadcast(_t23, _t0)
+    _t26 = -_t25
     x_bar = _t24
     _t27 = rt.extremum_vjp(_t26, x, _t0, axis=-1, keepdims=True)
     x_bar = x_bar + _t27

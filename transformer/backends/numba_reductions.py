@@ -553,6 +553,10 @@ def _reduction(reduce_row, numpy_result_dtype, reduce_columns=None, operation=No
         return out
 
     def typer(x, axis, keepdims, param=0):
+        if isinstance(x, (types.Number, types.Boolean)) and _is_none(axis) and not constant_bool(keepdims, "keepdims"):
+            # np.sum(3.0): the reduction of a one-element array, a scalar as NumPy's
+            scalar_type = numpy_result_dtype(as_dtype(x)).type
+            return lambda x, axis, keepdims, param=0: reduce_blocks(np.full((1, 1, 1), x), param, scalar_type)[0]
         if not isinstance(x, types.Array):
             return None
         reduce = reduce_spans if pairwise is not None and isinstance(x.dtype, types.Float) else reduce_blocks

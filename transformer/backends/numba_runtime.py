@@ -691,16 +691,63 @@ def extremum_vjp(g, x, peak, axis=None, keepdims=False):
         return lambda g, x, peak, axis=None, keepdims=False: cls(g)
 
     def split_among_ties(g, x, peak, axis=None, keepdims=False):
+        # Two walks over x and no temporaries of its size: the ties of each
+        # peak are counted, then each element takes its peak's share where it
+        # ties (times 0 elsewhere, as a mask of ones and zeros would give).
         big = _shape_array(x.shape)
         strides = _strides_over(big, _small_sizes(big, peak, axis, keepdims))
-        hits = (x == rt.expand_to(peak, x, axis, keepdims)).astype(cls)
-        counts = np.zeros(_flat(peak).size, cls)
-        _scatter_add(hits.reshape(-1), strides, big, counts)
+        xs = _flat(x)
+        peaks = _flat(peak)
+        counts = np.zeros(peaks.size, cls)
+        _count_ties(xs, peaks, strides, big, counts)
         share = _flat(g) / counts
         out = np.empty(x.shape, cls)
-        _gather(share, strides, big, out.reshape(-1))
-        return out * hits
+        _share_among_ties(xs, peaks, share, strides, big, out.reshape(-1))
+        return out
     return split_among_ties
+
+
+@njit(cache=True)
+def _count_ties(xs, peaks, strides, big, counts):
+    """``counts`` (flat) += how many elements of the flat ``xs`` (shape ``big``) equal their peak."""
+    inner = big[big.size - 1]
+    step = strides[big.size - 1]
+    index = np.zeros(big.size, np.intp)
+    offset = 0
+    for base in range(0, xs.size, inner):
+        if step == 0:             # one peak for the whole row: count in a register, which vectorises
+            peak = peaks[offset]
+            row = xs[base:base + inner]       # indexed by the loop's own counter (see _row_sum)
+            ties = 0
+            for j in range(inner):
+                ties += row[j] == peak
+            counts[offset] += ties
+        else:
+            for j in range(inner):
+                counts[offset + j * step] += xs[base + j] == peaks[offset + j * step]
+        offset = _advance(index, offset, big, strides)
+
+
+@njit(cache=True)
+def _share_among_ties(xs, peaks, share, strides, big, out):
+    """``out`` (flat, shape ``big``) = each element's peak's share where it equals the peak, times 0 elsewhere."""
+    inner = big[big.size - 1]
+    step = strides[big.size - 1]
+    index = np.zeros(big.size, np.intp)
+    offset = 0
+    for base in range(0, out.size, inner):
+        if step == 0:
+            peak = peaks[offset]
+            part = share[offset]
+            row = xs[base:base + inner]
+            out_row = out[base:base + inner]
+            for j in range(inner):
+                out_row[j] = part * (row[j] == peak)
+        else:
+            for j in range(inner):
+                k = offset + j * step
+                out[base + j] = share[k] * (xs[base + j] == peaks[k])
+        offset = _advance(index, offset, big, strides)
 
 
 @overload(rt.prod_vjp)
