@@ -125,16 +125,30 @@ def _advance(index, offset, big, strides):
     return offset
 
 
+# The walks below go over ``big`` a row (its last dim) at a time, through a 2-D
+# view of the flat array: numba indexes ``rows[r, j]`` with less work than
+# ``flat[base + j]``, and a row that reads one element of ``small`` (step 0)
+# fills, or sums in a register.  Expanding a (5000, 100) cotangent over
+# (5000, 100, 8) took 2.5 ms with flat indices, 0.9 ms so (a view per row
+# was worse: 6 ms, an array structure per 8 elements).
 @njit(cache=True)
 def _gather(small, strides, big, out):
     """``out`` (flat, shape ``big``) = the flat ``small`` broadcast over it."""
     inner = big[big.size - 1]
     step = strides[big.size - 1]
+    if inner == 0:
+        return
+    rows = out.reshape((out.size // inner, inner))
     index = np.zeros(big.size, np.intp)
     offset = 0
-    for base in range(0, out.size, inner):
-        for j in range(inner):
-            out[base + j] = small[offset + j * step]
+    for r in range(rows.shape[0]):
+        if step == 0:
+            value = small[offset]
+            for j in range(inner):
+                rows[r, j] = value
+        else:
+            for j in range(inner):
+                rows[r, j] = small[offset + j * step]
         offset = _advance(index, offset, big, strides)
 
 
@@ -143,11 +157,20 @@ def _scatter_add(values, strides, big, small):
     """``small`` (flat) += the flat ``values`` (shape ``big``) summed over the dims ``small`` broadcasts along."""
     inner = big[big.size - 1]
     step = strides[big.size - 1]
+    if inner == 0:
+        return
+    rows = values.reshape((values.size // inner, inner))
     index = np.zeros(big.size, np.intp)
     offset = 0
-    for base in range(0, values.size, inner):
-        for j in range(inner):
-            small[offset + j * step] += values[base + j]
+    for r in range(rows.shape[0]):
+        if step == 0:             # the same additions in the same order, in a register
+            total = small[offset]
+            for j in range(inner):
+                total += rows[r, j]
+            small[offset] = total
+        else:
+            for j in range(inner):
+                small[offset + j * step] += rows[r, j]
         offset = _advance(index, offset, big, strides)
 
 
