@@ -41,6 +41,12 @@ def test_unhashable_static_argument_is_a_type_error():
         f(X, np.array([3]))
 
 
+def test_source_given_too_few_arguments_for_a_static_one_says_so():
+    f = tr.jit(jit_cases.power_sum, static_argnums=1)
+    with pytest.raises(TypeError, match="static argument 'n' is argument 1, and only 1 arguments were given"):
+        tr.show(f, 3)            # the static value alone: an IndexError from inside, before
+
+
 def test_static_argnums_out_of_range():
     with pytest.raises(ValueError, match="out of range"):
         tr.jit(jit_cases.power_sum, static_argnums=(2,))

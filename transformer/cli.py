@@ -144,7 +144,7 @@ def command_show(args) -> int:
         raise UsageError(f"--apply {args.apply!r} does not return a function, so there is no code to show")
     if getattr(transformed, "static_argnums", ()):
         raise UsageError("--apply: static_argnums are baked in from call-time values, which show does not have; "
-                         "call tr.show(jitted, *static_values) from Python instead")
+                         "call tr.show(jitted, *args) with a call's arguments from Python instead")
     target = args.target or getattr(transformed, "target", None) or "python"
     if args.ptx:
         return show_ptx(args, target)

@@ -131,6 +131,9 @@ class Transformed:
         names = list(self.signature.parameters)
         static = {}
         for i in self.static_argnums:
+            if i >= len(args):      # show(f, 10) for f(x, s): the call's arguments were meant
+                raise TypeError(f"static argument {names[i]!r} is argument {i}, and only {len(args)} "
+                                f"arguments were given: pass all of a call's arguments")
             value = args[i]
             try:
                 hash(value)
