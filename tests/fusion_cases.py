@@ -41,3 +41,11 @@ def operand_written_through_a_view(x, y):
     v = x[1:]
     v[0] = 100.0
     return t + y
+
+
+def log_sum_exp(x):
+    return np.log(np.sum(np.exp(x)))
+
+
+def row_log_sum_exp(x):
+    return np.sum(np.log(np.sum(np.exp(x), axis=1)))

@@ -89,6 +89,10 @@ class Primitive:
     methods: tuple[str, ...] = ()
     spread_argument: str = ""
     attribute: str = ""
+    # its result is its first operand (a reduction's cotangent) broadcast over its second's shape,
+    # the reduced axes named by axis= and keepdims=: where the first already broadcasts (axis=None,
+    # or keepdims=True), an elementwise expression that reads the second can read it instead
+    expands: bool = False
 
     @property
     def is_operator(self) -> bool:
@@ -114,13 +118,13 @@ SHAPE_RULES = ("elementwise", "reduce", "scalar", "shape_tuple", "same", "like",
 def register(name, spelling, impl, kind, params, keywords=(), aliases=(), may_alias=False, results=(),
              library_aliases=(), index_arrays=False, on_device=True, shape_rule="", shape_only=(),
              collective=False, tape="", numba=None, scalars_follow_arrays=(), methods=(), spread_argument="",
-             attribute="") -> Primitive:
+             attribute="", expands=False) -> Primitive:
     """``library_aliases``: dotted names such as ``"scipy.special.erf"``, for objects of a module
     that importing transformer should not import."""
     prim = Primitive(name, spelling, impl, kind, tuple(params), tuple(keywords), tuple(aliases), may_alias,
                      tuple(results), index_arrays, on_device, shape_rule or _kind_shape_rule(kind, name),
                      tuple(shape_only), collective, tape, {"numba": numba} if numba else {},
-                     tuple(scalars_follow_arrays), tuple(methods), spread_argument, attribute)
+                     tuple(scalars_follow_arrays), tuple(methods), spread_argument, attribute, expands)
     if name in REGISTRY:
         raise ValueError(f"primitive {name!r} registered twice")
     if prim.shape_rule.partition(":")[0] not in SHAPE_RULES:
@@ -647,7 +651,7 @@ _HELPER_FACTS = {
     "zeros_like": dict(shape_rule="like:x", shape_only=("x",)),
     "copy": dict(shape_rule="like:x"),
     "unbroadcast": dict(shape_rule="like:x", shape_only=("x",)),
-    "expand_to": dict(shape_rule="like:x", shape_only=("x",)),
+    "expand_to": dict(shape_rule="like:x", shape_only=("x",), expands=True),
     "cast_like": dict(shape_rule="like:x", shape_only=("x",)),
     "cast_derivative": dict(shape_rule="like:g", shape_only=("like",)),
     "trace_vjp": dict(shape_rule="like:x", shape_only=("x",)),

@@ -168,16 +168,42 @@ def _with_value(stmt, value):
     return stmt.with_changes(body=[stmt.body[0].with_changes(value=value)])
 
 
+def _broadcast_cotangent(value):
+    """(g, x) for ``rt.expand_to(g, x, ...)`` (a primitive that ``expands``) whose ``g`` already broadcasts to ``x``'s shape: a
+    reduction's cotangent over all axes (``axis=None``) or with ``keepdims=True``; else None.
+    Read beside ``x`` in an elementwise expression, ``g`` gives the same values as the full
+    array expand_to would fill: NumPy's broadcasting does the expanding, inside the fused loop."""
+    prim = cf.primitive_of(value) if isinstance(value, cst.Call) else None
+    if prim is None or not prim.expands:
+        return None
+    operands = cf.operands(value)
+    keywords = cf.keywords(value)
+    if len(operands) != 2 or not all(isinstance(a, (cst.Name, cst.Float, cst.Integer)) for a in operands) \
+            or not isinstance(operands[1], cst.Name):
+        return None
+    axis, keepdims = keywords.get("axis"), keywords.get("keepdims")
+    if _is_name(axis, "None") or _is_name(keepdims, "True"):
+        return operands[0], operands[1].value
+    return None
+
+
 def _fuse_block(stmts: list, counts: _NameCounts, params: set) -> list:
     out: list = []
     pending: dict[str, tuple[int, set]] = {}     # temporary -> (its position in out, names it reads)
+    broadcasts: dict[str, tuple] = {}            # temporary -> (position, g, x) of an expand_to above
     for stmt in stmts:
         if not isinstance(stmt, cst.SimpleStatementLine):
             pending.clear()                       # only straight-line code is fused
+            broadcasts.clear()
             out.append(_fuse_children(stmt, counts, params))
             continue
         value = _value_of(stmt)
         reachable = _reachable_names(value) if value is not None else set()
+        for name in sorted(reachable & set(broadcasts)):
+            position, g, x = broadcasts.pop(name)
+            if x in reachable:                    # x's shape is the expression's: g broadcasts to it
+                value = _value_of_wrapper(value).visit(_Substitute(name, g)).value
+                out[position] = _Removed(out[position].leading_lines)
         for name in sorted(reachable & set(pending)):
             position, _ = pending.pop(name)
             definition = out[position]
@@ -187,14 +213,19 @@ def _fuse_block(stmts: list, counts: _NameCounts, params: set) -> list:
             stmt = _with_value(stmt, value)
         if _writes_in_place(stmt):
             pending.clear()                       # the array written may be a view of any operand
+            broadcasts.clear()
         written = _written_by(stmt)
         for name in [n for n, (_, reads) in pending.items() if reads & written]:
             del pending[name]                     # its operands change before any later use
+        for name in [n for n, (_, g, x) in broadcasts.items() if ({x} | all_names(g)) & written]:
+            del broadcasts[name]
         target = _single_target(stmt)
-        if (target is not None and target not in params and counts.stores[target] == 1
-                and counts.loads[target] == 1 and _is_elementwise(value)
-                and target not in all_names(value)):
+        single_use = (target is not None and target not in params and counts.stores[target] == 1
+                      and counts.loads[target] == 1 and target not in all_names(value))
+        if single_use and _is_elementwise(value):
             pending[target] = (len(out), all_names(value))
+        elif single_use and _broadcast_cotangent(value) is not None:
+            broadcasts[target] = (len(out), *_broadcast_cotangent(value))
         out.append(stmt)
     return _carry_comments(out)
 
