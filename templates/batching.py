@@ -24,7 +24,9 @@ transform (``transformer/transforms/vmap.py``) follows:
   past the batch axis (negative axes move by one); see the shape section below.
 * ``query`` — shape questions, answered for one example by the rule's template.
 * ``create`` — new arrays from unbatched shapes; a batched argument is refused
-  unless the rule lists it in ``may_batch``.
+  unless the rule lists it in ``may_batch`` (the call as written serves the
+  batch) or in ``values_per_example`` (np.full's fill: the plain call runs once
+  per example, as ``loop`` below).
 * ``loop`` — no good batched form (``inv``, ``solve``; indexing with batched
   indices): run the primitive once per example in a loop, batch axis first so
   each example is a contiguous row.  A keyword that differs per example is
@@ -274,9 +276,12 @@ def size_example(x, batch_size):
 # ----------------------------------------------------------------- creation
 # New arrays, the same call for the batch; an argument that differs between examples is refused
 # unless listed in ``may_batch`` (np.zeros_like of a batched x is the batch's zeros).
-machinery("batching", "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "rt.index_slice",
-          strategy="create")
-machinery("batching", "zeros_like", "ones_like", "empty_like", "full_like", strategy="create", may_batch=("x",))
+machinery("batching", "zeros", "ones", "empty", "arange", "eye", "rt.index_slice", strategy="create")
+# a fill or ends that differ per example, the shape the same for all: the plain call once per example
+machinery("batching", "full", strategy="create", values_per_example=("fill_value",))
+machinery("batching", "linspace", strategy="create", values_per_example=("start", "stop"))
+machinery("batching", "zeros_like", "ones_like", "empty_like", strategy="create", may_batch=("x",))
+machinery("batching", "full_like", strategy="create", may_batch=("x",), values_per_example=("fill_value",))
 
 
 # ------------------------------------------------------ one example at a time

@@ -58,8 +58,6 @@ NO_SECOND = lambda why: no(SECOND_ORDER, why)            # noqa: E731
 NOT_BATCHED = lambda why: no(VMAPS, why)                 # noqa: E731
 BOOLEAN = "its output is boolean or integer: there is no derivative to check"
 ONE_ARG = "one argument: in_axes=None would leave nothing to map"
-PER_EXAMPLE_FILL = {"vmap0": "differ between examples", "vmap1": "differ between examples",
-                    "vmap_none": "differ between examples"}
 PER_EXAMPLE_MASK = no(("vmap0", "vmap1"), "x[mask] with a boolean mask that differs between examples")
 NO_JAX_INPLACE = "jax arrays are immutable (x[i] = v is written x.at[i].set(v) there)"
 
@@ -754,12 +752,10 @@ def _rows():
     for name in ["dot_rows", "dot_batched", "matmul_batched"]:
         add_(Row(name, g[name], lambda r: (U(r, 5, 4), U(r, 4, 3)), skip=one_factor))
     add_(Row("dot_grads_batched", dot_grads_batched, lambda r: (U(r, 5, 4), U(r, 4, 3)),
-             skip={**one_factor, "jax": "its helpers are tr.grad objects, which the jax translation cannot read"},
-             refuses={"vmap0": "the arguments of np.full differ between examples"}))
+             skip={**one_factor, "jax": "its helpers are tr.grad objects, which the jax translation cannot read"}))
     add_(Row("dot_shared_left", dot_shared_left, lambda r: (U(r, 3, 4), U(r, 5, 4)), skip=one_factor))
     add_(Row("matmul_grads_batched", matmul_grads_batched, lambda r: (U(r, 5, 4), U(r, 4, 3)),
-             skip={**one_factor, "jax": "its helper is a tr.grad object, which the jax translation cannot read"},
-             refuses={"vmap0": "the arguments of np.full differ between examples"}))
+             skip={**one_factor, "jax": "its helper is a tr.grad object, which the jax translation cannot read"}))
     add_(Row("matmul_vector", matmul_fn, lambda r: (U(r, 4), U(r, 4, 2))))
     add_(Row("matmul_rank3", matmul, lambda r: (U(r, 2, 3, 4), U(r, 2, 4, 2))))
     add_(Row("matmul_rank3_by_2", matmul, lambda r: (U(r, 2, 3, 4), U(r, 4, 2))))
@@ -820,12 +816,12 @@ def _rows():
     add_(Row("likes", likes, one, skip={"jax": NO_JAX_INPLACE}))
     add_(Row("empty", empty, one, skip={"jax": NO_JAX_INPLACE}))
     add_(Row("ones_like_int", ones_like_int, one, skip=NO_DERIVATIVE(BOOLEAN)))
-    add_(Row("full", full, lambda r: (U(r),), refuses=PER_EXAMPLE_FILL))
-    add_(Row("full_like", full_like, lambda r: (U(r, 3, 4), U(r)), refuses=PER_EXAMPLE_FILL))
+    add_(Row("full", full, lambda r: (U(r),)))
+    add_(Row("full_like", full_like, lambda r: (U(r, 3, 4), U(r))))
     add_(Row("arange", arange, one))
     add_(Row("arange_endpoints", arange_endpoints, one))
-    add_(Row("linspace", linspace, lambda r: (U(r), U(r, lo=1.0, hi=2.0)), refuses=PER_EXAMPLE_FILL))
-    add_(Row("linspace_times", linspace_times, lambda r: (U(r, 4), U(r, lo=1.0, hi=2.0)), refuses=PER_EXAMPLE_FILL))
+    add_(Row("linspace", linspace, lambda r: (U(r), U(r, lo=1.0, hi=2.0))))
+    add_(Row("linspace_times", linspace_times, lambda r: (U(r, 4), U(r, lo=1.0, hi=2.0))))
     add_(Row("eye", eye, lambda r: (U(r, 3),)))
     add_(Row("casts", casts, one))
     # indexing

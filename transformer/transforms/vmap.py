@@ -829,6 +829,12 @@ class _Batcher:
         may_batch = rule.rule_options.get("may_batch", ())
         if all(name in may_batch or not _is_batched(state) for name, state in zip(prim.params, states)):
             return cf.apply_primitive(prim, args, list(keywords.items()))
+        # values that differ per example where the shape does not (np.full's fill, linspace's ends):
+        # every example's array has the same shape, so the plain call per example stacks
+        per_example = rule.rule_options.get("values_per_example", ())
+        if all(name in may_batch or name in per_example or not _is_batched(state)
+               for name, state in zip(prim.params, states)):
+            return self.rule_loop(prim, rule, args, keywords, states)
         raise self.error(f"the arguments of {prim.spelling} differ between examples, so the array's shape "
                          f"(or fill) would too", "create the array from per-example shapes of fixed size")
 
