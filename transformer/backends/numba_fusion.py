@@ -27,6 +27,10 @@ The expression reads as the user wrote it, and the user-line comments of the
 removed statements move to the next statement kept.  (After this pass,
 ``np.exp`` and ``np.tanh`` become ``vm.*`` calls, each a vectorised loop of
 its own: their arguments are still fused, their results join the rest.)
+A cotangent expanded over an array (``rt.expand_to(g, e, axis=None, ...)``: the
+scalar cotangent of a sum over all axes, or one with kept dims) joins the same
+way, as ``g`` itself, where its reader reads ``e`` too: broadcasting against
+``e`` gives the same values as the filled array would.
 Values read twice, reductions, products, indexing and anything in another
 block keep their statements.  A literal's dtype witness counts as a read
 (``x * nl.scalar_like(x, 0.5)`` reads ``x`` twice), so a temporary multiplied
