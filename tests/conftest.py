@@ -28,6 +28,24 @@ os.environ.setdefault("TRANSFORMER_TIERED", "0")
 sys.path.insert(0, str(Path(__file__).parent))
 
 
+def _package_of_another_checkout() -> str | None:
+    """Where transformer or its templates come from, if not this checkout: an editable install of
+    another working tree maps ``transformer.templates`` to that tree's templates/, so the tests
+    would check this tree's transforms against another tree's rules (benchmarks/fuzz_long.py runs
+    its own checkout's)."""
+    import transformer.templates
+    checkout = Path(__file__).resolve().parent.parent
+    for package, expected in ((transformer, checkout / "transformer"), (transformer.templates, checkout / "templates")):
+        found = Path(package.__path__[0]).resolve()
+        if found != expected:
+            return f"{package.__name__} is imported from {found}, not from this checkout's {expected}"
+    return None
+
+
+if _package_of_another_checkout():
+    raise pytest.UsageError(_package_of_another_checkout())
+
+
 @pytest.fixture
 def cache_dir():
     return Path(os.environ["TRANSFORMER_CACHE_DIR"])
