@@ -405,8 +405,8 @@ def _swapped_numba(a):
     def swap_last_two(a):
         order = np.arange(ndim)
         order[-1], order[-2] = ndim - 2, ndim - 1
-        # contiguous: numba's matmul (nl.matmul) reshapes its stacks
-        return np.ascontiguousarray(np.transpose(a, to_fixed_tuple(order, ndim)))
+        # a view: nl.matmul hands BLAS each matrix of a 3-D stack as it lies (and copies deeper stacks)
+        return np.transpose(a, to_fixed_tuple(order, ndim))
     return swap_last_two
 
 
