@@ -54,3 +54,15 @@ def test_einsums_gradient_through_transposed_stacks():
     mahalanobis = np.einsum("kij,nkj->nki", q, centered)
     np.testing.assert_allclose(tr.grad(mahalanobis_loss)(q, centered),
                                2.0 * np.einsum("nki,nkj->kij", mahalanobis, centered), rtol=1e-12)
+
+
+def matrix_product(a, b):
+    return np.dot(a, b)
+
+
+def test_dot_of_strided_matrices_multiplies_as_numpy_does():
+    rng = np.random.default_rng(2)
+    compiled = tr.jit(matrix_product)
+    for a in _views(rng, 2, 3, 4).values():
+        for b in _views(rng, 2, 4, 5).values():
+            np.testing.assert_allclose(compiled(a[1], b[0]), a[1] @ b[0], rtol=1e-12)

@@ -231,6 +231,14 @@ def _dot(x, y):
             # numba's BLAS call needs one dtype; NumPy promotes (float32 with float64 is float64)
             common = np.result_type(as_dtype(x.dtype), as_dtype(y.dtype)).type
             return lambda x, y: np.dot(x.astype(common), y.astype(common))
+        if x.ndim == 2 and y.ndim == 2 and "A" in (x.layout, y.layout):
+            def strided(x, y):     # numba's np.dot would copy the strided one first
+                if x.shape[1] != y.shape[0]:
+                    raise ValueError("dot: shapes not aligned")
+                out = np.empty((x.shape[0], y.shape[1]), x.dtype)
+                gemm_into(x, y, out)
+                return out
+            return strided
         return lambda x, y: np.dot(x, y)
     t = np.result_type(as_dtype(x.dtype), as_dtype(y.dtype)).type
     # 1-D operands become a row / a column, and lose that axis again after
