@@ -10,7 +10,7 @@ tapes every substep's state (T*K states); checkpointing ``step`` tapes T states 
 step's substeps in the backward sweep.
 
 *Memory*: transformer's peak of the gradient call on the python target, measured by tracemalloc (its
-tapes are the lists of NumPy arrays the compiled code keeps as typed lists, the same values); JAX's,
+tapes are the lists of NumPy arrays the compiled code keeps in numba's lists, the same values); JAX's,
 the temporary buffers XLA's compiled gradient allocates (``memory_analysis().temp_size_in_bytes``).
 *Time*: ``bench_jit.best_time`` of ``jit(grad)``, ours on the CPU target.  Every gradient is checked
 against the plain one and against central differences along a random direction.

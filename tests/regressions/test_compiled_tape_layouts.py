@@ -1,5 +1,5 @@
 """Regression (found by the fuzzer): ``tr.jit(tr.grad(f))`` of a loop-carried value whose first
-value is a transpose raised numba's bare AssertionError.  numba types a tape (a typed list) from
+value is a transpose raised numba's bare AssertionError.  numba types a tape (a list) from
 its first entry, an F-ordered array, and then cannot append the C-ordered values of later
 iterations.  Every value of a taped variable is now C-ordered under numba (``nl.tape_entry``,
 free for a C-ordered array).  The python target was always right; the compiled gradient must

@@ -22,8 +22,7 @@ from . import numba_fusion, numba_loops, numba_lowering, numba_parallel, per_exa
 
 NAME = "cpu"
 PREAMBLE = (MODULE_PREAMBLE + "from transformer.backends import numba_lowering as nl\n"
-            + "from transformer.backends import numba_vecmath as vm   # exp, expm1, tanh, sin, cos, log as SIMD code, not libm calls\n"
-            + "from numba.typed import List\n")
+            + "from transformer.backends import numba_vecmath as vm   # exp, expm1, tanh, sin, cos, log as SIMD code, not libm calls\n")
 
 
 def take_last_step(core, step):

@@ -564,7 +564,7 @@ def _stop_gradient(x):
 # ------------------------------------------------------------------ layouts
 def c_ordered(value):
     """``value``, C-ordered if it is an array (free when it already is).  numba types a tape (a
-    typed list) from its first entry, and a variable from all of its values; an F-ordered value
+    list) from its first entry, and a variable from all of its values; an F-ordered value
     (a transpose) among C-ordered ones makes a tape refuse the rest, or makes the variable an
     array of "any" layout, into which numba's array expressions cannot allocate."""
     return value

@@ -189,7 +189,7 @@ def lower(core: cf.CoreFunction) -> cf.CoreFunction:
 
 
 class _LowerTape(cst.CSTTransformer):
-    """Tapes as typed lists, and variables of one layout.
+    """Tapes as numba's own lists (``[]``: see numba_runtime), and variables of one layout.
 
     numba types a list from its first entry: a transposed (F-ordered) first entry would refuse the
     C-ordered ones pushed after it.  numba types a variable from all of its values, and one holding
@@ -207,7 +207,7 @@ class _LowerTape(cst.CSTTransformer):
     def leave_Assign(self, original, updated):
         value = updated.value
         if _is_call(value, "rt.stack"):
-            return updated.with_changes(value=cst.Call(cst.Name("List")))
+            return updated.with_changes(value=cst.List([]))
         target = updated.targets[0].target
         if self.transposes and isinstance(target, cst.Name) and target.value in self.rebound and \
                 not cf.tape_operation(value):
@@ -220,8 +220,8 @@ class _LowerTape(cst.CSTTransformer):
         return updated.with_changes(body=cf.block(entry + list(updated.body.body))) if entry else updated
 
     def leave_SimpleStatementLine(self, original, updated):
-        # ``s = rt.push(s, v)`` -> ``s.append(v)``: numba infers a typed
-        # List's item type only from a method call on the list.  (``t = rt.push(s, v)``, a
+        # ``s = rt.push(s, v)`` -> ``s.append(v)``: numba infers an empty
+        # list's item type only from a method call on the list.  (``t = rt.push(s, v)``, a
         # cotangent tape's push in reverse over reverse, is ``s.append(v)`` then ``t = s``.)
         if len(updated.body) != 1 or not isinstance(updated.body[0], cst.Assign):
             return updated
@@ -260,7 +260,7 @@ def _is_call(node, spelling: str) -> bool:
 
 
 def lower_tapes(core: cf.CoreFunction, layouts: bool = True) -> cf.CoreFunction:
-    """A copy of ``core`` whose tapes are typed numba lists (``List`` comes from the CPU preamble),
+    """A copy of ``core`` whose tapes are numba lists (``[]``, typed by their appends),
     with its arrays kept in one layout where ``layouts`` (see _LowerTape; code of numbers alone,
     as cpu_lanes writes, has none to keep)."""
     assignments = list(dataflow.walk(core.node.body.body))

@@ -11,8 +11,11 @@ needs.
 One helper cannot be an overload: the tape.  ``rt.stack()`` is an empty list
 whose item type numba can only learn from the first value pushed, and numba
 learns it only from a method call on the list itself.  So ``numba_lowering.lower_tapes`` rewrites
-``h_stack = rt.stack()`` into ``h_stack = List()`` (a ``numba.typed.List``)
-and ``h_stack = rt.push(h_stack, h)`` into ``h_stack.append(h)``.
+``h_stack = rt.stack()`` into ``h_stack = []`` and ``h_stack = rt.push(h_stack, h)`` into
+``h_stack.append(h)``.  The list is numba's own, made inside the compiled function, whose
+operations compile inline; a ``numba.typed.List`` calls into its C implementation for each one:
+60,000 pushes, tops and pops of 14-float arrays took 12.5 ms that way and 5.8 ms this way (of
+floats, 5.3 and 0.35 ms), and the LSTM benchmark's gradient went from 17.0 to 10.2 ms.
 
 Reductions and broadcasts in any number of dimensions share one walk: the
 big array (``x`` of ``expand_to``, ``g`` of ``unbroadcast``) is visited in C

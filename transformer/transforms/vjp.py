@@ -649,7 +649,7 @@ class _Reverse:
 
 def _in_place(statements: list, result):
     """A tape rule's last statement ``t = rt.push(s_bar, v)`` written ``s_bar = rt.push(s_bar, v)``:
-    the cotangent tape changes in place and keeps its one name (numba types a typed list from the
+    the cotangent tape changes in place and keeps its one name (numba types a list from the
     appends to one variable)."""
     if not (statements and isinstance(result, cst.Name)):
         return statements, result

@@ -456,7 +456,7 @@ class _Batcher:
         if prim.tape == "push":
             pushed = args[1]
             if tape_batched and not _is_batched(self._atom_state(pushed)):
-                pushed = self.broadcast(pushed)      # every entry batched: numba's typed list has one type
+                pushed = self.broadcast(pushed)      # every entry batched: numba's list has one type
             self.assign(name, cf.call(prim.spelling, [args[0], pushed]))
         elif prim.tape == "new":
             self.assign(name, value)                 # an empty tape holds whatever is pushed
