@@ -164,7 +164,11 @@ def _value_of(stmt):
 
 
 def _writes_in_place(stmt) -> bool:
+    """An in-place write: ``x[i] = v``, or a call made for its effect, as the lowering writes a
+    masked write (``nl.put(x, mask, v)``): it changes its array as ``x[mask] = v`` did."""
     small = stmt.body[0] if len(stmt.body) == 1 else None
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        return True
     return isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Subscript) for t in small.targets)
 
 
