@@ -168,7 +168,8 @@ def _writes_in_place(stmt) -> bool:
     masked write (``nl.put(x, mask, v)``): it changes its array as ``x[mask] = v`` did."""
     small = stmt.body[0] if len(stmt.body) == 1 else None
     if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-        return True
+        func = small.value.func       # but a tape's push (``h_stack.append(h)``) changes no array
+        return not (isinstance(func, cst.Attribute) and func.attr.value == "append")
     return isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Subscript) for t in small.targets)
 
 
