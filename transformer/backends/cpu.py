@@ -59,6 +59,7 @@ def _lowered(core):
     core = numba_fusion.fuse_rows(core)                      # a softmax's five passes -> one loop over rows
     core = numba_fusion.fuse(core)                           # one statement per elementwise expression
     core = numba_lowering.vector_math(core)                  # np.exp -> vm.exp: vectorised, still fused
+    core = numba_lowering.slice_writes(core)                 # x[1:] = v -> a loop, where numba's write is slow
     return core.code(), PREAMBLE + parallel_import
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import types
 from numba.core.errors import TypingError
-from numba.extending import overload
+from numba.extending import overload, register_jitable
 
 from .. import runtime as rt
 
@@ -172,6 +172,64 @@ def _put(x, index, value):
     namespace = {"np": np}
     exec(source, namespace)   # noqa: S102  (code built from the fixed lines here)
     return namespace["write"]
+
+
+def assign_into(view, value):
+    """``view[...] = value``: a slice write ``x[1:] = value`` as a call on the view ``x[1:]``."""
+    view[...] = value
+
+
+# numba's own slice write (``z[1:] = w``) took 2.4 us for 10,000 floats where a loop over them
+# takes 0.9 us, and 5.6 us inside the RK4 benchmark's loop: 40 writes of its right-hand side took
+# 220 us so and 76 us this way.  The loop runs where value has view's shape and their memory is
+# apart; numba's write, which broadcasts and copies an overlapping value first, does the rest.
+def _assign_source(ndim: int) -> str:
+    at = ", ".join(f"i{d}" for d in range(ndim))
+    lines = ["def write(view, value):",
+             "    if view.shape == value.shape and _apart(view, value):"]
+    for d in range(ndim):
+        lines.append("    " * (d + 2) + f"for i{d} in range(view.shape[{d}]):")
+    lines.append("    " * (ndim + 2) + f"view[{at}] = value[{at}]")
+    lines += ["    else:", "        view[...] = value"]
+    return "\n".join(lines)
+
+
+def _extent(a):
+    """The lowest and one past the highest byte address ``a`` reads."""
+    low = high = a.ctypes.data
+    for d in range(a.ndim):
+        step = (a.shape[d] - 1) * a.strides[d]
+        if step < 0:
+            low += step
+        else:
+            high += step
+    return low, high + a.itemsize
+
+
+def _apart(a, b) -> bool:
+    if a.size == 0 or b.size == 0:
+        return True
+    a_low, a_high = _extent(a)
+    b_low, b_high = _extent(b)
+    return a_high <= b_low or b_high <= a_low
+
+
+_extent = register_jitable(_extent)
+_apart = register_jitable(_apart)
+
+
+@overload(assign_into)
+def _assign_into(view, value):
+    if not isinstance(view, types.Array):
+        return None
+    if isinstance(value, types.Array) and value.ndim == view.ndim and 1 <= view.ndim <= 3:
+        namespace = {"_apart": _apart}
+        exec(_assign_source(view.ndim), namespace)   # noqa: S102  (code built from the fixed lines here)
+        return namespace["write"]
+
+    def write(view, value):
+        view[...] = value
+    return write
 
 
 @overload(rt.index_slice)

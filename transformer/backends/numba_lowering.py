@@ -35,7 +35,7 @@ _HELPERS = {
                      "svdvals"),
     "numba_reductions": ("all_axis", "any_axis", "cumprod_axis", "max_axis", "mean_axis", "min_axis", "norm_axis",
                          "prod_axis", "std_axis", "sum_axis", "var_axis"),
-    "numba_indexing": ("put", "take", "whole"),
+    "numba_indexing": ("assign_into", "put", "take", "whole"),
     "numba_rows": ("softmax_last_axis",),
     "numba_sorting": ("argpartition_axis", "argsort_axis", "partition_axis", "sort_axis", "take_along_axis"),
 }
@@ -270,6 +270,35 @@ def lower_tapes(core: cf.CoreFunction, layouts: bool = True) -> cf.CoreFunction:
     transposes = layouts and any(_is_call(node, "nl.transpose") for a in assignments for node in _calls(a.value))
     node = core.node.visit(_LowerTape(rebound, transposes))
     return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants)
+
+
+class _SliceWrites(cst.CSTTransformer):
+    def leave_SimpleStatementLine(self, original, updated):
+        small = updated.body[0] if len(updated.body) == 1 else None
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+            return updated
+        target = small.targets[0].target
+        if not (isinstance(target, cst.Subscript) and _is_basic_slicing(target)):
+            return updated
+        return updated.with_changes(body=[cst.Expr(_helper("assign_into", target, small.value))])
+
+
+def _is_basic_slicing(subscript: cst.Subscript) -> bool:
+    """``x[1:]``, ``x[:, 2:4]``, ``x[0, ::2]``: slices and integer literals, at least one slice (the
+    target is a view of x)."""
+    parts = [element.slice for element in subscript.slice]
+    return any(isinstance(part, cst.Slice) for part in parts) and all(
+        isinstance(part, cst.Slice) or (isinstance(part, cst.Index) and cf.int_literal(part.value) is not None)
+        for part in parts)
+
+
+def slice_writes(core: cf.CoreFunction) -> cf.CoreFunction:
+    """A copy of ``core`` whose slice writes ``x[1:] = v`` are ``nl.assign_into(x[1:], v)`` (numba's
+    own slice write is 2-3x a loop over the elements: numba_indexing).  Run last: the passes before
+    it know a write by its subscript target."""
+    node = core.node.visit(_SliceWrites())
+    return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants,
+                           functions=core.functions)
 
 
 # numba compiles these to one libm call per element, which no loop around

@@ -1,0 +1,49 @@
+"""Slice writes under jit (``x[1:] = v``) are a loop over the elements where v has the view's shape
+and its own memory (numba_indexing.assign_into), and numba's own write otherwise: a value that
+broadcasts, a number, or one that overlaps the view (``x[1:] = x[:-1]``, which NumPy reads whole
+before writing)."""
+import numpy as np
+import pytest
+
+import transformer as tr
+
+
+def shift_right(x):
+    y = x * 1.0
+    y[1:] = y[:-1]           # overlaps: y[:-1] must be read before any of it is written
+    return y
+
+
+def rows_and_columns(x, row):
+    y = x * 1.0
+    y[1:, :] = x[:-1, :] * 2.0
+    y[0, 1:] = row[1:]
+    y[:, 0] = 0.5
+    y[::2, 2:] = row[2:]     # a row broadcast over every other row
+    return y
+
+
+def chain_rates(x, y):
+    z = np.empty_like(y)
+    z[0] = x[0]
+    z[1:] = x[1:] * y[:-1]
+    return z
+
+
+@pytest.mark.parametrize("fn, args", [
+    (shift_right, (np.arange(5.0),)),
+    (rows_and_columns, (np.arange(12.0).reshape(4, 3) + 0.5, np.array([7.0, 8.0, 9.0]))),
+    (chain_rates, (np.linspace(0.5, 1.5, 6), np.linspace(-1.0, 1.0, 6))),
+])
+def test_slice_writes_give_numpys_values(fn, args):
+    assert "nl.assign_into(" in tr.show(tr.jit(fn))
+    np.testing.assert_array_equal(tr.jit(fn)(*args), fn(*args))
+
+
+def test_the_gradient_through_slice_writes():
+    x, y = np.linspace(0.5, 1.5, 6), np.linspace(-1.0, 1.0, 6)
+
+    def loss(x, y):
+        return np.sum(chain_rates(x, y) ** 2)
+    for compiled, plain in zip(tr.jit(tr.grad(loss, argnums=(0, 1)))(x, y), tr.grad(loss, argnums=(0, 1))(x, y)):
+        np.testing.assert_allclose(compiled, plain, rtol=1e-14)
