@@ -178,8 +178,9 @@ def _with_value(stmt, value):
 
 
 def _broadcast_cotangent(value):
-    """(g, x) for ``rt.expand_to(g, x, ...)`` (a primitive that ``expands``) whose ``g`` already broadcasts to ``x``'s shape: a
-    reduction's cotangent over all axes (``axis=None``) or with ``keepdims=True``; else None.
+    """(g, x) for ``rt.expand_to(g, x, ...)`` (a primitive that ``expands``) whose ``g`` already
+    broadcasts to ``x``'s shape: a reduction's cotangent over all axes (``axis=None``) or with
+    ``keepdims=True``; else None.
     Read beside ``x`` in an elementwise expression, ``g`` gives the same values as the full
     array expand_to would fill: NumPy's broadcasting does the expanding, inside the fused loop."""
     prim = cf.primitive_of(value) if isinstance(value, cst.Call) else None

@@ -738,19 +738,21 @@ def _count_ties(xs, peaks, strides, big, counts):
     """``counts`` (flat) += how many elements of the flat ``xs`` (shape ``big``) equal their peak."""
     inner = big[big.size - 1]
     step = strides[big.size - 1]
+    if inner == 0:
+        return
+    rows = xs.reshape((xs.size // inner, inner))        # 2-D: see _gather
     index = np.zeros(big.size, np.intp)
     offset = 0
-    for base in range(0, xs.size, inner):
+    for r in range(rows.shape[0]):
         if step == 0:             # one peak for the whole row: count in a register, which vectorises
             peak = peaks[offset]
-            row = xs[base:base + inner]       # indexed by the loop's own counter (see _row_sum)
             ties = 0
             for j in range(inner):
-                ties += row[j] == peak
+                ties += rows[r, j] == peak
             counts[offset] += ties
         else:
             for j in range(inner):
-                counts[offset + j * step] += xs[base + j] == peaks[offset + j * step]
+                counts[offset + j * step] += rows[r, j] == peaks[offset + j * step]
         offset = _advance(index, offset, big, strides)
 
 
@@ -759,20 +761,22 @@ def _share_among_ties(xs, peaks, share, strides, big, out):
     """``out`` (flat, shape ``big``) = each element's peak's share where it equals the peak, times 0 elsewhere."""
     inner = big[big.size - 1]
     step = strides[big.size - 1]
+    if inner == 0:
+        return
+    rows = xs.reshape((xs.size // inner, inner))
+    out_rows = out.reshape((out.size // inner, inner))
     index = np.zeros(big.size, np.intp)
     offset = 0
-    for base in range(0, out.size, inner):
+    for r in range(rows.shape[0]):
         if step == 0:
             peak = peaks[offset]
             part = share[offset]
-            row = xs[base:base + inner]
-            out_row = out[base:base + inner]
             for j in range(inner):
-                out_row[j] = part * (row[j] == peak)
+                out_rows[r, j] = part * (rows[r, j] == peak)
         else:
             for j in range(inner):
                 k = offset + j * step
-                out[base + j] = share[k] * (xs[base + j] == peaks[k])
+                out_rows[r, j] = share[k] * (rows[r, j] == peaks[k])
         offset = _advance(index, offset, big, strides)
 
 
