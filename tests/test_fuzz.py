@@ -245,15 +245,21 @@ def along_the_first_argument(args, rng):
                            else 0 for a in args[1:])
 
 
+def at_a_random_direction(program, seed, salt):
+    """The program's function, its arguments (where its value is tame), and a random direction in
+    the first argument with jvp's tangents (``salt``: each property draws its own direction)."""
+    f = loaded(program)
+    args = arguments_for(program, seed)
+    tame(f(*args))
+    v, tangents = along_the_first_argument(args, np.random.default_rng(seed + salt))
+    return f, args, v, tangents
+
+
 # ------------------------------------------------------------------ jvp(grad)
 @fuzz_settings("jvp_grad")
 @given(fp.programs(scalar_out=True, max_statements=5), seeds)
 def test_jvp_of_grad_is_a_hessian_vector_product(program, seed):
-    f = loaded(program)
-    args = arguments_for(program, seed)
-    tame(f(*args))
-    rng = np.random.default_rng(seed + 3)
-    v, tangents = along_the_first_argument(args, rng)
+    f, args, v, tangents = at_a_random_direction(program, seed, 3)
     reference = hessian_times(f, args, v)
     _, hvp = tr.jvp(tr.grad(f), args, tangents)
     assert_close(hvp, reference, 1e-4, 1e-5, "jvp(grad)")
@@ -280,11 +286,7 @@ def hessian_times(f, args, v):
 def check_hessian(program, seed):
     """tr.hessian (jacfwd of jacrev: one generated loop or vmap over the basis vectors) times a random
     direction, against central differences of central-difference gradients."""
-    f = loaded(program)
-    args = arguments_for(program, seed)
-    tame(f(*args))
-    rng = np.random.default_rng(seed + 5)
-    v, _ = along_the_first_argument(args, rng)
+    f, args, v, _ = at_a_random_direction(program, seed, 5)
     extrapolated = hessian_times(f, args, v)
     with known_refusals_rejected():
         hessian = np.asarray(tr.hessian(f)(*args), dtype=np.float64)
@@ -298,11 +300,7 @@ def check_hessian(program, seed):
 def test_reverse_over_reverse_of_loops_matches_forward_over_reverse(program, seed):
     """vjp of grad (the inner backward sweep's tapes differentiated in reverse: a tape of cotangents
     run the other way) against jvp of grad, an independent route; H is symmetric, so both are H v."""
-    f = loaded(program)
-    args = arguments_for(program, seed)
-    tame(f(*args))
-    rng = np.random.default_rng(seed + 7)
-    v, tangents = along_the_first_argument(args, rng)
+    f, args, v, tangents = at_a_random_direction(program, seed, 7)
     _, forward_over_reverse = tr.jvp(tr.grad(f), args, tangents)
     tame(forward_over_reverse)
     with known_refusals_rejected():

@@ -135,22 +135,26 @@ def _advance(index, offset, big, strides):
 # (5000, 100, 8) took 2.5 ms with flat indices, 0.9 ms so (a view per row
 # was worse: 6 ms, an array structure per 8 elements).
 @njit(cache=True)
+def _rows(flat, big, strides):
+    """The flat array (shape ``big``) as rows of its last dim, the small array's step along a row,
+    and the odometer ``_advance`` steps from row to row (no rows where the last dim is empty)."""
+    inner = big[big.size - 1]
+    rows = flat.reshape((0, 0)) if inner == 0 else flat.reshape((flat.size // inner, inner))
+    return rows, strides[big.size - 1], np.zeros(big.size, np.intp)
+
+
+@njit(cache=True)
 def _gather(small, strides, big, out):
     """``out`` (flat, shape ``big``) = the flat ``small`` broadcast over it."""
-    inner = big[big.size - 1]
-    step = strides[big.size - 1]
-    if inner == 0:
-        return
-    rows = out.reshape((out.size // inner, inner))
-    index = np.zeros(big.size, np.intp)
+    rows, step, index = _rows(out, big, strides)
     offset = 0
     for r in range(rows.shape[0]):
         if step == 0:
             value = small[offset]
-            for j in range(inner):
+            for j in range(rows.shape[1]):
                 rows[r, j] = value
         else:
-            for j in range(inner):
+            for j in range(rows.shape[1]):
                 rows[r, j] = small[offset + j * step]
         offset = _advance(index, offset, big, strides)
 
@@ -158,21 +162,16 @@ def _gather(small, strides, big, out):
 @njit(cache=True)
 def _scatter_add(values, strides, big, small):
     """``small`` (flat) += the flat ``values`` (shape ``big``) summed over the dims ``small`` broadcasts along."""
-    inner = big[big.size - 1]
-    step = strides[big.size - 1]
-    if inner == 0:
-        return
-    rows = values.reshape((values.size // inner, inner))
-    index = np.zeros(big.size, np.intp)
+    rows, step, index = _rows(values, big, strides)
     offset = 0
     for r in range(rows.shape[0]):
         if step == 0:             # the same additions in the same order, in a register
             total = small[offset]
-            for j in range(inner):
+            for j in range(rows.shape[1]):
                 total += rows[r, j]
             small[offset] = total
         else:
-            for j in range(inner):
+            for j in range(rows.shape[1]):
                 small[offset + j * step] += rows[r, j]
         offset = _advance(index, offset, big, strides)
 
@@ -736,22 +735,17 @@ def extremum_vjp(g, x, peak, axis=None, keepdims=False):
 @njit(cache=True)
 def _count_ties(xs, peaks, strides, big, counts):
     """``counts`` (flat) += how many elements of the flat ``xs`` (shape ``big``) equal their peak."""
-    inner = big[big.size - 1]
-    step = strides[big.size - 1]
-    if inner == 0:
-        return
-    rows = xs.reshape((xs.size // inner, inner))        # 2-D: see _gather
-    index = np.zeros(big.size, np.intp)
+    rows, step, index = _rows(xs, big, strides)
     offset = 0
     for r in range(rows.shape[0]):
         if step == 0:             # one peak for the whole row: count in a register, which vectorises
             peak = peaks[offset]
             ties = 0
-            for j in range(inner):
+            for j in range(rows.shape[1]):
                 ties += rows[r, j] == peak
             counts[offset] += ties
         else:
-            for j in range(inner):
+            for j in range(rows.shape[1]):
                 counts[offset + j * step] += rows[r, j] == peaks[offset + j * step]
         offset = _advance(index, offset, big, strides)
 
@@ -759,22 +753,17 @@ def _count_ties(xs, peaks, strides, big, counts):
 @njit(cache=True)
 def _share_among_ties(xs, peaks, share, strides, big, out):
     """``out`` (flat, shape ``big``) = each element's peak's share where it equals the peak, times 0 elsewhere."""
-    inner = big[big.size - 1]
-    step = strides[big.size - 1]
-    if inner == 0:
-        return
-    rows = xs.reshape((xs.size // inner, inner))
-    out_rows = out.reshape((out.size // inner, inner))
-    index = np.zeros(big.size, np.intp)
+    rows, step, index = _rows(xs, big, strides)
+    out_rows, _, _ = _rows(out, big, strides)
     offset = 0
     for r in range(rows.shape[0]):
         if step == 0:
             peak = peaks[offset]
             part = share[offset]
-            for j in range(inner):
+            for j in range(rows.shape[1]):
                 out_rows[r, j] = part * (rows[r, j] == peak)
         else:
-            for j in range(inner):
+            for j in range(rows.shape[1]):
                 k = offset + j * step
                 out_rows[r, j] = share[k] * (rows[r, j] == peaks[k])
         offset = _advance(index, offset, big, strides)
