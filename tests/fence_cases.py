@@ -94,10 +94,9 @@ def nested_def(x):
     return helper(x)
 
 
-def lambda_inside(x):
-    # a lambda bound to a name, called or passed is inlined; one kept in a tuple is not
-    pair = (lambda y: 2 * y, x)  # REFUSED: lambda
-    return pair[1]
+def lambda_as_an_operand(x):
+    # a lambda is bound, kept in a tuple, passed or called; one added to an array is a value it is not
+    return x + (lambda y: 2 * y)  # REFUSED: lambda
 
 
 def attribute_write(x, model):
@@ -260,9 +259,9 @@ def shift_operator(n):
     return n << 2  # REFUSED: n << 2
 
 
-def function_as_value(x):
-    f = np.sin  # REFUSED: np.sin
-    return f(x)
+def function_returned(x):
+    f = np.sin
+    return f  # REFUSED: f
 
 
 def max_of_one_array(x):
@@ -279,10 +278,11 @@ def range_four_arguments(x):
     return x
 
 
-def loop_over_literal(x):
-    for v in [1.0, 2.0]:  # REFUSED: [1.0, 2.0]
-        x = x + v
-    return x
+def function_rebound_in_a_loop(x):
+    f = np.sin
+    for i in range(3):
+        x = f(x)
+        f = np.cos  # REFUSED: f
 
 
 def keyword_only_parameter(x, *, scale):  # REFUSED: scale

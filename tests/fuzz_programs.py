@@ -292,13 +292,31 @@ class _Writer:
 
     def write_lambda(self):
         """A lambda bound to a name, called in place, passed to a helper, held by a table of functions
-        called by key, or chosen against a named function by a conditional expression; it may read
-        a variable."""
+        called by key, chosen against a named function by a conditional expression, kept in a tuple
+        with a value, looped over with a named function, given a default, or made by a helper (a
+        closure); it may read a variable."""
         a = self.var()
         b = self.var(lambda s: _broadcast(s, self.shapes[a]) == self.shapes[a])
         body = self.pick(UNARY).format(a="v") + self.pick(["", f" * {b}", f" + np.sin({b})"])
-        how = self.pick(["bound", "in_place", "passed", "table", "chosen"])
+        how = self.pick(["bound", "in_place", "passed", "table", "chosen", "kept", "looped", "default", "closure"])
         named = self.pick(["np.sin", "np.tanh", "np.arctan"])
+        if how == "kept":
+            name = f"fn{next(self.count)}"
+            self.emit(f"{name} = ({a}, lambda v: {body}, {named})")
+            self.bind(self.fresh(), f"{name}[1]({name}[0]) - {name}[2]({name}[0])", self.shapes[a])
+            return
+        if how == "looped":
+            self.bind(self.fresh(), f"sum(fn({a}) for fn in [lambda v: {body}, {named}])", self.shapes[a])
+            return
+        if how == "default":
+            name = f"fn{next(self.count)}"
+            self.emit(f"{name} = lambda v, k=0.5: ({body}) * k  # noqa: E731")
+            self.bind(self.fresh(), f"{name}({a}) + {name}({a}, k=2.0)", self.shapes[a])
+            return
+        if how == "closure":
+            self.helpers.add("make_scaled")
+            self.bind(self.fresh(), f"make_scaled({b})({a}) + {named}({a})", self.shapes[a])
+            return
         if how == "table":
             name = f"fn{next(self.count)}"
             self.emit(f'{name} = {{"made": lambda v: {body}, "named": {named}}}')
@@ -457,7 +475,10 @@ class _Writer:
 # Forms drawn by write_frontend_form beside chains and lambdas (off: left out of the draw).
 MASK_READS = True
 MATMUL_RANK3 = True
-FRONTEND_HELPERS = {"apply_fn": "def apply_fn(fn, a):\n    return fn(a)\n"}   # not drawn by write_helper
+FRONTEND_HELPERS = {   # not drawn by write_helper
+    "apply_fn": "def apply_fn(fn, a):\n    return fn(a)\n",
+    "make_scaled": "def make_scaled(s):\n    return lambda v: v * s\n",
+}
 
 
 STATEMENTS = (["unary_binary"] * 4 + ["reduce", "reduce", "dot", "helper", "for", "while", "if", "inplace",

@@ -20,7 +20,6 @@ _REFUSED_NODES = {
     cst.With: ("a with-statement", "move it outside the transformed function"),
     cst.ClassDef: ("a class definition", "define classes outside transformed functions"),
     cst.FunctionDef: ("a nested function definition", "define the helper at module level and call it"),
-    cst.Lambda: ("a lambda here", "bind it once to a name (f = lambda x: ...), call it, or pass it to a function"),
     cst.Global: ("a global statement", "pass the value in as an argument and return the new one"),
     cst.Nonlocal: ("a nonlocal statement", "pass the value in as an argument and return the new one"),
     cst.Import: ("an import inside the function", "import at module level"),
@@ -73,15 +72,8 @@ class Fence(cst.CSTVisitor):
         # Names and attributes not read as values; a call's callee and keyword names are added on the way.
         self._not_values: set = not_loaded_nodes(uf.node)
         self._transform_calls: set = set()      # tr.grad(f) inside tr.grad(f)(x): checked as a whole
-        self._lambdas, self._lambda_names = _lambdas_written(uf.node)
         self._lambda_bound = {name: assign.value for name, assign in _single_assignments(uf.node).items()
                               if isinstance(assign.value, cst.Lambda)}
-        for node in walk.nodes(uf.node):    # a function named in a table of functions is no value
-            if _function_table(node):
-                self._not_values.update(v for v in _display_values(node) if self._names_function(v))
-        self._allow_functions_held(uf.node)
-        params = uf.node.params
-        self._params = {p.name.value for p in [*params.params, *params.kwonly_params]}
 
     def refuse(self, node, what: str, hint: str):
         raise TransformError(f"{what} is not supported in transformed functions",
@@ -94,7 +86,7 @@ class Fence(cst.CSTVisitor):
                 self._check_signature(node)
                 return True
         entry = _REFUSED_NODES.get(type(node))
-        if entry is not None and node not in self._lambdas:
+        if entry is not None:
             self.refuse(node, *entry)
         return super().on_visit(node)
 
@@ -144,8 +136,6 @@ class Fence(cst.CSTVisitor):
                 self._for_iters.add(it)   # d.items() of a dict argument: unrolled (normalize refuses others)
             elif isinstance(node.iter, cst.Call):
                 pass  # an array produced by a call: iterate over its rows
-        elif isinstance(it, (cst.Tuple, cst.List)):
-            self.refuse(it, "a for loop over a literal tuple or list", "loop over range() and index an array")
         target = node.target
         if not isinstance(target, (cst.Name, cst.Tuple)):
             self.refuse(target, "this loop target", "loop over a plain name")
@@ -242,19 +232,12 @@ class Fence(cst.CSTVisitor):
         if node in self._for_iters or node in self._transform_calls:
             return
         func = node.func
-        if isinstance(func, cst.Lambda) or isinstance(func, cst.Name) and func.value in self._lambda_names:
-            return   # a lambda called: its body is checked where it is written
-        if self._chooses_functions(func):
-            return   # (f if c else g)(x): each function is checked where it is written or defined
-        if isinstance(func, cst.Subscript) and (isinstance(func.value, cst.Name) and func.value.value in self._lambda_names
-                                                or _function_table(func.value)):
-            self._not_values.update(v for v in _display_values(func.value) if self._names_function(v))
-            return   # an entry of a table of functions called: normalize looks the key up
-        if self.helper and isinstance(func, cst.Name) and func.value in self._params:
-            return   # a helper's parameter called: the caller must pass a lambda (normalize checks)
-        if self.helper and isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name) \
-                and func.value.value in self._params:
-            return   # an entry of a helper's parameter called: the caller must pass a list of functions
+        # What a name, an entry or an expression called holds (a lambda, a function named, a choice or
+        # a table of them, a helper's result) is known when the function is specialised: normalize
+        # calls it, or refuses a value called, at this line.  Lambdas' bodies are checked here.
+        if isinstance(func, (cst.Lambda, cst.IfExp, cst.Subscript)) or \
+                isinstance(func, cst.Name) and func.value in self.locals:
+            return
         if isinstance(func, cst.Call):     # tr.grad(loss)(w, x): a transform applied in the code
             self._check_transform_call(func)
             return
@@ -269,11 +252,6 @@ class Fence(cst.CSTVisitor):
         else:
             r = resolve.resolve(func, self.uf.lookup, self.locals)
         self._check_callee(node, r)
-        if r.kind == "user":      # lax.fori_loop(0, n, step, x): a function passed to a helper is inlined
-            self._not_values.update(arg.value for arg in node.args if self._names_function(arg.value))
-            for arg in node.args:       # lax.switch(i, [f, g], x): a list of functions, each inlined
-                if isinstance(arg.value, (cst.List, cst.Tuple)):
-                    self._not_values.update(e.value for e in arg.value.elements if self._names_function(e.value))
 
     def _check_transform_call(self, func: cst.Call):
         """``tr.grad(loss, argnums=1)``, made inside the code to be called (or given to tr.jvp): a
@@ -291,48 +269,9 @@ class Fence(cst.CSTVisitor):
             named = resolve.transform_named(func.func, self.uf.lookup, self.locals)
             if named is not None:
                 self.refuse(func, f"tr.{named}", _INSIDE_HINT)
-            self.refuse(func, "calling the result of a call", "assign it in the caller and pass it in")
+            return      # make_step(0.1)(x): normalize calls what the helper returns, or refuses a value
         self._transform_calls.add(func)
         self._not_values.update(arg.value for arg in func.args)
-
-    def _allow_functions_held(self, func: cst.FunctionDef):
-        """Names that hold functions, called like a lambda's name: ``act = np.tanh if c else
-        (lambda v: v)`` (a conditional expression with a function in each branch chooses one at run
-        time; its lambdas are inlined where it is called and the functions it names are no values),
-        ``fs = [np.sin, np.cos]`` (a display of named functions), and the ``vjp_fn`` of
-        ``out, vjp_fn = tr.vjp(f, x)``."""
-        for node in walk.nodes(func):
-            if self._chooses_functions(node):
-                for branch in (node.body, node.orelse):
-                    if isinstance(branch, cst.Lambda):
-                        self._lambdas.add(branch)
-                    elif not isinstance(branch, cst.IfExp):
-                        self._not_values.add(branch)
-        for node in walk.nodes(func):           # out, vjp_fn = tr.vjp(f, x): vjp_fn is called like a lambda
-            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and len(node.targets) == 1 \
-                    and isinstance(node.targets[0].target, cst.Tuple) and len(node.targets[0].target.elements) == 2 \
-                    and resolve.transform_named(node.value.func, self.uf.lookup, self.locals) == "vjp":
-                pulled = node.targets[0].target.elements[1].value
-                if isinstance(pulled, cst.Name):
-                    self._lambda_names.add(pulled.value)
-        for name, assign in _single_assignments(func).items():
-            if self._chooses_functions(assign.value):
-                self._lambda_names.add(name)
-            values = _display_values(assign.value)
-            if values and all(self._names_function(v) for v in values):     # fs = [np.sin, np.cos]
-                self._lambda_names.add(name)
-                self._not_values.update(values)
-
-    def _chooses_functions(self, node) -> bool:
-        """``f if c else g`` with a function in each branch: a lambda, a function named, or such a choice."""
-        return isinstance(node, cst.IfExp) and all(
-            isinstance(branch, cst.Lambda) or self._names_function(branch) or self._chooses_functions(branch)
-            for branch in (node.body, node.orelse))
-
-    def _names_function(self, node) -> bool:
-        if not isinstance(node, (cst.Name, cst.Attribute)) or resolve.dotted_name(node) is None:
-            return False
-        return resolve.resolve(node, self.uf.lookup, self.locals).kind in ("user", "primitive")
 
     def _check_callee(self, node, r: resolve.Resolved):
         named = resolve.transform_named(node.func, self.uf.lookup, self.locals)
@@ -344,9 +283,6 @@ class Fence(cst.CSTVisitor):
         if named is not None:
             self.refuse(node, f"tr.{named}(...)", _INSIDE_HINT)
         name = r.dotted or self._code(node.func)
-        if r.kind == "local":
-            self.refuse(node, f"calling the local variable {name!r}",
-                        "call a module-level function by its name")
         if r.kind == "unknown":
             owner = resolve.resolve(node.func.value, self.uf.lookup, self.locals) \
                 if isinstance(node.func, cst.Attribute) else None
@@ -406,7 +342,9 @@ class Fence(cst.CSTVisitor):
             return
         if r.kind == "primitive" and r.primitive.name in ("float", "int", "bool"):
             return  # a dtype, as in x.astype(float)
-        if r.kind in ("primitive", "user", "library"):
+        # a function named (act = np.tanh, [np.sin, np.cos]) is bound, kept or passed as Python does;
+        # normalize refuses one used as a value, as an operand or an array, at its line
+        if r.kind == "library":
             self.refuse(node, f"the function {r.dotted} used as a value",
                         "call it here; transformed code passes only numbers, arrays and tuples around")
         if r.kind == "module":
@@ -445,17 +383,6 @@ def _describe(value) -> str:
     return f"a {kind} from {mod}" if mod else f"a {kind}"
 
 
-def _display_values(node) -> list:
-    if isinstance(node, cst.Dict):
-        return [e.value for e in node.elements if isinstance(e, cst.DictElement)]
-    return [e.value for e in node.elements] if isinstance(node, (cst.List, cst.Tuple)) else []
-
-
-def _function_table(node) -> bool:
-    """A dict, list or tuple display holding a lambda: a table of functions (normalize checks the rest)."""
-    return isinstance(node, (cst.Dict, cst.List, cst.Tuple)) and any(isinstance(v, cst.Lambda) for v in _display_values(node))
-
-
 def _is_dict_view(node) -> bool:
     """``d.items()``, ``d.keys()`` or ``d.values()``: what a loop over a dict argument runs over."""
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args \
@@ -472,29 +399,6 @@ def _single_assignments(func: cst.FunctionDef) -> dict:
                     assigned.setdefault(target.target.value, []).append(node)
     return {name: assigns[0] for name, assigns in assigned.items()
             if len(assigns) == 1 and len(assigns[0].targets) == 1}
-
-
-def _lambdas_written(func: cst.FunctionDef) -> tuple[set, set]:
-    """The lambdas written where transformed code can inline them (bound to a name
-    assigned nothing else, called in place, or passed to a call), and those names."""
-    lambdas, names = set(), set()
-    for name, assign in _single_assignments(func).items():
-        if isinstance(assign.value, cst.Lambda):
-            lambdas.add(assign.value)
-            names.add(name)
-        elif _function_table(assign.value):
-            # ops = {"sq": lambda v: v * v, ...}: a table of functions, each called by key
-            lambdas.update(v for v in _display_values(assign.value) if isinstance(v, cst.Lambda))
-            names.add(name)
-    for node in walk.nodes(func):
-        if isinstance(node, cst.Call):
-            lambdas.update(v for v in [node.func] + [a.value for a in node.args] if isinstance(v, cst.Lambda))
-            if isinstance(node.func, cst.Subscript) and _function_table(node.func.value):   # [f, g][k](x)
-                lambdas.update(v for v in _display_values(node.func.value) if isinstance(v, cst.Lambda))
-            for arg in node.args:       # a list of functions passed to a call (lax.switch's branches)
-                if isinstance(arg.value, (cst.List, cst.Tuple)):
-                    lambdas.update(e.value for e in arg.value.elements if isinstance(e.value, cst.Lambda))
-    return lambdas, names
 
 
 def not_loaded_nodes(func: cst.FunctionDef) -> set:

@@ -119,7 +119,12 @@ class _Normalizer:
         self.comments = comments                # write origin comments (not for rule templates)
         self.current_origin: str | None = None  # the comment of the user statement being normalized
         self.substitute: dict = {}              # parameter -> the caller's atom (inlined helpers)
-        self.lambdas: dict = {}                 # name bound to a lambda (or a helper's parameter) -> LocalLambda
+        self.lambdas: dict = {}                 # name bound to a function (a lambda, one named, a table...)
+        # Which function a name holds is known when the function is specialised: the run-time block
+        # (an if's branch, a loop's body) each name was last bound in, to a function or to a value
+        self.bound_in: dict = {}
+        self.block_path: tuple = ()             # the run-time blocks being normalized, outermost first
+        self.frame: dict = {}                   # the parameters of the lambdas being called, as bound
         self.core = core
         self.scope = core.scope
         self.rename = rename                    # user local name -> output name
@@ -164,13 +169,23 @@ class _Normalizer:
             self.index_pairs.discard(target)
         self.emit(cf.assign(target, value))
 
-    def block(self, stmts, top_level=False) -> list:
+    def block(self, stmts, top_level=False, run_time=True) -> list:
+        """The core form of ``stmts``; ``run_time``: a block that runs or not, or again, as the program
+        runs (an if's branch, a loop's body), not one chosen now (an unrolled loop's pass)."""
         saved, self.out = self.out, []
         pending, self.comment = self.comment, None   # the enclosing statement's comment waits for it
-        for i, stmt in enumerate(stmts):
-            if top_level and i == 0 and _is_docstring(stmt):
-                continue
-            self.statement(stmt)
+        # a function bound inside a run-time block is called only there (see bind)
+        outer = self.block_path, dict(self.lambdas), dict(self.bound_in)
+        if run_time:
+            self.block_path = self.block_path + (object(),)
+        try:
+            for i, stmt in enumerate(stmts):
+                if top_level and i == 0 and _is_docstring(stmt):
+                    continue
+                self.statement(stmt)
+        finally:
+            if run_time:
+                self.block_path, self.lambdas, self.bound_in = outer
         body, self.out = self.out, saved
         self.comment = pending
         return body
@@ -218,15 +233,11 @@ class _Normalizer:
 
     def small_statement(self, small):
         if isinstance(small, cst.Assign):
-            if isinstance(small.value, cst.Lambda):    # sq = lambda v: v * v: its body is inlined where called
-                self.lambdas[small.targets[0].target.value] = LocalLambda(small.value, self)
-                return
-            table = self.function_table(small.value) or self.function_choice(small.value)
-            if table is not None:                      # ops = {"sq": lambda v: v * v, ...}: each called by key
-                self.lambdas[small.targets[0].target.value] = table     # act = f if c else g: chosen now
-                return
             if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-                self.assign(self.local(small.targets[0].target.value), self.value(small.value))
+                # sq = lambda v: v * v, act = np.tanh if c else g, ops = {"sq": ...}, act = make(2.0):
+                # a function, called where the name is; else a value
+                target = small.targets[0].target
+                self.bind(target, self.bindable(small.value))
                 return
             if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Tuple) \
                     and isinstance(small.value, cst.Call) \
@@ -237,7 +248,7 @@ class _Normalizer:
                     and isinstance(small.value, (cst.Tuple, cst.List)):
                 self.parallel_assign(small.targets[0].target, small.value)
                 return
-            value = self.atom(small.value)
+            value = self.operand(small.value)
             for target in small.targets:
                 self.store(target.target, value)
         elif isinstance(small, cst.AnnAssign):
@@ -266,10 +277,34 @@ class _Normalizer:
         else:
             raise self.error(small, f"unexpected statement {type(small).__name__}")
 
+    def bind(self, target: cst.Name, held):
+        """``name = held``, a value or a function (then calls of ``name`` inline it).  Which function
+        a name holds must be known when the function is specialised: a name bound to a function and
+        bound again inside a run-time block (an if's branch, a loop's body) entered after the first
+        binding, or in another such block, is refused, for Python would choose between the bindings
+        as the program runs."""
+        name = target.value
+        holds_function = isinstance(held, _FUNCTIONS)
+        earlier = self.bound_in.get(name, self.block_path)
+        # bound again in the same block, or after the block of the last binding: every use that follows
+        # sees this binding, whatever ran before
+        if (holds_function or name in self.lambdas) and earlier[:len(self.block_path)] != self.block_path:
+            raise self.error(target, f"{name!r} is bound to a function and bound again in another block (an "
+                                     f"if's branch or a loop's body), so which it holds is known only at run time",
+                             "use another name for each, or choose at run time with a conditional "
+                             "expression: f = g if c else h")
+        self.bound_in[name] = self.block_path
+        if holds_function:
+            self.substitute.pop(name, None)
+            self.lambdas[name] = held
+            return
+        self.lambdas.pop(name, None)
+        self.assign(self.local(name), held)
+
     def store(self, target, atom, value_node=None):
         """Assign ``atom`` (or the value of ``value_node``) to a user target."""
         if isinstance(target, cst.Name):
-            self.assign(self.local(target.value), self.value(value_node) if atom is None else atom)
+            self.bind(target, self.bindable(value_node) if atom is None else atom)
         elif isinstance(target, cst.Subscript):
             if isinstance(target.value, cst.Name) and self.local(target.value.value) in self.core.structures:
                 kind = self.core.structures[self.local(target.value.value)].kind
@@ -282,7 +317,16 @@ class _Normalizer:
                                 atom if atom is not None else self.atom(value_node)))
         elif isinstance(target, (cst.Tuple, cst.List)):
             if atom is None:
-                atom = self.atom(value_node)
+                atom = self.operand(value_node)
+            if isinstance(atom, FunctionTuple) and not atom.by_key:     # x0, f = (x, lambda v: v * v)
+                if len(atom.entries) != len(target.elements):
+                    raise self.error(target, f"cannot unpack {len(atom.entries)} values into "
+                                             f"{len(target.elements)} names")
+                for element, entry in zip(target.elements, atom.entries):
+                    self.store(element.value, entry)
+                return
+            elif isinstance(atom, _FUNCTIONS):
+                raise self.error(target, "unpacking a function", "unpack a tuple or a list")
             written = {self.local(el.value.value) for el in target.elements if isinstance(el.value, cst.Name)}
             if isinstance(atom, cst.Tuple) and len(atom.elements) == len(target.elements):
                 # a, b = helper(...) returning a pair of atoms: no tuple at run time
@@ -304,7 +348,7 @@ class _Normalizer:
             for i, element in enumerate(target.elements):
                 item = cst.Subscript(atom, [cst.SubscriptElement(cst.Index(cf.literal(i)))])
                 if isinstance(element.value, cst.Name):
-                    self.assign(self.local(element.value.value), item)
+                    self.bind(element.value, item)
                 else:
                     temp = self.temp()
                     self.assign(temp, item)
@@ -320,7 +364,7 @@ class _Normalizer:
         """
         if len(targets.elements) != len(values.elements):
             raise self.error(targets, f"cannot unpack {len(values.elements)} values into {len(targets.elements)} names")
-        atoms = [self.atom(element.value) for element in values.elements]
+        atoms = [self.operand(element.value) for element in values.elements]
         written: set = set()
         for i, element in enumerate(targets.elements):
             if isinstance(element.value, cst.Name):
@@ -352,11 +396,11 @@ class _Normalizer:
         test = self.atom(node.test)
         if _is_bool_literal(test):          # decided now (an `is None` test): write the branch taken
             if test.value == "True":
-                self.out.extend(self.block(node.body.body))
+                self.out.extend(self.block(node.body.body, run_time=False))
             elif isinstance(node.orelse, cst.If):
                 self.if_statement(node.orelse)
             elif isinstance(node.orelse, cst.Else):
-                self.out.extend(self.block(node.orelse.body.body))
+                self.out.extend(self.block(node.orelse.body.body, run_time=False))
             return
         body = self.block(node.body.body)
         orelse = None
@@ -437,6 +481,10 @@ class _Normalizer:
             return any(self.iterates_structure(arg.value) for arg in it.args)
         if isinstance(it, cst.Subscript):
             return self.iterates_structure(it.value)
+        if isinstance(it, (cst.List, cst.Tuple, cst.Dict)):   # for v in (a, b), for f in [np.sin, np.cos]
+            return True
+        if isinstance(it, cst.Name) and isinstance(self.lambdas.get(it.value), FunctionTuple):
+            return True                          # for f in fs, fs holding functions
         if isinstance(it, cst.Name):
             if it.value in self.substitute:      # a helper's parameter: a tuple built by the caller, or a structure
                 atom = self.substitute[it.value]
@@ -456,16 +504,16 @@ class _Normalizer:
         if targets & written:
             raise self.error(node.target, "assigning the target of a loop over a structure in its body",
                              "assign to another name")
-        saved = dict(self.substitute)
+        saved = dict(self.substitute), dict(self.lambdas)
         try:
             for row in rows:
                 self.bind_row(node, node.target, row)
-                for stmt in self.block(node.body.body):
+                for stmt in self.block(node.body.body, run_time=False):
                     self.emit(stmt)
         finally:
-            self.substitute = saved
+            self.substitute, self.lambdas = saved
         if node.orelse is not None:       # no break: the else block always runs
-            for stmt in self.block(node.orelse.body.body):
+            for stmt in self.block(node.orelse.body.body, run_time=False):
                 self.emit(stmt)
 
     def _break_flag(self, loop):
@@ -607,7 +655,11 @@ class _Normalizer:
         if isinstance(node, cst.IfExp):
             return self.if_expression(node)
         if isinstance(node, cst.Call):
-            return self.call(node, discard)
+            result = self.call(node, discard)
+            if isinstance(result, _FUNCTIONS):      # make(2.0) returning a lambda, where a value is needed
+                raise self.error(node, f"{cf.code_of(node)} gives a function, used here as a value",
+                                 "call it, bind it to a name, or pass it to a function")
+            return result
         if isinstance(node, cst.Subscript):
             return self.subscript(node)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
@@ -621,10 +673,10 @@ class _Normalizer:
         if isinstance(node, cst.Tuple):
             return cf.tuple_of(self.atom(el.value) for el in node.elements)
         if isinstance(node, cst.Lambda):
-            raise self.error(node, "a lambda kept among values (in a tuple, list or dict with other values), "
-                                   "which is not supported",
-                             "bind it to a name, call it, pass it to a function, or keep functions in a table "
-                             "of their own ({'f': lambda v: ..., 'g': np.sin}) called by key")
+            raise self.error(node, "a lambda used as a value (returned from the transformed function, or given "
+                                   "to NumPy or an operator), which is not supported",
+                             "call it, bind it to a name, keep it in a tuple, list or dict, or pass it to a "
+                             "function: transformed code computes with numbers and arrays only")
         raise self.error(node, f"{type(node).__name__} expressions are not supported")
 
     def name_value(self, node: cst.Name):
@@ -632,9 +684,11 @@ class _Normalizer:
         if text in ("True", "False", "None"):
             return cst.Name(text)
         if text in self.lambdas:
-            what = {LocalLambda: "the lambda", FunctionTuple: "the table of functions"}.get(
+            what = {LocalLambda: "the lambda", FunctionTuple: "the tuple, list or dict of functions"}.get(
                 type(self.lambdas[text]), "the function")
-            raise self.error(node, f"{what} {text!r} used as a value", "call it here")
+            raise self.error(node, f"{what} {text!r} used as a value",
+                             "call it here, index it, or pass it to a function: transformed code computes "
+                             "with numbers and arrays only")
         if text in self.substitute:
             return self.substitute[text]
         if text in self.locals:
@@ -776,6 +830,13 @@ class _Normalizer:
         return cst.Name(result)
 
     def subscript(self, node: cst.Subscript):
+        table = self.lambdas.get(node.value.value) if isinstance(node.value, cst.Name) else None
+        if isinstance(table, FunctionTuple):        # pair[0] of pair = (x, lambda v: ...): the value there
+            entry = self.table_entry(node, table)
+            if isinstance(entry, _FUNCTIONS):
+                raise self.error(node, f"{cf.code_of(node)}, a function, used as a value",
+                                 "call it here, or pass it to a function")
+            return entry
         receiver = self.atom(node.value)
         treedef = self.core.structures.get(receiver.value) if isinstance(receiver, cst.Name) else None
         if treedef is not None and treedef.kind == "dict":
@@ -827,6 +888,12 @@ class _Normalizer:
                 made = resolve.transform_of_call(func, self.uf.lookup, self.locals, given)
             except (ValueError, TypeError) as err:      # a table or a choice of functions given to it
                 raise self.error(func, f"this transform call ({err})", "give it a function's name or a lambda")
+            if made is None:                    # make_step(0.1)(x): a helper's result, called
+                returned = self.bindable(func)
+                if not isinstance(returned, _CALLABLES):
+                    raise self.error(node, f"calling the result of {cf.code_of(func)}, which is not a function",
+                                     "call a function, a lambda, or a helper that returns one")
+                return returned.call(self, node)
             if captured:
                 made = _captured_unbatched(made, len(captured))
             if isinstance(made, custom_vjp):     # tr.checkpoint(step)(h, x)
@@ -837,6 +904,9 @@ class _Normalizer:
             return self.inline_transformed(node, made, captured)
         local_lambda = self.lambda_called(func)
         if local_lambda is not None:
+            if not isinstance(local_lambda, _CALLABLES):
+                raise self.error(node, f"calling {cf.code_of(func)}, a tuple, list or dict of functions",
+                                 "call one of its entries: name[key](...)")
             return local_lambda.call(self, node)
         update = methods.at_update(node)
         if update is not None:
@@ -872,66 +942,136 @@ class _Normalizer:
                              "assign its two results to two names, then call vjp_fn")
         if r.kind == "user":
             return self.inline(node, r.value, discard)
+        if r.kind == "local" or isinstance(func, cst.Subscript):
+            raise self.error(node, f"calling {cf.code_of(func)}, which holds a value here, not a function",
+                             "a name called must be bound to a function (f = np.sin, f = lambda v: ..., "
+                             "f = make(...)) or be a parameter of a helper given one")
         raise self.error(node, f"cannot call {r.dotted or 'this'}")
 
     def lambda_called(self, func):
         """The lambda a call calls: written in place, or bound to a name here, or an entry of a list of
         functions passed to a helper (``branches[1]`` in lax.switch's definition)."""
         if isinstance(func, cst.Lambda):
-            return LocalLambda(func, self)
+            return LocalLambda.written(func, self)
         if isinstance(func, cst.IfExp):
             return self.function_choice(func)
         if isinstance(func, cst.Name):
             return self.lambdas.get(func.value)
-        if isinstance(func, cst.Subscript) and len(func.slice) == 1 and isinstance(func.slice[0].slice, cst.Index):
+        if isinstance(func, cst.Subscript):
             table = self.lambdas.get(func.value.value) if isinstance(func.value, cst.Name) \
                 else self.function_table(func.value)
             if isinstance(table, FunctionTuple):
-                index = self.atom(func.slice[0].slice.value)
-                key = _literal_key(index)
-                if key is _NO_KEY:
-                    return self.chosen_at_run_time(func, table, index)
-                if key not in table.keys:
-                    raise self.error(func, f"{cf.code_of(func)}: no function is stored under {key!r} "
-                                           f"(the keys are {', '.join(map(repr, table.keys))})",
-                                     "index a table of functions with a key known when the function is specialised")
-                return table.functions[table.keys.index(key)]
+                entry = self.table_entry(func, table)
+                return entry if isinstance(entry, _FUNCTIONS) else None
         return None
+
+    def table_entry(self, node: cst.Subscript, table: "FunctionTuple"):
+        """``table[k]``: the entry (a function or an atom) under a key known now, or for a position
+        known only at run time, a choice among the table's functions."""
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            raise self.error(node, f"{cf.code_of(node)}: a tuple, list or dict holding functions, sliced",
+                             "index it with one key known when the function is specialised")
+        index = self.atom(node.slice[0].slice.value)
+        key = _literal_key(index)
+        if key is _NO_KEY:
+            return self.chosen_at_run_time(node, table, index)
+        if isinstance(key, int) and not table.by_key and -len(table.keys) <= key < 0:
+            key += len(table.keys)          # fs[-1]: counted from the end, as Python does
+        if key not in table.keys:
+            raise self.error(node, f"{cf.code_of(node)}: no entry is stored under {key!r} "
+                                   f"(the keys are {', '.join(map(repr, table.keys))})",
+                             "index a tuple, list or dict of functions with a key known when the function "
+                             "is specialised")
+        return table.entries[table.keys.index(key)]
 
     def chosen_at_run_time(self, func, table: "FunctionTuple", index):
         """``fs[k](x)`` with ``k`` known only at run time: an if/elif chain over the positions of a list
         or tuple of functions, on ``np.arange(n)[k]``, which refuses a ``k`` out of range as the list
         would (where indices are checked) and counts a negative one from the end."""
-        count = len(table.functions)
+        count = len(table.entries)
         if table.by_key:
             raise self.error(func, f"{cf.code_of(func)}: a dict of functions indexed with a key known only at "
                                    f"run time", "index a list or tuple of functions, or use a literal key")
+        if not all(isinstance(entry, _FUNCTIONS) for entry in table.entries):
+            raise self.error(func, f"{cf.code_of(func)}: a tuple or list holding both functions and values, "
+                                   f"indexed with a position known only at run time",
+                             "index it with a literal, or keep the functions in a tuple of their own")
         positions, position = self.temp(), self.temp()
         self.assign(positions, cf.call("np.arange", [cf.literal(count)]))
         self.assign(position, cst.Subscript(cst.Name(positions), [cst.SubscriptElement(cst.Index(index))]))
-        choice = table.functions[-1]
+        choice = table.entries[-1]
         for k in reversed(range(count - 1)):
             test = self.temp()
             self.assign(test, cst.Comparison(cst.Name(position), [cst.ComparisonTarget(cst.Equal(), cf.literal(k))]))
-            choice = FunctionChoice(cst.Name(test), table.functions[k], choice)
+            choice = FunctionChoice(cst.Name(test), table.entries[k], choice)
         return choice
 
     def function_table(self, node):
-        """A dict, list or tuple display whose entries are all functions (lambdas, or functions named):
-        a FunctionTuple, whose entries are called by key (``ops["sq"](x)``, ``fs[0](x)``); else None."""
-        if isinstance(node, cst.Dict) and node.elements and \
-                all(isinstance(e, cst.DictElement) for e in node.elements):
+        """A dict, list or tuple display holding a function (a lambda, a function named, a choice or a
+        display of them), as a FunctionTuple of its entries (functions, and atoms for the values among
+        them), each read by key (``ops["sq"](x)``, ``pair[0]``); else None, having evaluated nothing."""
+        if not self.holds_function(node):
+            return None
+        if isinstance(node, cst.Dict):
+            if not all(isinstance(e, cst.DictElement) for e in node.elements):
+                raise self.error(node, "** in a dict display", "write each entry")
             keys = tuple(_literal_key(e.key) for e in node.elements)
-            values = [e.value for e in node.elements]
-        elif isinstance(node, (cst.List, cst.Tuple)) and node.elements:
-            keys = tuple(range(len(node.elements)))
-            values = [e.value for e in node.elements]
-        else:
-            return None
-        functions = [self.function_passed(v) for v in values]
-        if _NO_KEY in keys or any(f is None for f in functions):
-            return None
-        return FunctionTuple(functions, keys, by_key=isinstance(node, cst.Dict))
+            if _NO_KEY in keys:
+                raise self.error(node, "a dict holding functions, with a key known only at run time",
+                                 "write its keys as literals")
+            return FunctionTuple([self.operand(e.value) for e in node.elements], keys, by_key=True)
+        entries = [self.operand(e.value) for e in node.elements]
+        return FunctionTuple(entries, tuple(range(len(entries))))
+
+    def holds_function(self, node) -> bool:
+        """Whether a display holds a function, as written: a lambda, a function named, a name bound
+        to one, a choice of them, or a display holding one.  (A helper's call that returns a function
+        is found when it is made: see bindable.)"""
+        if not isinstance(node, (cst.Dict, cst.List, cst.Tuple)):
+            return False
+        values = [e.value for e in node.elements if isinstance(e, (cst.DictElement, cst.Element))]
+        return any(self.is_function_written(v) for v in values)
+
+    def is_function_written(self, node) -> bool:
+        if isinstance(node, cst.Lambda):
+            return True
+        if isinstance(node, cst.IfExp):
+            return self.is_function_written(node.body) and self.is_function_written(node.orelse)
+        if isinstance(node, cst.Name) and node.value in self.lambdas:
+            return True
+        if isinstance(node, (cst.Name, cst.Attribute)) and resolve.dotted_name(node) is not None \
+                and not (isinstance(node, cst.Name) and node.value in self.locals):
+            r = resolve.resolve(node, self.uf.lookup, self.locals)
+            return r.kind in ("user", "primitive") and not isinstance(r.value, (custom_vjp, custom_jvp))
+        return self.holds_function(node)
+
+    def bindable(self, node):
+        """What ``node`` gives where a name is bound or an argument passed: a function (a lambda, one
+        named, a choice of them, a tuple, list or dict holding one, or a helper's result that is one),
+        or else a value, as ``value`` gives it."""
+        function = self.function_passed(node)
+        if function is not None:
+            return function
+        if isinstance(node, (cst.List, cst.Tuple)) and node.elements:
+            entries = [self.operand(e.value) for e in node.elements]   # each evaluated once, in order
+            if any(isinstance(e, _FUNCTIONS) for e in entries):
+                return FunctionTuple(entries, tuple(range(len(entries))))
+            built = cf.tuple_of(entries)
+            return self.as_list(built) if isinstance(node, cst.List) else built
+        if isinstance(node, cst.Dict):
+            return self.function_table(node) or self.value(node)
+        if isinstance(node, cst.Call):
+            return self.call(node)
+        return self.value(node)
+
+    def operand(self, node):
+        """A function, or an atom: ``bindable``, with a value held by a name unless it is an atom."""
+        held = self.bindable(node)
+        if isinstance(held, _FUNCTIONS) or cf.is_atom(held):
+            return held
+        name = self.temp()
+        self.assign(name, held)
+        return cst.Name(name)
 
     def function_choice(self, node):
         """``f if c else g`` with a function in each branch (a lambda, a function named, or such a
@@ -950,15 +1090,9 @@ class _Normalizer:
 
     def argument(self, node):
         """What a helper's or a lambda's argument passes: a function (a lambda, or a function
-        passed by name, as to ``lax.fori_loop``), called where the helper calls it, or an atom."""
-        function = self.function_passed(node)
-        if function is not None:
-            return function
-        if isinstance(node, (cst.List, cst.Tuple)) and node.elements:
-            functions = [self.function_passed(element.value) for element in node.elements]
-            if all(f is not None for f in functions):        # lax.switch's branches
-                return FunctionTuple(functions, tuple(range(len(functions))))
-        return self.atom(node)
+        passed by name, as to ``lax.fori_loop``; lax.switch's list of branches), called where the
+        helper calls it, or an atom."""
+        return self.operand(node)
 
     def function_passed(self, node):
         """The function an argument passes (a lambda, or a function named), or None for a value."""
@@ -1287,7 +1421,7 @@ class _Normalizer:
             raise self.error(node, f"{what} over values known only at run time",
                              "write a for loop that fills a preallocated array; a comprehension runs over "
                              "lists, tuples, zip, enumerate or range of a literal, whose length is known")
-        saved = dict(self.substitute)
+        saved = dict(self.substitute), dict(self.lambdas)
         elements = []
         try:
             for row in rows:
@@ -1302,7 +1436,7 @@ class _Normalizer:
                     element = cst.Name(held)
                 elements.append(element)
         finally:
-            self.substitute = saved
+            self.substitute, self.lambdas = saved
         # a tuple of atoms in place, so np.concatenate([f(a) for a in parts]) reads as np.concatenate((...))
         built = cf.tuple_of(elements)
         return self.as_list(built) if isinstance(node, cst.ListComp) else built
@@ -1340,9 +1474,19 @@ class _Normalizer:
             keys = [cf.literal(key) for key in treedef.keys]
             values = [self.picked(atom, position, child) for position, child in enumerate(treedef.children)]
             return {"keys": keys, "values": values, "items": list(zip(keys, values))}[node.func.attr.value]
-        if not isinstance(node, (cst.Name, cst.Attribute, cst.Tuple, cst.List)):
+        held = self.lambdas.get(node.value) if isinstance(node, cst.Name) else None
+        if not isinstance(held, FunctionTuple):
+            held = None
+        if isinstance(node, (cst.Tuple, cst.List, cst.Dict)):
+            held = self.bindable(node)          # for f in (np.sin, lambda v: v * v), for v in (a, b)
+        if isinstance(held, FunctionTuple):
+            return (list(map(cf.literal, held.keys)) if held.by_key else held.entries)[which]
+        if held is not None:
+            atom = held                         # a display of values, built now
+        elif isinstance(node, (cst.Name, cst.Attribute)):
+            atom = self.atom(node)
+        else:
             return None
-        atom = self.atom(node)
         if isinstance(atom, cst.Tuple):         # a tuple written in the code, or passed to a helper
             return [el.value for el in atom.elements][which]
         treedef = self.core.structures.get(atom.value) if isinstance(atom, cst.Name) else None
@@ -1393,8 +1537,15 @@ class _Normalizer:
         finally:
             self.substitute = saved
 
-    def held(self, atom) -> cst.Name:
-        if isinstance(atom, cst.Name):
+    def snapshot(self, held):
+        """``held`` (an atom or a function) as it is now: a name that later statements may rebind is
+        copied to a name of its own, as a lambda's default or a closure's variable keeps its value."""
+        if isinstance(held, cst.Name) and held.value not in ("True", "False", "None"):
+            return self.held(held, fresh=True)
+        return held
+
+    def held(self, atom, fresh=False) -> cst.Name:
+        if isinstance(atom, cst.Name) and not fresh:
             return atom
         name = self.temp()
         self.assign(name, atom)
@@ -1573,15 +1724,24 @@ class _Normalizer:
     def bind_row(self, node, target, row):
         """Bind a comprehension's target (a name or a tuple of them) to an entry it runs over."""
         if isinstance(target, cst.Name):
-            if isinstance(row, tuple):
+            if isinstance(row, tuple) and any(isinstance(entry, _FUNCTIONS) for entry in row):
+                row = FunctionTuple(list(row), tuple(range(len(row))))     # for pair in zip(fs, ws)
+            elif isinstance(row, tuple):
                 held = self.temp()
                 self.assign(held, cf.tuple_of(row))
                 row = cst.Name(held)
-            self.substitute[target.value] = row
+            if isinstance(row, _FUNCTIONS):     # for f in (np.sin, np.cos): f called in the pass
+                self.substitute.pop(target.value, None)
+                self.lambdas[target.value] = row
+            else:
+                self.lambdas.pop(target.value, None)
+                self.substitute[target.value] = row
             return
         if not isinstance(target, (cst.Tuple, cst.List)):
             raise self.error(node, "this comprehension target", "unpack into names: for (w, b), g in ...")
         names = [el.value for el in target.elements]
+        if isinstance(row, FunctionTuple) and not row.by_key:
+            row = tuple(row.entries)
         if not isinstance(row, tuple):
             treedef = self.core.structures.get(row.value) if isinstance(row, cst.Name) else None
             row = tuple(self.picked(row, k, treedef.children[k] if treedef else _LEAF) for k in range(len(names)))
@@ -1748,7 +1908,12 @@ class _Normalizer:
         if last_return is not None and last_return.value is not None:
             child.comment = child.origin(body[-1])
             saved, child.out = child.out, []
-            result = child.atom(last_return.value)
+            result = child.operand(last_return.value)
+            if isinstance(result, _FUNCTIONS):
+                # a closure (make_step(0.1) returning lambda x: x - 0.1 * x): the values it reads are
+                # the helper's as it returns, whatever the caller rebinds later
+                for name, atom in list(child.substitute.items()):
+                    child.substitute[name] = child.snapshot(atom)
             inner += child.out
             child.out = saved
         if pending and inner:
@@ -1817,35 +1982,68 @@ class _NameCollector(cst.CSTVisitor):
 class LocalLambda:
     """A lambda written in transformed code; each call inlines its body in the
     scope it was written in (``home``), its parameters bound to the call's atoms.
-    Reading the enclosing variables when called is Python's late binding."""
+    Reading the enclosing variables when called is Python's late binding; its
+    defaults were read where it was written, as Python reads them."""
     node: cst.Lambda
     home: "_Normalizer"
+    defaults: dict = dataclasses.field(default_factory=dict)   # parameter -> atom or function
+    frame: dict = dataclasses.field(default_factory=dict)      # an enclosing lambda's parameters, as bound
+
+    @classmethod
+    def written(cls, node: cst.Lambda, home: "_Normalizer") -> "LocalLambda":
+        params = node.params
+        if params.posonly_params or params.star_kwarg:
+            raise home.error(node, "a lambda with / or ** parameters", "give it plain, *args or keyword "
+                                   "parameters, or write a def at module level")
+        defaults = {}
+        for param in [*params.params, *params.kwonly_params]:
+            if param.default is not None:
+                defaults[param.name.value] = home.snapshot(home.operand(param.default))
+        return cls(node, home, defaults, dict(home.frame))
 
     def call(self, caller: "_Normalizer", call: cst.Call):
         params = self.node.params
-        if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.kwonly_params or params.star_kwarg \
-                or params.posonly_params or any(p.default is not None for p in params.params):
-            raise caller.error(call, "a lambda with defaults, * or keyword-only parameters",
-                               "give it plain parameters, or write a def at module level")
-        if any(a.keyword is not None for a in call.args) or len(call.args) != len(params.params):
-            raise caller.error(call, f"this lambda takes {len(params.params)} positional arguments")
-        atoms = [caller.argument(a.value) for a in call.args]
+        names = [p.name.value for p in params.params]
+        star = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
+        positional = [caller.argument(a.value) for a in call.args if a.keyword is None]
+        keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
+        if len(positional) > len(names) and star is None:
+            raise caller.error(call, f"this lambda takes {len(names)} positional arguments but got {len(positional)}")
+        bound = dict(zip(names, positional))
+        if star is not None:
+            rest = positional[len(names):]
+            bound[star] = FunctionTuple(rest, tuple(range(len(rest)))) \
+                if any(isinstance(a, _FUNCTIONS) for a in rest) else cf.tuple_of(rest)
+        allowed = names + [p.name.value for p in params.kwonly_params]
+        for key, arg in keywords.items():
+            if key not in allowed or key in bound:
+                raise caller.error(arg, f"this lambda has no parameter {key!r}" if key not in allowed
+                                   else f"this lambda got two values for {key!r}")
+            bound[key] = caller.argument(arg.value)
+        for name in allowed:
+            if name not in bound:
+                if name not in self.defaults:
+                    raise caller.error(call, f"this lambda is missing the argument {name!r}")
+                bound[name] = self.defaults[name]
+        if any(isinstance(n, cst.Lambda) for n in walk.nodes(self.node.body)):
+            # lambda a: (lambda v: v * a): the inner one keeps this call's arguments as they are now
+            bound = {name: caller.snapshot(atom) for name, atom in bound.items()}
+        frame = {**self.frame, **bound}
         home = self.home
         # its statements go where it is called, under the caller's comment for that line
         pending, caller.comment = caller.comment, None
-        saved = home.substitute, home.lambdas, home.out, home.comment
-        home.substitute, home.lambdas = dict(home.substitute), dict(home.lambdas)
-        for param, atom in zip(params.params, atoms):
-            name = param.name.value
+        saved = home.substitute, home.lambdas, home.out, home.comment, home.frame
+        home.substitute, home.lambdas, home.frame = dict(home.substitute), dict(home.lambdas), frame
+        for name, atom in frame.items():
             home.substitute.pop(name, None)
             home.lambdas.pop(name, None)
             (home.lambdas if isinstance(atom, _FUNCTIONS) else home.substitute)[name] = atom
         home.out, home.comment = caller.out, pending
         try:
-            return home.value(self.node.body)
+            return home.bindable(self.node.body)      # a lambda may return a function: lambda: np.sin
         finally:
             leftover = home.comment
-            home.substitute, home.lambdas, home.out, home.comment = saved
+            home.substitute, home.lambdas, home.out, home.comment, home.frame = saved
             caller.comment = leftover
 
 
@@ -1863,10 +2061,11 @@ class PassedFunction:
 
 @dataclasses.dataclass
 class FunctionTuple:
-    """Functions held by a list, tuple or dict: lax.switch's branches passed to its definition, or a
-    table written in the code (``ops = {"sq": lambda v: v * v}``).  ``name[k](...)``, with ``k``
-    known when the function is specialised, calls the entry under key ``k``."""
-    functions: list
+    """A list, tuple or dict holding functions: lax.switch's branches passed to its definition, a
+    table written in the code (``ops = {"sq": lambda v: v * v}``), or functions kept with values
+    (``pair = (x, lambda v: v * v)``).  It exists only while the function is specialised: ``name[k]``,
+    with ``k`` known then, is the entry under key ``k``, a function to call or an atom to read."""
+    entries: list               # functions (see _FUNCTIONS), and atoms for the values among them
     keys: tuple
     by_key: bool = False        # a dict's: looked up by key, never by position
 

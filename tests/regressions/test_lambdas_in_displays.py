@@ -21,7 +21,7 @@ def test_functions_held_by_displays_are_called_by_key(fn, target):
 
 
 def test_a_key_the_table_lacks_is_refused_at_its_line():
-    with pytest.raises(tr.TransformError, match=r"lambdas_in_displays\.py:22.*no function is stored under 'cube'"):
+    with pytest.raises(tr.TransformError, match=r"lambdas_in_displays\.py:22.*no entry is stored under 'cube'"):
         tr.grad(case.missing_key)(X)
 
 
