@@ -176,8 +176,9 @@ def walrus(x):
 
 
 def with_lambda_inside(x):
-    square = lambda v: v * v                      # refused: lambda (bound twice)  # noqa: E731
-    square = lambda v: v * v * v                  # noqa: E731
+    square = lambda v: v * v                      # noqa: E731
+    if np.sum(x) > 100.0:
+        square = lambda v: v * v * v              # refused: lambda (rebound in a branch)  # noqa: E731
     return np.sum(square(x))
 
 

@@ -207,16 +207,6 @@ def unsupported_attribute(x):
     return x.real  # REFUSED: x.real
 
 
-def _returns_early(x):
-    if x > 0:
-        return x  # REFUSED: return x
-    return -x
-
-
-def early_return_in_helper(x):
-    return _returns_early(x) + 1.0
-
-
 def match_statement(x, n):
     match n:  # REFUSED: match
         case 1:

@@ -45,7 +45,7 @@ SOURCE_FAULTS = [
     ("comprehension", bad.with_list_comprehension, "list comprehension"),
     ("string_method", bad.with_string_method, r"\.upper\(\)"),
     ("walrus", bad.walrus, r"assignment expression"),
-    ("lambda", bad.with_lambda_inside, "lambda"),
+    ("lambda", bad.with_lambda_inside, "'square' is bound to a function and bound again in another block"),
     ("assert", bad.with_assert, "assert statement"),
     ("fstring", bad.with_fstring, "f-string"),
     ("dict_write", bad.with_dict_update, "writing into an entry of a dict"),

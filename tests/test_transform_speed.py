@@ -258,7 +258,7 @@ def test_the_fence_names_the_first_refusal_in_source_order(tmp_path):
     assert "a set literal" in str(checked.value) and "two_refusals.py:2:12" in str(checked.value)
 
 
-def test_an_early_return_in_a_helper_is_named_at_the_first_one(tmp_path):
+def test_a_helper_returning_early_is_made_one_exit_once_with_the_users_lines(tmp_path):
     path = tmp_path / "early_returns.py"
     path.write_text("def helper(x):\n"
                     "    if x > 0:\n"
@@ -270,6 +270,12 @@ def test_an_early_return_in_a_helper_is_named_at_the_first_one(tmp_path):
                     "def caller(x):\n"
                     "    return helper(x) * 2.0\n")
     module = _import_file(path, "early_returns")
-    with pytest.raises(TransformError, match="returns early") as refused:
-        normalize.normalize(module.caller)
-    assert "early_returns.py:3:9" in str(refused.value)
+    normalize.normalize(module.caller)
+    callee = source.load(module.helper)
+    body, added = callee.parsed.derived["single_exit"]
+    normalize.normalize(module.caller)
+    assert callee.parsed.derived["single_exit"][0] is body          # the parse's rewrite, made once
+    assert added == {"result", "returned"}
+    # flag set (def line), the if, what follows it under `if not returned` (the if's line), the return (def line)
+    assert [callee.line(stmt) for stmt in body] == [1, 2, 2, 1]
+    assert [callee.line(stmt) for stmt in body[2].body.body] == [4, 4]     # the while, and its guard

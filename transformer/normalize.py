@@ -18,7 +18,7 @@ import libcst as cst
 import numpy as np
 
 from . import core_form as cf
-from . import dataflow, fence, methods, primitives, resolve, simplify, source, tree, walk
+from . import dataflow, early_returns, fence, methods, primitives, resolve, simplify, source, tree, walk
 from .core_form import CoreFunction
 from .custom import custom_jvp, custom_vjp
 from .exits import structure_exits
@@ -1875,20 +1875,17 @@ class _Normalizer:
     def inline_bound(self, callee: source.UserFunction, bound: dict):
         """Emit the body of ``callee`` with its parameters bound to atoms; return its result atom."""
         fn = callee.fn
-        body = callee.node.body.body
+        body, added = callee.node.body.body, set()
+        if early_returns.needs_single_exit(callee.node):    # if x > 1.0: return 1.0 ... return x
+            body, added = early_returns.single_exit(callee)
         ends_in_return = bool(body) and isinstance(body[-1], cst.SimpleStatementLine) and \
             isinstance(body[-1].body[-1], cst.Return)
         last_return = body[-1].body[-1] if ends_in_return else None
-        early = [ret for ret in _returns(callee.node) if ret is not last_return]
-        if early:
-            raise TransformError(f"{fn.__name__}() returns early; a function called from a transformed "
-                                 f"function must return only at its end",
-                                 callee.location(_first_in_source(callee.node, early)),
-                                 "assign the result to a variable and return it once, at the end")
         rebound = callee.local_names - _param_only_names(callee.node)
         rename: dict = {}
         prefix = fn.__name__.strip("_")
         child = _Normalizer(callee, self.core, rename, self.stack + (fn.__code__,), comments=self.comments)
+        child.locals = child.locals | added     # the result and flag of a single exit
         child.lists = self.lists      # a helper's [a, b] returned here is a list
         for pname, atom in bound.items():
             if isinstance(atom, _FUNCTIONS):   # apply(lambda v: 2 * v, x): called by name
@@ -2290,28 +2287,6 @@ def _is_docstring(stmt) -> bool:
 
 def _has_comment(stmt) -> bool:
     return any(line.comment is not None for line in getattr(stmt, "leading_lines", ()))
-
-
-def _returns(func) -> list:
-    """Every return statement in ``func``'s body, in no particular order."""
-    return [node for node in walk.nodes(func.body) if isinstance(node, cst.Return)]
-
-
-class _FirstOf(cst.CSTVisitor):
-    def __init__(self, wanted: set):
-        self.wanted, self.first = wanted, None
-
-    def on_visit(self, node) -> bool:
-        if self.first is None and node in self.wanted:
-            self.first = node
-        return self.first is None
-
-
-def _first_in_source(func, nodes: list):
-    """The one of ``nodes`` that comes first in ``func``'s source (libcst visits in source order)."""
-    finder = _FirstOf(set(nodes))
-    func.visit(finder)
-    return finder.first
 
 
 def _param_only_names(func: cst.FunctionDef) -> set[str]:

@@ -116,7 +116,19 @@ class ParsedSource:
     indent: int                         # columns that dedenting the text took away
     statement_lines: dict               # statement node -> its line in the user's file
     rebuilt: dict = field(default_factory=dict)   # node of ``node`` made anew -> the parsed node it stands for
+    derived: dict = field(default_factory=dict)   # what is made from this parse once (early_returns')
     _positions: dict | None = None
+
+    def stand_in(self, made, original) -> None:
+        """Note ``made``, a node made anew from this parse, as standing for ``original`` in it: its
+        line and column, in comments and errors, are ``original``'s."""
+        line = self.statement_lines.get(original)
+        if line is not None:
+            self.statement_lines[made] = line
+        original = self.rebuilt.get(original, original)
+        self.rebuilt[made] = original
+        if self._positions is not None:
+            self._positions[made] = self._positions.get(original, (0, 0))
 
     def positions(self) -> dict:
         """node -> (line, col) in the user's file."""
