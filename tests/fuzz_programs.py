@@ -49,6 +49,10 @@ HELPERS = {
     "damped": ("def damped(a, steps):\n    out = a * 1.0\n    for i in range(steps):\n"
                "        out = np.tanh(out) * 0.8 + a * 0.1\n    return out\n"),
     "energy": "def energy(a, scale=0.5):\n    return scale * np.sum(a * a)\n",
+    # returns early, from a branch and from a loop (inlined as one exit: transformer/early_returns.py)
+    "settled": ("def settled(a, steps):\n    out = a * 1.0\n    if np.sum(a) > 1.5:\n        return np.tanh(a)\n"
+                "    for i in range(steps):\n        if np.sum(out * out) < 0.05:\n            return out * 2.0\n"
+                "        out = np.tanh(out) * 0.7 + a * 0.2\n    return out\n"),
 }
 
 
@@ -180,9 +184,9 @@ class _Writer:
             keyword = self.draw(st.booleans())
             call = f"smooth_mix({a}, b={b})" if keyword else f"smooth_mix({a}, {b})"
             self.bind(self.fresh(), call, _broadcast(self.shapes[a], self.shapes[b]))
-        elif helper == "damped":
+        elif helper in ("damped", "settled"):
             steps = "n" if self.takes_n else str(self.draw(st.integers(1, 3)))
-            self.bind(self.fresh(), f"damped({a}, {steps})", self.shapes[a])
+            self.bind(self.fresh(), f"{helper}({a}, {steps})", self.shapes[a])
         else:
             scale = self.pick(["", ", 0.25", ", scale=2.0"])
             self.bind(self.fresh(), f"energy({a}{scale})", ())
