@@ -36,7 +36,7 @@ import transformer as tr  # noqa: E402
 from bench_grad import best_times  # noqa: E402
 from oracles import central_difference_grad  # noqa: E402  (tests/oracles.py: needs nothing of ours)
 
-PROBLEMS = ("gmm", "lstm", "ba", "ode", "kmeans", "lse", "llsq", "particle")
+PROBLEMS = ("gmm", "lstm", "ba", "ht", "htc", "ode", "kmeans", "lse", "llsq", "particle")
 
 
 def load(name):
@@ -63,8 +63,8 @@ def jax_version(problem, jax):
     scope = dict(vars(problem), np=jax.numpy)
     if "scipy" in scope:
         scope["scipy"] = types.SimpleNamespace(special=jax.scipy.special)
-    for name, value in vars(problem).items():             # its helpers see jax.numpy too
-        if isinstance(value, types.FunctionType) and value.__module__ == problem.__name__:
+    for name, value in vars(problem).items():             # its helpers (and those it imports) see jax.numpy too
+        if isinstance(value, types.FunctionType) and value.__module__ in (problem.__name__, *PROBLEMS):
             scope[name] = types.FunctionType(value.__code__, scope, name, value.__defaults__)
     if hasattr(problem, "jax_replacements"):
         scope.update(problem.jax_replacements(jax, scope))
