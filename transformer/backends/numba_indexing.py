@@ -97,6 +97,44 @@ def _add_at_source(kinds) -> str:
     return "\n".join(lines)
 
 
+def _add_at_loops_source(kinds, ndim: int, values_ndim: int) -> str | None:
+    """The scatter-add for one 1-D integer array beside slices (``g[:, idx] += v``, ``g[idx] += v``
+    of rows), as loops over single elements in ``values``' order, for ``values`` with an axis for
+    each of ``g``'s (not broadcast); None for any other index.
+    The general loop above adds ``values[:, k]`` or ``values[k]`` as a whole for each position
+    ``k``: a view and an array expression per position, which costs more than the few elements
+    they move where rows are short (a point's 3 coordinates)."""
+    parts = []                  # per axis of g: ("slice", part) | ("array", part) | ("all",)
+    for j, kind in enumerate(kinds):
+        if kind in ("slice", "array"):
+            parts.append((kind, j))
+        elif isinstance(kind, tuple) and kind[0] == "ellipsis":
+            parts += [("all",)] * kind[1]
+        else:
+            return None
+    if [part[0] for part in parts].count("array") != 1 or values_ndim != ndim:
+        return None
+    parts += [("all",)] * (ndim - len(parts))
+    lines, loops, at = ["def add_at(g, index, values):"], [], []
+    for axis, part in enumerate(parts):
+        if part[0] == "slice":                  # the positions the slice names on this axis
+            lines.append(f"    r{axis} = np.arange(g.shape[{axis}])[index[{part[1]}]]")
+            loops.append(f"for i{axis} in range(len(r{axis})):")
+            at.append(f"r{axis}[i{axis}]")
+        elif part[0] == "array":
+            lines.append(f"    p = index[{part[1]}]")
+            loops.append(f"for i{axis} in range(len(p)):")
+            at.append(f"p[i{axis}]")
+        else:
+            loops.append(f"for i{axis} in range(g.shape[{axis}]):")
+            at.append(f"i{axis}")
+    lines += ["    " * (depth + 1) + loop for depth, loop in enumerate(loops)]
+    lines.append("    " * (len(loops) + 1)
+                 + f"g[{', '.join(at)}] += values[{', '.join(f'i{axis}' for axis in range(len(parts)))}]")
+    lines.append("    return g")
+    return "\n".join(lines)
+
+
 def _add_at_flat_source(kinds, at: int, ndim: int) -> str:
     """``g[..., a, ...] += values`` for one integer array ``a`` of ``ndim`` dimensions (0: one
     position): ``a`` flattened, and the ``ndim`` axes of ``values`` that ``a`` gave made one of
@@ -250,7 +288,9 @@ def _ellipsis_expanded(kinds, ndim: int) -> list:
 @overload(rt.add_at)
 def add_at(g, index, values):
     namespace = {"np": np}
-    exec(_add_at_source(_ellipsis_expanded(_part_kinds(index), g.ndim)), namespace)
+    kinds = _ellipsis_expanded(_part_kinds(index), g.ndim)
+    values_ndim = values.ndim if isinstance(values, types.Array) else 0
+    exec(_add_at_loops_source(kinds, g.ndim, values_ndim) or _add_at_source(kinds), namespace)
     return namespace["add_at"]
 
 
