@@ -93,3 +93,33 @@ def helper_in_a_loop(x):
     for k in range(4):
         total = total + clipped(x[k % 3] * (k - 1.5))
     return total
+
+
+# found by the fuzzer: a value set in a branch before a loop, and again in the loop
+def settled(a, steps):
+    out = a * 1.0
+    if np.sum(a) > 1.5:
+        return np.tanh(a)
+    for i in range(steps):
+        if np.sum(out * out) < 0.05:
+            return out * 2.0
+        out = np.tanh(out) * 0.7 + a * 0.2
+    return out
+
+
+def uses_settled(x, n):
+    return np.sum(settled(x * 0.5, n)) + 0.5 * np.sum(np.sin(x))
+
+
+def set_in_a_branch_then_in_a_loop(x, n):
+    if np.sum(x) > 1.5:
+        result = np.tanh(x)
+    out = x * 1.0
+    for i in range(n):
+        if np.sum(out * out) < 0.05:
+            result = out * 2.0
+            break
+        out = np.tanh(out) * 0.7 + x * 0.2
+    else:
+        result = out
+    return np.sum(result)

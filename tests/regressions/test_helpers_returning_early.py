@@ -53,3 +53,17 @@ def test_the_inlined_exit_reads_as_the_users_lines():
     for line in ("# def clipped(v):   [helpers_returning_early.py:5]", "clipped_returned = False",
                  "# return 1.0   [helpers_returning_early.py:7]", "clipped_result = 1.0", "_t5 = not clipped_returned"):
         assert line in shown
+
+
+@pytest.mark.parametrize("fn", [case.uses_settled, case.set_in_a_branch_then_in_a_loop], ids=lambda fn: fn.__name__)
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_a_value_set_in_a_branch_before_a_loop_and_in_the_loop(fn, n):
+    # found by the fuzzer (hessian of the first): the backward sweep read the value the loop's write
+    # replaced from the tape, which held none where the branch before the loop had not run (IndexError)
+    for x in (np.array([0.05, -0.1, 0.02]), np.array([0.9, 0.8, 0.7]), np.array([0.3, -0.6, 0.9])):
+        want = central_difference_grad(lambda v: fn(v, n), (x,))
+        np.testing.assert_allclose(tr.grad(fn)(x, n), want, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(tr.jit(tr.grad(fn))(x, n), want, rtol=1e-6, atol=1e-8)
+        hessian = tr.hessian(fn)(x, n)
+        columns = [(tr.grad(fn)(x + 1e-6 * e, n) - tr.grad(fn)(x - 1e-6 * e, n)) / 2e-6 for e in np.eye(3)]
+        np.testing.assert_allclose(hessian, np.array(columns).T, rtol=1e-5, atol=1e-6)

@@ -64,14 +64,29 @@ class _Reverse:
         return self.a.location(line)
 
     def _set_before_its_loop(self, a: Assignment) -> bool:
-        """Whether ``a``'s variable was set before the loop ``a`` is in, so that its tape holds an
-        older value whenever ``a`` has run (a value made only in the loop has none at first)."""
-        at = next((k for k, b in enumerate(self.a.statements) if b.line is a.line), None)
-        if at is None:
-            return False
-        depth = self.a.statements[at].loop_depth          # (``a`` itself was classified without it)
-        return any(b.kind == "assign" and b.target == a.target and b.loop_depth < depth
-                   for b in self.a.statements[:at])
+        """Whether ``a``'s variable is surely set before the loop ``a`` is in, so that its tape holds
+        an older value whenever ``a`` has run (a value made only in the loop has none at first, nor
+        one set before it only in a branch that did not run).  Surely: by a statement of a block
+        that holds that loop, ahead of it, outside any branch or loop of its own."""
+        def surely_set(stmts, loops_around: int):
+            """(whether set, the loops around ``a``) once ``a`` is found under ``stmts``, else None."""
+            set_here = False
+            for stmt in stmts:
+                if stmt is a.line:              # (set ahead of it in its own block is not before its loop)
+                    return False, loops_around
+                if isinstance(stmt, cst.SimpleStatementLine):
+                    b = dataflow.classify(stmt)
+                    set_here |= b.kind == "assign" and b.target == a.target
+                    continue
+                inner = loops_around + isinstance(stmt, (cst.For, cst.While))
+                for block in cf.blocks(stmt):
+                    found = surely_set(block, inner)
+                    if found is not None:       # a is under this statement, in a loop this block is outside?
+                        was_set, loops_at_a = found
+                        return was_set or (set_here and loops_at_a > loops_around), loops_at_a
+            return None
+        found = surely_set(list(self.a.func.body.body), 0)
+        return found is not None and found[0]
 
     def bar(self, name: str) -> str:
         """``x_bar``, or ``x_bar_1`` when the code already has an ``x_bar`` (grad of grad)."""
