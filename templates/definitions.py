@@ -76,6 +76,22 @@ def rot90(m, k=1, axes=(0, 1)):
     return rotated
 
 
+@define("np.delete")
+def delete(arr, obj, axis=None):
+    """``arr`` without the entries ``obj`` (an int, or an array of ints) names along ``axis`` (of the
+    flattened array when None): a gather of the positions kept, whose derivative scatters back."""
+    if axis is None:
+        moved = np.ravel(arr)
+    else:
+        moved = np.moveaxis(arr, axis, 0)
+    kept = np.ones(moved.shape[0], dtype=np.bool_)
+    kept[obj] = False
+    rest = moved[np.arange(moved.shape[0])[kept]]
+    if axis is not None:
+        rest = np.moveaxis(rest, 0, axis)
+    return rest
+
+
 @define("np.tril")
 def tril(m, k=0):
     """The entries on and below the ``k``-th diagonal of the last two axes; zeros above."""

@@ -557,6 +557,7 @@ def diff_(x): return np.diff(x), np.diff(x, 2, axis=0)           # noqa: E704
 def flips(x): return np.fliplr(x) * 2.0, np.flipud(x)            # noqa: E704
 def rot90_(x): return np.rot90(x), np.rot90(x, 2), np.rot90(x, -1, axes=(1, 0))   # noqa: E704
 def triangles(x): return np.tril(x), np.triu(x, 1), np.tril(x, -1)   # noqa: E704
+def delete_(x): return np.delete(x, 1), np.delete(x, 0, axis=1), np.delete(x, np.array([0, -1]), axis=0)   # noqa: E704
 def cross_(a, b): return np.cross(a, b)                          # noqa: E704
 def logaddexp2_(x, y): return np.logaddexp2(x, y)                # noqa: E704
 def sinc_(x): return np.sinc(x)                                  # noqa: E704
@@ -862,7 +863,7 @@ def _rows():
     square = lambda r: (U(r, 3, 3),)                            # noqa: E731
     comparable = lambda r: (U(r, 3, 4), np.where(r.uniform(size=(3, 4)) < 0.5, 0.0, U(r, 3, 4)))   # noqa: E731
     for name, gen in [("roll_flat", one), ("roll_axis", one), ("diff_", one), ("flips", one), ("rot90_", square),
-                      ("triangles", one), ("cross_", lambda r: (U(r, 3, 3), U(r, 3))), ("logaddexp2_", two),
+                      ("triangles", one), ("delete_", one), ("cross_", lambda r: (U(r, 3, 3), U(r, 3))), ("logaddexp2_", two),
                       ("sinc_", lambda r: (U(r, 3, 4, lo=-1.5, hi=1.5),)), ("ptp_", one), ("nan_reductions", one),
                       ("trapezoid_", lambda r: (U(r, 3, 4), U(r, 2, 4))),
                       ("convolve_", lambda r: (U(r, 5), U(r, 3))),
