@@ -330,6 +330,8 @@ class Fence(cst.CSTVisitor):
     def leave_Attribute(self, node: cst.Attribute):
         if node in self._at_updates or isinstance(node.value, cst.Subscript) and node.value.value in self._at_updates:
             return
+        if isinstance(node.value, cst.Dict) and node.attr.value in ("items", "keys", "values"):
+            return      # {"s": np.sin, ...}.items(): normalize unrolls a loop over it, or refuses
         if resolve.dotted_name(node) is None and node.attr.value not in methods.METHODS \
                 and node.attr.value not in _ARRAY_ATTRIBUTES:
             self.refuse(node, f"the attribute .{node.attr.value}",
@@ -384,9 +386,10 @@ def _describe(value) -> str:
 
 
 def _is_dict_view(node) -> bool:
-    """``d.items()``, ``d.keys()`` or ``d.values()``: what a loop over a dict argument runs over."""
+    """``d.items()``, ``d.keys()`` or ``d.values()``: what a loop over a dict (an argument, or a dict
+    of functions written in the code) runs over."""
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args \
-        and node.func.attr.value in ("items", "keys", "values") and isinstance(node.func.value, cst.Name)
+        and node.func.attr.value in ("items", "keys", "values") and isinstance(node.func.value, (cst.Name, cst.Dict))
 
 
 def _single_assignments(func: cst.FunctionDef) -> dict:

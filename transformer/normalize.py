@@ -1060,6 +1060,8 @@ class _Normalizer:
             return self.as_list(built) if isinstance(node, cst.List) else built
         if isinstance(node, cst.Dict):
             return self.function_table(node) or self.value(node)
+        if isinstance(node, cst.ListComp):
+            return self.comprehension(node, functions=True)
         if isinstance(node, cst.Call):
             return self.call(node)
         return self.value(node)
@@ -1279,7 +1281,7 @@ class _Normalizer:
                                         f"code around it", "call it inside the lambda through a module-level def")
         cells = tuple(types.CellType() if name in reads or name not in home.uf.closure
                       else types.CellType(home.uf.closure[name]) for name in code.co_freevars)
-        fn = types.FunctionType(code, home.uf.globals, "<lambda>", None, cells)
+        fn = types.FunctionType(code, home.uf.globals, "<lambda>", _literal_defaults(self, node), cells)
         fn.__transformer_captured__ = tuple(reads)
         return {first: fn}, [home.atom(cst.Name(name)) for name in reads]
 
@@ -1374,7 +1376,12 @@ class _Normalizer:
         if atoms is None and len(positional) != len(node.args):
             raise self.error(node, f"pass the arguments of {fn!r} by position inside transformed code")
         if atoms is None:
-            atoms = [self.atom(a.value) for a in positional] + list(captured)
+            atoms = [self.atom(a.value) for a in positional]
+            params = list(inspect.signature(fn.__transformer_fn__).parameters.values())[len(atoms):]
+            # tr.grad(lambda q, s=2.0: ...)(p): a literal default where the call gives nothing
+            atoms += [cf.literal(p.default) for p in params
+                      if p.default is not inspect.Parameter.empty and _literal_default(p.default)]
+            atoms += list(captured)
         structured = {i: self.core.structures[a.value] for i, a in enumerate(atoms)
                       if isinstance(a, cst.Name) and a.value in self.core.structures}
         if structured:       # grad(loss)(params, x) with params a list of (w, b): one parameter per leaf
@@ -1407,10 +1414,12 @@ class _Normalizer:
         return last.body[0].value
 
     # --------------------------------------------------- Python over structures
-    def comprehension(self, node: cst.ListComp | cst.GeneratorExp):
+    def comprehension(self, node: cst.ListComp | cst.GeneratorExp, functions=False):
         """``[f(w, g) for w, g in zip(params, grads)]`` over structures known when the function is
         specialized: unrolled, one element per entry, as JAX's tracing unrolls it.  A generator
-        expression (``sum(np.sum(w * w) for w, b in params)``) is the same tuple of elements."""
+        expression (``sum(np.sum(w * w) for w, b in params)``) is the same tuple of elements.
+        ``functions``: where a name is bound, elements may be functions (``[lambda v, k=k: v * k for
+        k in range(3)]``), and a FunctionTuple of them is given."""
         comp = node.for_in
         what = "a list comprehension" if isinstance(node, cst.ListComp) else "a generator expression"
         if comp.inner_for_in is not None or comp.ifs or comp.asynchronous is not None:
@@ -1426,7 +1435,10 @@ class _Normalizer:
         try:
             for row in rows:
                 self.bind_row(node, comp.target, row)
-                element = self.atom(node.elt)
+                element = self.operand(node.elt) if functions else self.atom(node.elt)
+                if isinstance(element, _FUNCTIONS):
+                    elements.append(element)
+                    continue
                 if not isinstance(element, cst.Name) or element.value in ("True", "False", "None"):
                     held = self.temp()
                     self.assign(held, element)
@@ -1437,6 +1449,8 @@ class _Normalizer:
                 elements.append(element)
         finally:
             self.substitute, self.lambdas = saved
+        if any(isinstance(element, _FUNCTIONS) for element in elements):
+            return FunctionTuple(elements, tuple(range(len(elements))))
         # a tuple of atoms in place, so np.concatenate([f(a) for a in parts]) reads as np.concatenate((...))
         built = cf.tuple_of(elements)
         return self.as_list(built) if isinstance(node, cst.ListComp) else built
@@ -1467,7 +1481,14 @@ class _Normalizer:
             node = node.value
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args \
                 and node.func.attr.value in ("items", "keys", "values"):
-            atom = self.atom(node.func.value)
+            receiver = node.func.value
+            table = self.lambdas.get(receiver.value) if isinstance(receiver, cst.Name) \
+                else self.function_table(receiver)
+            if isinstance(table, FunctionTuple) and table.by_key:     # {"s": np.sin, ...}.items()
+                keys = [cf.literal(key) for key in table.keys]
+                return {"keys": keys, "values": table.entries,
+                        "items": list(zip(keys, table.entries))}[node.func.attr.value]
+            atom = self.atom(receiver)
             treedef = self.core.structures.get(atom.value) if isinstance(atom, cst.Name) else None
             if treedef is None or treedef.kind != "dict":
                 return None
@@ -1868,8 +1889,17 @@ class _Normalizer:
                 if pname not in defaults:
                     raise self.error(node, f"{_called_name(fn)}() is missing the argument {pname!r}")
                 value = defaults[pname]
-                bound[pname] = cf.literal(value) if _literal_default(value) \
-                    else cst.Name(self.bind_constant(f"{fn.__name__}_{pname}", value))
+                r = resolve.classify(value, f"{fn.__name__}'s {pname}") if callable(value) else None
+                if r is not None and r.kind in ("user", "primitive") and not isinstance(value, (custom_vjp, custom_jvp)):
+                    bound[pname] = PassedFunction(r)        # def helper(x, act=np.tanh) or act=lambda v: ...
+                elif _literal_default(value):
+                    bound[pname] = cf.literal(value)
+                else:
+                    try:
+                        bound[pname] = cst.Name(self.bind_constant(f"{fn.__name__}_{pname}", value))
+                    except TransformError as err:
+                        raise self.error(node, f"{_called_name(fn)}()'s default for {pname!r}: {err.bare_message}",
+                                         "pass it in the call") from None
         return bound
 
     def inline_bound(self, callee: source.UserFunction, bound: dict):
@@ -2167,6 +2197,26 @@ def _variant_for(node: cst.Call, fn):
         if given is not None and not (isinstance(given, cst.Name) and given.value == "None"):
             return variant
     return fn
+
+
+def _literal_defaults(normalizer, node: cst.Lambda) -> tuple | None:
+    """The defaults of a lambda given to a transform (``tr.grad(lambda q, s=2.0: ...)``), which
+    must be literals: its transformed code is made once, apart from the code around it."""
+    params = node.params
+    if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.kwonly_params or params.star_kwarg \
+            or params.posonly_params:
+        raise normalizer.error(node, "a lambda with *, keyword-only, / or ** parameters, given to a transform",
+                               "give it plain parameters")
+    defaults = []
+    for param in params.params:
+        if param.default is None:
+            continue
+        try:
+            defaults.append(ast.literal_eval(cf.code_of(param.default)))
+        except (ValueError, SyntaxError):
+            raise normalizer.error(param.default, "a lambda given to a transform, with a default that is not "
+                                                  "a literal", "pass the value as an argument") from None
+    return tuple(defaults) or None
 
 
 def _literal_default(value) -> bool:

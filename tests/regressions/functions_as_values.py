@@ -1,6 +1,8 @@
 """User functions of tests/regressions/test_functions_as_values.py (transforms read source)."""
 import numpy as np
 
+import transformer as tr
+
 
 def make_scaled(a):
     return lambda v: a * v
@@ -12,6 +14,10 @@ def make_pair(w):
 
 def apply_pair(p):
     return p[1](p[0])
+
+
+def apply_default(x, act=lambda v: v * 2.0 + 1.0):
+    return act(x)
 
 
 def named_function_bound(x):
@@ -125,6 +131,26 @@ def late_binding(x):
 def last_function_of_a_tuple(x):
     fs = (np.sin, np.cos, np.tanh)
     return np.sum(fs[-1](x))
+
+
+def helper_default_a_lambda(x):
+    return np.sum(apply_default(x) * np.sin(x))
+
+
+def lambdas_made_by_a_comprehension(x):
+    fs = [lambda v, k=k: v ** k for k in range(1, 4)]
+    return np.sum(fs[0](x) + fs[2](x))
+
+
+def gradient_of_a_lambda_with_a_default(x):
+    return np.sum(tr.grad(lambda q, s=2.0: np.sum(np.sin(q)) * s)(x) * x)
+
+
+def loop_over_the_items_of_a_dict_of_functions(x):
+    total = 0.0
+    for name, f in {"sine": np.sin, "cube": lambda v: v ** 3}.items():
+        total = total + np.sum(f(x))
+    return total
 
 
 def rebound_in_a_loop(x):

@@ -1,7 +1,9 @@
 """Regression (issue 18's point 4, lambdas and functions in any expression position).  These were
 refused: a lambda kept in a tuple with values, a name bound to a named function (``act =
 np.tanh``), a helper returning a closure, a loop over a list of functions, a tuple unpacked into a
-value and a lambda, lambdas with defaults, keywords or ``*args``.  A function is now a value that
+value and a lambda, lambdas with defaults, keywords or ``*args``, a helper's default that is a
+lambda, a list of lambdas made by a comprehension, the items of a dict of functions looped over,
+and tr.grad of a lambda with a default.  A function is now a value that
 exists while the function is specialised: bound, kept, passed, returned by a helper and looped over
 as Python does, with the values a closure reads fixed where Python fixes them.  Which function a
 name holds must be known then: a name rebound in a loop or a branch is refused at its line, and so
@@ -21,7 +23,8 @@ WORKING = [case.named_function_bound, case.closure_from_a_helper, case.closure_c
            case.loop_over_pairs, case.loop_over_a_dict_of_functions, case.loop_over_values,
            case.bound_in_each_branch, case.lambda_default_read_where_written, case.lambda_called_by_keyword,
            case.lambda_with_star_arguments, case.lambda_returning_a_lambda, case.late_binding,
-           case.last_function_of_a_tuple]
+           case.last_function_of_a_tuple, case.helper_default_a_lambda, case.lambdas_made_by_a_comprehension,
+           case.gradient_of_a_lambda_with_a_default, case.loop_over_the_items_of_a_dict_of_functions]
 
 
 @pytest.mark.parametrize("fn", WORKING, ids=lambda fn: fn.__name__)
