@@ -104,17 +104,17 @@ def _add_at_loops_source(kinds, ndim: int, values_ndim: int) -> str | None:
     The general loop above adds ``values[:, k]`` or ``values[k]`` as a whole for each position
     ``k``: a view and an array expression per position, which costs more than the few elements
     they move where rows are short (a point's 3 coordinates)."""
-    parts = []                  # per axis of g: ("slice", part) | ("array", part) | ("all",)
+    parts = []                  # per axis of g: ("slice", part) | ("array", part) | ("whole",)
     for j, kind in enumerate(kinds):
         if kind in ("slice", "array"):
             parts.append((kind, j))
         elif isinstance(kind, tuple) and kind[0] == "ellipsis":
-            parts += [("all",)] * kind[1]
+            parts += [("whole",)] * kind[1]
         else:
             return None
     if [part[0] for part in parts].count("array") != 1 or values_ndim != ndim:
         return None
-    parts += [("all",)] * (ndim - len(parts))
+    parts += [("whole",)] * (ndim - len(parts))
     lines, loops, at = ["def add_at(g, index, values):"], [], []
     for axis, part in enumerate(parts):
         if part[0] == "slice":                  # the positions the slice names on this axis
