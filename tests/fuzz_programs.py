@@ -304,43 +304,27 @@ class _Writer:
         body = self.pick(UNARY).format(a="v") + self.pick(["", f" * {b}", f" + np.sin({b})"])
         how = self.pick(["bound", "in_place", "passed", "table", "chosen", "kept", "looped", "default", "closure"])
         named = self.pick(["np.sin", "np.tanh", "np.arctan"])
-        if how == "kept":
-            name = f"fn{next(self.count)}"
-            self.emit(f"{name} = ({a}, lambda v: {body}, {named})")
-            self.bind(self.fresh(), f"{name}[1]({name}[0]) - {name}[2]({name}[0])", self.shapes[a])
-            return
-        if how == "looped":
-            self.bind(self.fresh(), f"sum(fn({a}) for fn in [lambda v: {body}, {named}])", self.shapes[a])
-            return
-        if how == "default":
-            name = f"fn{next(self.count)}"
-            self.emit(f"{name} = lambda v, k=0.5: ({body}) * k  # noqa: E731")
-            self.bind(self.fresh(), f"{name}({a}) + {name}({a}, k=2.0)", self.shapes[a])
-            return
-        if how == "closure":
-            self.helpers.add("make_scaled")
-            self.bind(self.fresh(), f"make_scaled({b})({a}) + {named}({a})", self.shapes[a])
-            return
-        if how == "table":
-            name = f"fn{next(self.count)}"
-            self.emit(f'{name} = {{"made": lambda v: {body}, "named": {named}}}')
-            self.bind(self.fresh(), f'{name}["made"]({a}) * {name}["named"]({a})', self.shapes[a])
-            return
-        if how == "chosen":
-            name = f"fn{next(self.count)}"
-            test = f"np.sum({b}) > 0.0" if self.shapes[b] else f"{b} > 0.0"
-            self.emit(f"{name} = (lambda v: {body}) if {test} else {named}  # noqa: E731")
-            self.bind(self.fresh(), f"{name}({a}) + {name}({a} * 0.5)", self.shapes[a])
-            return
-        if how == "bound":
-            name = f"fn{next(self.count)}"
-            self.emit(f"{name} = lambda v: {body}  # noqa: E731")
-            self.bind(self.fresh(), f"{name}({a}) + {name}({a} * 0.5)", self.shapes[a])
-        elif how == "in_place":
-            self.bind(self.fresh(), f"(lambda v: {body})({a})", self.shapes[a])
-        else:
-            self.helpers.add("apply_fn")
-            self.bind(self.fresh(), f"apply_fn(lambda v: {body}, {a})", self.shapes[a])
+        name = f"fn{next(self.count)}"
+        test = f"np.sum({b}) > 0.0" if self.shapes[b] else f"{b} > 0.0"
+        # each form: the line that makes the function (or None), and the expression that calls it
+        forms = {
+            "bound": (f"{name} = lambda v: {body}  # noqa: E731", f"{name}({a}) + {name}({a} * 0.5)"),
+            "in_place": (None, f"(lambda v: {body})({a})"),
+            "passed": (None, f"apply_fn(lambda v: {body}, {a})"),
+            "table": (f'{name} = {{"made": lambda v: {body}, "named": {named}}}',
+                      f'{name}["made"]({a}) * {name}["named"]({a})'),
+            "chosen": (f"{name} = (lambda v: {body}) if {test} else {named}  # noqa: E731",
+                       f"{name}({a}) + {name}({a} * 0.5)"),
+            "kept": (f"{name} = ({a}, lambda v: {body}, {named})", f"{name}[1]({name}[0]) - {name}[2]({name}[0])"),
+            "looped": (None, f"sum(fn({a}) for fn in [lambda v: {body}, {named}])"),
+            "default": (f"{name} = lambda v, k=0.5: ({body}) * k  # noqa: E731", f"{name}({a}) + {name}({a}, k=2.0)"),
+            "closure": (None, f"make_scaled({b})({a}) + {named}({a})"),
+        }
+        definition, expression = forms[how]
+        self.helpers.update({"passed": ["apply_fn"], "closure": ["make_scaled"]}.get(how, []))
+        if definition is not None:
+            self.emit(definition)
+        self.bind(self.fresh(), expression, self.shapes[a])
 
     def write_mask_read(self):
         """A read through a boolean mask, reduced at once (its length depends on the data)."""
