@@ -155,13 +155,9 @@ def _always_returns(stmt) -> bool:
     branch."""
     if isinstance(stmt, cst.SimpleStatementLine):
         return any(isinstance(small, cst.Return) for small in stmt.body)
-    if isinstance(stmt, cst.If):
-        if stmt.orelse is None:
-            return False
-        branches = [_statements(stmt.body)]
-        orelse = stmt.orelse
-        ends = any(_always_returns(s) for s in branches[0])
-        if isinstance(orelse, cst.If):
-            return ends and _always_returns(orelse)
-        return ends and any(_always_returns(s) for s in _statements(orelse.body))
+    if isinstance(stmt, cst.If) and stmt.orelse is not None:
+        ends = any(_always_returns(s) for s in _statements(stmt.body))
+        if isinstance(stmt.orelse, cst.If):         # elif
+            return ends and _always_returns(stmt.orelse)
+        return ends and any(_always_returns(s) for s in _statements(stmt.orelse.body))
     return False

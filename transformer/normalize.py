@@ -1042,11 +1042,7 @@ class _Normalizer:
             return self.is_function_written(node.body) and self.is_function_written(node.orelse)
         if isinstance(node, cst.Name) and node.value in self.lambdas:
             return True
-        if isinstance(node, (cst.Name, cst.Attribute)) and resolve.dotted_name(node) is not None \
-                and not (isinstance(node, cst.Name) and node.value in self.locals):
-            r = resolve.resolve(node, self.uf.lookup, self.locals)
-            return r.kind in ("user", "primitive") and not isinstance(r.value, (custom_vjp, custom_jvp))
-        return self.holds_function(node)
+        return self.function_named(node) is not None or self.holds_function(node)
 
     def bindable(self, node):
         """What ``node`` gives where a name is bound or an argument passed: a function (a lambda, one
@@ -1102,13 +1098,13 @@ class _Normalizer:
     def function_passed(self, node):
         """The function an argument passes (a lambda, or a function named), or None for a value."""
         passed = self.lambda_called(node)
-        if passed is not None:
-            return passed
-        if isinstance(node, (cst.Name, cst.Attribute)) and not (isinstance(node, cst.Name) and node.value in self.locals):
-            r = resolve.resolve(node, self.uf.lookup, self.locals)
-            if r.kind in ("user", "primitive") and not isinstance(r.value, (custom_vjp, custom_jvp)):
-                return PassedFunction(r)
-        return None
+        return passed if passed is not None else self.function_named(node)
+
+    def function_named(self, node):
+        """A PassedFunction for a name or dotted name of a function (not a local), else None."""
+        if not isinstance(node, (cst.Name, cst.Attribute)) or isinstance(node, cst.Name) and node.value in self.locals:
+            return None
+        return _passed(resolve.resolve(node, self.uf.lookup, self.locals))
 
     def at_update(self, node: cst.Call, array, subscript: cst.Subscript, op: str):
         """``x.at[index].op(value)``, JAX's functional update: a copy of ``x`` written at ``index``
@@ -1892,9 +1888,9 @@ class _Normalizer:
                 if pname not in defaults:
                     raise self.error(node, f"{_called_name(fn)}() is missing the argument {pname!r}")
                 value = defaults[pname]
-                r = resolve.classify(value, f"{fn.__name__}'s {pname}") if callable(value) else None
-                if r is not None and r.kind in ("user", "primitive") and not isinstance(value, (custom_vjp, custom_jvp)):
-                    bound[pname] = PassedFunction(r)        # def helper(x, act=np.tanh) or act=lambda v: ...
+                passed = _passed(resolve.classify(value, f"{fn.__name__}'s {pname}")) if callable(value) else None
+                if passed is not None:
+                    bound[pname] = passed       # def helper(x, act=np.tanh) or act=lambda v: ...
                 elif _literal_default(value):
                     bound[pname] = cf.literal(value)
                 else:
@@ -2064,6 +2060,14 @@ def _variant_for(node: cst.Call, fn):
         if given is not None and not (isinstance(given, cst.Name) and given.value == "None"):
             return variant
     return fn
+
+
+def _passed(r: resolve.Resolved):
+    """A PassedFunction for a user function or a primitive (a custom_vjp/jvp one is called, never
+    passed), else None."""
+    if r.kind in ("user", "primitive") and not isinstance(r.value, (custom_vjp, custom_jvp)):
+        return PassedFunction(r)
+    return None
 
 
 def _literal_defaults(normalizer, node: cst.Lambda) -> tuple | None:
