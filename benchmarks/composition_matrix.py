@@ -1,7 +1,7 @@
-"""Print the composition matrix: each ordered pair outer(inner) of the ten transforms, as
-tests/test_composition_matrix.py runs it, marked works (right against the oracle), refused (a
-TransformError or JAX's TypeError for grad of a non-scalar) or FAILS (a wrong number or another
-exception), with the counts.
+"""Print the composition matrix: each ordered pair outer(inner) of the ten transforms, for each
+function tests/test_composition_matrix.py sweeps, as that test runs it, marked works (right against
+the oracle), refused (a TransformError that is not a compile failure, or JAX's TypeError for grad of
+a non-scalar) or FAILS (a wrong number, a compile failure or another exception), with the counts.
 
     python benchmarks/composition_matrix.py
 """
@@ -15,9 +15,11 @@ import test_composition_matrix as matrix   # noqa: E402
 import transformer as tr                   # noqa: E402
 
 
-def cell(outer, inner, g, x) -> str:
+def cell(outer, inner, g, x, function) -> str:
     try:
-        matrix.assert_pair(outer, inner, g, x)
+        matrix.assert_pair(outer, inner, g, x, function)
+    except tr.CompileError:
+        return "FAILS"
     except tr.TransformError:
         return "refused"
     except TypeError as error:
@@ -27,13 +29,14 @@ def cell(outer, inner, g, x) -> str:
     return "works"
 
 
-def table(title, inners) -> dict:
+def table(title, inners, function) -> dict:
     counts = {"works": 0, "refused": 0, "FAILS": 0}
-    print(f"\n{title}\n" + "outer \\ inner".ljust(14) + "".join(name[:9].ljust(10) for name in inners))
+    print(f"\n{title}, of the {function} function\n" + "outer \\ inner".ljust(14)
+          + "".join(name[:9].ljust(10) for name in inners))
     for outer in matrix.TRANSFORMS:
         row = []
         for inner, (g, x) in inners.items():
-            mark = cell(outer, inner, g, x)
+            mark = cell(outer, inner, g, x, function)
             counts[mark] += 1
             row.append(mark.ljust(10))
         print(outer.ljust(14) + "".join(row))
@@ -42,11 +45,15 @@ def table(title, inners) -> dict:
 
 
 def main():
-    inside = {name: (getattr(matrix.case, f"inner_{name}"), matrix.point(name)) for name in matrix.TRANSFORMS}
-    again = {name: (make(), matrix.point(name)) for name, make in matrix.API_INNER.items()}
-    first = table("inner transform applied inside a function, outer transform applied to that function", inside)
-    second = table("outer transform applied to the inner transform's function", again)
-    return 1 if first["FAILS"] or second["FAILS"] else 0
+    failed = 0
+    for function, (fn, _, _) in matrix.FUNCTIONS.items():
+        inside = {name: (matrix.case.INNER[function][name], matrix.point(name)) for name in matrix.TRANSFORMS}
+        again = {name: (make(fn), matrix.point(name)) for name, make in matrix.API_INNER.items()}
+        first = table("inner transform applied inside a function, outer transform applied to that function",
+                      inside, function)
+        second = table("outer transform applied to the inner transform's function", again, function)
+        failed += first["FAILS"] + second["FAILS"]
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

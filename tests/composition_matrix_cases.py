@@ -1,5 +1,6 @@
-"""User functions of tests/test_composition_matrix.py (transforms read source): one function, and each
-transform applied to it inside a function of its own, which the matrix's outer transform transforms."""
+"""User functions of tests/test_composition_matrix.py (transforms read source): two functions, a
+smooth one and one of loops, branches and in-place writes, and each transform applied to each inside
+a function of its own, which the matrix's outer transform transforms."""
 import numpy as np
 
 import transformer as tr
@@ -13,46 +14,63 @@ def f(x):
     return np.sum(W * np.sin(x)) + np.dot(A, x) ** 3 / 6.0
 
 
-def inner_jit(x):
-    return tr.jit(f)(x)
+def f_loops(x):
+    """Loops, a while loop, a branch on values and in-place writes: the sum of sin(x[k] * x[k + 1])
+    around the ring of entries (the branch's other side is never taken near the points swept)."""
+    y = np.zeros(3)
+    for k in range(3):
+        y[k] = x[k] * x[(k + 1) % 3]
+    total = 0.0
+    i = 0
+    while i < 3:
+        if y[i] > -100.0:
+            total = total + np.sin(y[i])
+        else:
+            total = total + y[i]
+        i += 1
+    return total
 
 
-def inner_grad(x):
-    return tr.grad(f)(x)
+def inner_transforms(f):
+    """Each transform applied to ``f`` inside a function of its own, as JAX code composes them."""
+    def inner_jit(x):
+        return tr.jit(f)(x)
+
+    def inner_grad(x):
+        return tr.grad(f)(x)
+
+    def inner_vjp(x):
+        out, pull = tr.vjp(f, x)
+        return pull(1.0)[0]
+
+    def inner_jvp(x):
+        return tr.jvp(f, (x,), (V,))[1]
+
+    def inner_vmap(x):
+        return tr.vmap(f)(x)
+
+    def inner_pmap(x):
+        return tr.pmap(f)(x)
+
+    def inner_jacfwd(x):
+        return tr.jacfwd(f)(x)
+
+    def inner_jacrev(x):
+        return tr.jacrev(f)(x)
+
+    def inner_hessian(x):
+        return tr.hessian(f)(x)
+
+    def inner_linearize(x):
+        out, lin = tr.linearize(f, x)
+        return lin(V)
+
+    return {"jit": inner_jit, "grad": inner_grad, "vjp": inner_vjp, "jvp": inner_jvp, "vmap": inner_vmap,
+            "pmap": inner_pmap, "jacfwd": inner_jacfwd, "jacrev": inner_jacrev, "hessian": inner_hessian,
+            "linearize": inner_linearize}
 
 
-def inner_vjp(x):
-    out, pull = tr.vjp(f, x)
-    return pull(1.0)[0]
-
-
-def inner_jvp(x):
-    return tr.jvp(f, (x,), (V,))[1]
-
-
-def inner_vmap(x):
-    return tr.vmap(f)(x)
-
-
-def inner_pmap(x):
-    return tr.pmap(f)(x)
-
-
-def inner_jacfwd(x):
-    return tr.jacfwd(f)(x)
-
-
-def inner_jacrev(x):
-    return tr.jacrev(f)(x)
-
-
-def inner_hessian(x):
-    return tr.hessian(f)(x)
-
-
-def inner_linearize(x):
-    out, lin = tr.linearize(f, x)
-    return lin(V)
+INNER = {"smooth": inner_transforms(f), "loops": inner_transforms(f_loops)}
 
 
 def summed_over_rows(xs):

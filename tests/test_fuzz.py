@@ -43,8 +43,9 @@ CI_EXAMPLES = {"jit_python": 100, "grad": 40, "jvp": 30, "vmap": 30, "vmap_grad"
 # Refusals the library documents (a clear TransformError at the user's line, never a
 # number): a program that meets one is rejected, not passed.  Anything else fails.
 KNOWN_REFUSALS = [
-    r"grad's tape is used here under a condition, or in a loop, whose passes differ",   # vmap(grad(f)):
-    # a loop of f that tapes values runs a different number of passes per example
+    r"grad's tape is used in a loop whose passes differ",   # vmap(grad(f)): a loop of f that tapes
+    # values runs a different number of passes per example
+    r"grad's tape is pushed and popped in branches of one condition",   # vmap of reverse over reverse
     r"x\[mask\] with a boolean mask that differs between examples",   # vmap: a per-example length
 ]
 TOTAL = int(os.environ.get("TRANSFORMER_FUZZ_EXAMPLES", "0")) or None   # the long mode: this many in all

@@ -21,10 +21,9 @@ def vmap(fn=None, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         return lambda f: vmap(f, in_axes, out_axes, axis_name, axis_size)
     if isinstance(fn, TransformsItself):      # vmap(vjp_fn): a Jacobian row per cotangent
         return fn.vmapped(in_axes, out_axes)
-    if hasattr(fn, "transform_refusal") or getattr(fn, "is_derived", False):
+    if hasattr(fn, "transform_refusal"):
         return _looped(fn, in_axes, out_axes, axis_name, axis_size)
-    base = Transformed.of(fn)
-    base.refuse_transform("vmap")       # its chain is rebuilt below: a derived function's is not what it computes
+    base = Transformed.of(fn).stepwise()    # its chain is rebuilt below
     n_params = _call_arity(base)
     axes = _normalize_in_axes(in_axes, n_params)
     if all(a is None for entry in axes for a in _prefix_leaves(entry)) and axis_size is None:

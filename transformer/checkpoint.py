@@ -15,11 +15,9 @@ it as a module of its own, in which ``fun`` is that function.
 """
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import inspect
 
-from . import cache, emit
+from . import emit
 from .custom import custom_vjp
 
 
@@ -101,16 +99,6 @@ def _rules_source(arity: int, outputs: int | None) -> str:
 
 
 def _rules_for(fun, arity: int, outputs: int | None):
-    text = _rules_source(arity, outputs)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    path = cache.cache_dir() / "written" / f"checkpoint_rules_{arity}_{digest}.py"
-    if not path.exists() or path.read_text() != text:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        emit.atomic_write(path, text.encode())
-    name = f"transformer.written.checkpoint_{getattr(fun, '__name__', 'fun')}_{id(fun):x}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    module.fun = fun                   # the rules' `fun`, resolved by the normalizer in this module
-    spec.loader.exec_module(module)
+    module = emit.load_written(_rules_source(arity, outputs), f"checkpoint_rules_{arity}", {"fun": fun})
     module.checkpoint_bwd.recomputes = True    # forward mode and vmap see the function's own code (jvp.py, vmap.py)
     return module

@@ -77,6 +77,8 @@ class CoreFunction:
     # the structure a caller rebuilds the returned tuples as (a list, dict or named tuple built and
     # returned), or None: normalize records it, Transformed applies it (staging.result_structure)
     result_structure: object = None
+    # whether some return gives a tuple, list, dict or other structure, not one value
+    returns_structure: bool = False
 
     @property
     def name(self) -> str:

@@ -297,12 +297,63 @@ def writes_through_views(func: cst.FunctionDef) -> list:
     targets = {a.target for a in walk(func.body.body) if a.kind == "setitem"}
     if not targets:
         return []
-    assigned = [p.name.value for p in func.params.params] + \
-        list(dict.fromkeys(a.target for a in walk(func.body.body) if a.kind == "assign"))
+    params = [p.name.value for p in func.params.params]
+    assigned = params + list(dict.fromkeys(a.target for a in walk(func.body.body) if a.kind == "assign"))
+    handed_off = _handed_off(func, set(params))
     viewed = set()
     for root, names in zip(assigned, _aliases(func, assigned)):
-        viewed |= (names - {root}) & targets
+        if root not in handed_off:
+            viewed |= (names - {root}) & targets
     return [a.line for a in walk(func.body.body) if a.kind == "setitem" and a.target in viewed]
+
+
+def _handed_off(func: cst.FunctionDef, params: set) -> set[str]:
+    """Variables assigned once and read once, by ``y = v``: only ``y`` sees the array from then on,
+    so a write into ``y`` changes nothing else (vmap's ``y = _t15``, a batched np.zeros)."""
+    occurrences: dict = {}
+    for node in _names_in(func.body):
+        occurrences[node.value] = occurrences.get(node.value, 0) + 1
+    # two occurrences: the one assignment and the one read (reads of its shape alone not counted)
+    return {a.value.value for a in walk(func.body.body)
+            if a.kind == "assign" and isinstance(a.value, cst.Name) and a.value.value not in params
+            and occurrences.get(a.value.value) == 2}
+
+
+class _NameNodes(cst.CSTVisitor):
+    """The variables an expression names, but for arguments a primitive reads only for their shape
+    (its registry entry's ``shape_only``: the zeros a cotangent starts from)."""
+
+    def __init__(self):
+        self.found = []
+
+    def visit_Name(self, node):
+        self.found.append(node)
+
+    def visit_Call(self, node):
+        prim = cf.primitive_of(node)
+        if prim is None or not prim.shape_only:
+            return True
+        node.func.visit(self)
+        for i, arg in enumerate(node.args):
+            param = arg.keyword.value if arg.keyword is not None else \
+                prim.params[i] if i < len(prim.params) else None
+            if param not in prim.shape_only:
+                arg.value.visit(self)
+        return False
+
+    def visit_Attribute(self, node):      # np.sin: only an attribute's base is a variable
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node):            # axis=...: a keyword is no variable
+        node.value.visit(self)
+        return False
+
+
+def _names_in(node) -> list:
+    visitor = _NameNodes()
+    node.visit(visitor)
+    return visitor.found
 
 
 def spelling(value) -> str | None:

@@ -34,12 +34,12 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from . import tree
+from . import derived_code, staging, tree
 from .differentiate import _check_argnums
 from .errors import TransformError
 from .forward import _check_pairs, _forward, _is_float, _zeros, jvp
 from .staging import Step
-from .transformed import Transformed
+from .transformed import Boundary, Transformed
 
 
 # From this many entries of the swept argument on, hessian runs vmap of the jvp-of-grad function
@@ -50,14 +50,15 @@ _VMAP_FROM = 16
 
 
 class _Derived(Transformed):
-    """A function computed from calls of one generated function (see the module docstring)."""
-    is_derived = True       # vmap maps it by a Python loop (batching._looped)
+    """A function computed from calls of one generated function (see the module docstring).  A
+    transform of it, or transformed code calling it, takes its code form instead (``as_code``)."""
 
     def __init__(self, base: Transformed):
         super().__init__(base.__transformer_fn__, base.steps, base.target, base.static_argnums, base.boundaries,
                          base.tiered)
         self.base = base
         self._chains: dict = {}
+        self._code = None
 
     def tiers(self) -> list:
         """The tiered builds of the generated functions this one calls (transformer/tiers.py)."""
@@ -74,14 +75,22 @@ class _Derived(Transformed):
     def on_target(self, target: str, static_argnums=(), tiered=None) -> "_Derived":
         return self.rebuilt(self.base.on_target(target, static_argnums, tiered))
 
-    def refuse_transform(self, by: str) -> None:
-        raise TransformError(f"{self.what} is computed by calling generated code once per basis vector, so it "
-                             f"cannot be transformed again by {by}; transform the function inside it "
-                             f"instead (e.g. tr.hessian(f) rather than tr.jacfwd(tr.hessian(f)), "
-                             f"tr.jvp(tr.grad(f), ...) for a Hessian-vector product)")
+    # a subclass writes itself as code: derived_code.written's kind and argnums
+    def written(self, fun, arity: int):
+        raise NotImplementedError
+
+    def as_code(self) -> Transformed:
+        """This function written as code that calls tr.jvp, tr.grad and tr.vmap (derived_code.py),
+        which transforms transform as one function: its steps alone are not what it computes."""
+        if self._code is None:
+            self._code = _code_form(self.base, self.written)
+        return self._code
+
+    def stepwise(self) -> Transformed:
+        return self.as_code()
 
     def then(self, step, boundary=None):
-        self.refuse_transform(step.name)
+        return self.as_code().then(step, boundary)
 
     def chain(self, args, out=None, layout=None) -> Transformed:
         layout = layout or _Layout(self.base, args)
@@ -117,6 +126,38 @@ class _Derived(Transformed):
 
     def output(self, args):
         return None
+
+
+def _code_form(base: Transformed, written) -> Transformed:
+    """``written(fun, arity)``'s function, as a plain one: ``fun`` is ``base``'s user function, or
+    ``base`` itself when it is already transformed, which the code then calls."""
+    if base.static_argnums:
+        raise TransformError(f"{base.__qualname__} has static_argnums, so its derivative cannot be written "
+                             f"as code that a transform applies to; transform the function without them")
+    parameters = list(base.signature.parameters.values())
+    if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters):
+        raise TransformError(f"{base.__qualname__} takes * or keyword-only parameters, so its derivative cannot "
+                             f"be written as code that a transform applies to; give it plain parameters")
+    fun = base.__transformer_fn__ if not base.steps and base.target == "python" and not base.boundaries else base
+    code = Transformed(written(fun, len(parameters)), (), base.target, (), (_OneArrayEach(base),), base.tiered)
+    if not base.steps and staging.normalize(base.__transformer_fn__).returns_structure:
+        raise TransformError(f"{base.__qualname__} returns a tuple, list or dict: the Jacobian that transformed "
+                             f"code calls, or that a transform applies to, is written for a function returning one "
+                             f"array; return one, or take the Jacobian outside and pass it in")
+    return code
+
+
+class _OneArrayEach(Boundary):
+    """The code form's arguments: arrays and numbers (it reads each argument's size and shape)."""
+
+    def __init__(self, base):
+        self.base = base
+
+    def before(self, args):
+        if any(tree.is_node(arg) for arg in args):
+            raise TypeError(f"a transform of a Jacobian of {self.base.__qualname__} takes arrays and numbers; "
+                            f"pass each array of a tuple, list or dict as an argument of its own")
+        return args
 
 
 class _Layout:
@@ -240,11 +281,13 @@ class Jacobian(_Derived):
     def rebuilt(self, base):
         return Jacobian(base, self.rev, self.rev_several, self.fwd, self.fwd_several)
 
+    def written(self, fun, arity):
+        if self.fwd is None:
+            return derived_code.written("jacrev", fun, arity, self.rev, self.rev_several)
+        return derived_code.written("hessian", fun, arity, self.fwd, self.fwd_several, (self.rev, self.rev_several))
+
     def forward(self, argnums) -> "Jacobian":
         """``jacfwd`` of this reverse-mode Jacobian: forward over reverse."""
-        if self.fwd is not None:
-            raise TransformError("jacfwd of a Hessian (third derivatives) is not supported; "
-                                 "differentiate a gradient twice instead")
         n = len(self.signature.parameters)
         return Jacobian(self.base, self.rev, self.rev_several, _argnums(self.__transformer_fn__, argnums, n),
                         isinstance(argnums, tuple))
@@ -463,9 +506,7 @@ def jacrev(fn, argnums=0):
     A pytree output nests outside them, as in JAX: ``jac[i][j]`` is
     d out_i / d arg_j.
     """
-    if isinstance(fn, _Derived):
-        raise TransformError(f"jacrev of {fn.what} is not supported; differentiate the function inside it")
-    base = Transformed.of(fn)
+    base = Transformed.of(fn).stepwise()       # a derived function's code form: its chain is extended
     return Jacobian(base, _argnums(fn, argnums, len(base.signature.parameters)), isinstance(argnums, tuple))
 
 
@@ -484,10 +525,10 @@ def jacfwd(fn, argnums=0):
     those inside it: ``jac[i][j]`` is d out_i / d arg_j.  Columns come one jvp
     call each, a basis tangent at a time.
     """
-    if isinstance(fn, Jacobian):
+    if isinstance(fn, Jacobian) and fn.fwd is None:
         return fn.forward(argnums)        # jacfwd(jacrev(f)): forward over reverse, a Hessian
-    if isinstance(fn, _Derived):
-        raise TypeError(f"jacfwd of {fn.what} is not supported; differentiate the function inside it")
+    if isinstance(fn, _Derived) or hasattr(fn, "as_code"):
+        fn = Transformed.of(fn).stepwise()       # a derived function's code form, differentiated again
     several = isinstance(argnums, tuple)
     wanted = argnums if several else (argnums,)
 
@@ -513,11 +554,17 @@ def jacfwd(fn, argnums=0):
                   for k in range(treedef.num_leaves)]
         return tree.unflatten(treedef, leaves)
 
-    # functools.wraps names it after fn, but it is no wrapper a transform may see through to fn
+    # functools.wraps names it after fn, but it is no wrapper a transform may see through to fn:
+    # a transform takes its code form (derived_code.py)
     del jacobian.__wrapped__
-    jacobian.transform_refusal = ("jacfwd is computed by calling generated code once per basis vector, so it "
-                                  "cannot be transformed again; transform the function inside it instead (e.g. "
-                                  "tr.hessian(f) rather than tr.jacfwd(tr.jacfwd(f)))")
+
+    def as_code():
+        base = Transformed.of(fn)
+        arity = len(base.signature.parameters)
+        positions = tuple(i % arity for i in wanted)
+        return _code_form(base, lambda fun, n: derived_code.written("jacfwd", fun, n, positions, several))
+
+    jacobian.as_code = functools.lru_cache(maxsize=None)(as_code)
     return jacobian
 
 
@@ -591,6 +638,9 @@ class HessianVectorProduct(_Derived):
     def rebuilt(self, base):
         return HessianVectorProduct(base, self.argnum)
 
+    def written(self, fun, arity):
+        return derived_code.written("hvp", fun, arity, (self.argnum,), False)
+
     def steps_for(self, args, layout, out) -> tuple:
         grad = Step("grad", (("argnums", (self.argnum,)), ("has_aux", False)))
         pick = Step("pick", (("index", 1),))     # only the tangents: what only the gradient needs is dropped
@@ -662,9 +712,7 @@ class HessianVectorProduct(_Derived):
 def hvp(fn, argnums=0):
     """``hvp(f)(x, v)``: the Hessian of scalar ``f`` times ``v``, by forward over reverse
     (about the cost of a few gradients; the Hessian itself is never formed)."""
-    if isinstance(fn, _Derived):
-        raise TransformError(f"hvp of {fn.what} is not supported; differentiate the function inside it")
-    base = Transformed.of(fn)
+    base = Transformed.of(fn).stepwise()       # a derived function's code form: its chain is extended
     if isinstance(argnums, tuple):
         raise TypeError("hvp differentiates one argument: pass an int argnums")
     return HessianVectorProduct(base, _argnums(fn, argnums, len(base.signature.parameters))[0])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import itertools
 import os
 import re
 import sys
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import core_form
+from . import cache, core_form
 from .errors import Location
 
 MODULE_PREAMBLE = (
@@ -134,6 +135,28 @@ def load(path: Path):
             for key in arrays.files:
                 setattr(module, key, arrays[key])
     return module
+
+
+def load_written(text: str, stem: str, bindings: dict):
+    """A module of code transformer writes for the user's functions (checkpoint's rules, the derived
+    transforms as code): ``text`` is written to the cache directory once, and each call loads a
+    module of its own from it, with ``bindings`` (its ``fun``) set before its code runs."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = cache.cache_dir() / "written" / f"{stem}_{digest}.py"
+    if not path.exists() or path.read_text() != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, text.encode())
+    # a module of transformer's: errors in its lines name the user's call (normalize's ``ours``)
+    name = f"transformer.written.{stem}_{next(_written_count)}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    for key, value in bindings.items():
+        setattr(module, key, value)
+    spec.loader.exec_module(module)
+    return module
+
+
+_written_count = itertools.count()
 
 
 def array_constants(constants: dict) -> dict:

@@ -272,6 +272,9 @@ class Fence(cst.CSTVisitor):
             return      # make_step(0.1)(x): normalize calls what the helper returns, or refuses a value
         self._transform_calls.add(func)
         self._not_values.update(arg.value for arg in func.args)
+        for arg in func.args:        # tr.vmap(tr.grad(f), in_axes=...): the transform made in place
+            if isinstance(arg.value, cst.Call) and resolve.transform_named(arg.value.func, self.uf.lookup, self.locals):
+                self._check_transform_call(arg.value)
 
     def _check_callee(self, node, r: resolve.Resolved):
         named = resolve.transform_named(node.func, self.uf.lookup, self.locals)
@@ -368,8 +371,8 @@ class Fence(cst.CSTVisitor):
         return cst.Module([]).code_for_node(node)
 
 
-_INSIDE_HINT = ("call it outside the transformed function and pass its result in; inside one, tr.grad, "
-                "tr.value_and_grad, tr.vmap, tr.jit, tr.checkpoint, tr.jvp and tr.vjp apply")
+_INSIDE_HINT = ("call it outside the transformed function and pass its result in; inside one, every "
+                "transform but tr.custom_vjp and tr.custom_jvp applies")
 
 
 def _stand_in(lam: cst.Lambda):

@@ -84,8 +84,7 @@ def _check_leaves(base, primal_leaves, tangent_leaves):
 @functools.lru_cache(maxsize=256)
 def _forward(fn, active: tuple, ndims: tuple) -> Transformed:
     # one Transformed per (function, active set, ranks), so its build is reused across calls
-    base = Transformed.of(fn)
-    base.refuse_transform("jvp")        # its chain is rebuilt below: a derived function's is not what it computes
+    base = Transformed.of(fn).stepwise()    # its chain is rebuilt below
     n_primals = len(base.signature.parameters)
     inner = tuple(OnPrimals(b, n_primals) for b in base.boundaries)
     base = Transformed(base.__transformer_fn__, base.steps, base.target, base.static_argnums, inner, base.tiered)

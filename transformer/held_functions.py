@@ -9,6 +9,7 @@ call into the caller (normalize.py's ``_Normalizer``):
 - ``PassedFunction``: a function named (``act = np.tanh``, a helper's name passed on);
 - ``FunctionChoice``: one of two chosen at run time (``f if c else g``, ``fs[k]``): an if statement;
 - ``PulledBack``: the function ``tr.vjp`` returns inside transformed code;
+- ``PushedForward``: the function ``tr.linearize`` returns there;
 - ``FunctionTuple``: a tuple, list or dict holding functions (and values beside them), read by key.
 """
 from __future__ import annotations
@@ -158,6 +159,27 @@ class PulledBack:
         return cotangents if isinstance(cotangents, cst.Tuple) else cf.tuple_of([cotangents])
 
 
+@dataclasses.dataclass
+class PushedForward:
+    """The function ``tr.linearize`` returns inside transformed code: ``f_jvp(*tangents)`` inlines
+    the jvp of ``fn`` at the primals' atoms and gives its tangent output, as JAX's does."""
+    fn: object
+    primals: list
+
+    def call(self, caller: "_Normalizer", call: cst.Call):
+        from .staging import Step
+        from .transformed import Transformed
+        if len(call.args) != len(self.primals) or any(arg.keyword is not None for arg in call.args):
+            raise caller.error(call, f"a linearized function takes {len(self.primals)} tangent(s) by position, "
+                                     f"one per primal")
+        active = tuple(range(len(self.primals)))
+        made = Transformed.of(self.fn).then(Step("jvp", (("active", active), ("ndims", None))))
+        tangents = [caller.atom(arg.value) for arg in call.args]
+        pair = caller.inline_transformed(call, made, atoms=self.primals + tangents)
+        return pair.elements[1].value if isinstance(pair, cst.Tuple) else cst.Subscript(
+            pair, [cst.SubscriptElement(cst.Index(cf.literal(1)))])
+
+
 # What a name can stand for besides a value: a function called where the name is called, or a table
-CALLABLES = (LocalLambda, PassedFunction, FunctionChoice, PulledBack)
+CALLABLES = (LocalLambda, PassedFunction, FunctionChoice, PulledBack, PushedForward)
 FUNCTIONS = CALLABLES + (FunctionTuple,)

@@ -24,7 +24,7 @@ from .custom import custom_jvp, custom_vjp
 from .exits import structure_exits
 from .held_functions import CALLABLES as _CALLABLES
 from .held_functions import FUNCTIONS as _FUNCTIONS
-from .held_functions import FunctionChoice, FunctionTuple, LocalLambda, PassedFunction, PulledBack
+from .held_functions import FunctionChoice, FunctionTuple, LocalLambda, PassedFunction, PulledBack, PushedForward
 from .errors import TransformError
 from .naming import RESERVED, NameScope
 from .tree import LEAF as _LEAF
@@ -62,6 +62,7 @@ def normalize(fn, static: dict | None = None, structures: dict | None = None) ->
             core.maybe_none.add(rename[p])      # not specialised for a call: a run-time argument may be None
     body = norm.block(uf.node.body.body, top_level=True)
     core.result_structure = _rebuilt_on_return(norm.returned)
+    core.returns_structure = any(r.kind != "leaf" for r in norm.returned)
     # defaults are applied by the caller's Python wrapper; commas are left to
     # libcst so that a transform may drop a parameter (a static argument)
     new_params = [p.with_changes(name=cst.Name(rename[p.name.value]), default=None,
@@ -244,7 +245,7 @@ class _Normalizer:
                 return
             if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Tuple) \
                     and isinstance(small.value, cst.Call) \
-                    and resolve.transform_named(small.value.func, self.uf.lookup, self.locals) == "vjp":
+                    and resolve.transform_named(small.value.func, self.uf.lookup, self.locals) in ("vjp", "linearize"):
                 self.vjp_call(small.value, small.targets[0].target)
                 return
             if len(small.targets) == 1 and isinstance(small.targets[0].target, (cst.Tuple, cst.List)) \
@@ -897,6 +898,8 @@ class _Normalizer:
                     raise self.error(node, f"calling the result of {cf.code_of(func)}, which is not a function",
                                      "call a function, a lambda, or a helper that returns one")
                 return returned.call(self, node)
+            if not isinstance(made, custom_vjp):
+                made = self.code_form(node, made)         # tr.jacrev(f)(x): its code form
             if captured:
                 made = _captured_unbatched(made, len(captured))
             if isinstance(made, custom_vjp):     # tr.checkpoint(step)(h, x)
@@ -940,9 +943,10 @@ class _Normalizer:
         named = resolve.transform_named(func, self.uf.lookup, self.locals) if r.kind == "user" else None
         if named == "jvp":
             return self.jvp_call(node)
-        if named == "vjp":
-            raise self.error(node, "tr.vjp inside transformed code is supported as `out, vjp_fn = tr.vjp(f, x, ...)`",
-                             "assign its two results to two names, then call vjp_fn")
+        if named in ("vjp", "linearize"):
+            raise self.error(node, f"tr.{named} inside transformed code is supported as "
+                                   f"`out, {named}_fn = tr.{named}(f, x, ...)`",
+                             f"assign its two results to two names, then call {named}_fn")
         if r.kind == "user":
             return self.inline(node, r.value, discard)
         if r.kind == "local" or isinstance(func, cst.Subscript):
@@ -950,6 +954,20 @@ class _Normalizer:
                              "a name called must be bound to a function (f = np.sin, f = lambda v: ..., "
                              "f = make(...)) or be a parameter of a helper given one")
         raise self.error(node, f"cannot call {r.dotted or 'this'}")
+
+    def code_form(self, node: cst.Call, made):
+        """The transform ``node.func`` makes, as a chain of steps to inline: a Jacobian's is its code
+        form (derived_code.py), which takes arrays and numbers, not structures."""
+        from .transformed import Transformed
+        try:
+            stepwise = Transformed.of(made).stepwise()
+        except TransformError as err:
+            raise self.error(node.func, err.bare_message) from None
+        if stepwise is not made and any(isinstance(a.value, (cst.Tuple, cst.List, cst.Dict)) or isinstance(
+                a.value, cst.Name) and a.value.value in self.core.structures for a in node.args):
+            raise self.error(node, "a Jacobian inside transformed code of a tuple, list or dict argument",
+                             "pass each of its arrays as an argument of its own")
+        return stepwise
 
     def lambda_called(self, func):
         """The lambda a call calls: written in place, or bound to a name here, or an entry of a list of
@@ -1343,18 +1361,21 @@ class _Normalizer:
     def vjp_call(self, node: cst.Call, target: cst.Tuple):
         """``out, vjp_fn = tr.vjp(f, x, y)`` inside transformed code: ``out`` is ``f``'s output, inlined
         here, and ``vjp_fn`` a function whose calls inline the vjp of ``f`` at the primals as they are
-        here (copied, so a later rebinding of ``x`` changes nothing), giving a tuple of cotangents."""
+        here (copied, so a later rebinding of ``x`` changes nothing), giving a tuple of cotangents.
+        ``out, f_jvp = tr.linearize(f, x, y)`` is the same with ``f_jvp(*tangents)`` the jvp's tangent."""
         from .transformed import Transformed
+        named = resolve.transform_named(node.func, self.uf.lookup, self.locals)
         names = [element.value for element in target.elements]
         if len(names) != 2 or not all(isinstance(name, cst.Name) for name in names) \
                 or any(a.keyword is not None for a in node.args) or len(node.args) < 2:
-            raise self.error(node, "tr.vjp inside transformed code is supported as `out, vjp_fn = tr.vjp(f, x, ...)`",
+            raise self.error(node, f"tr.{named} inside transformed code is supported as "
+                                   f"`out, {named}_fn = tr.{named}(f, x, ...)`",
                              "assign its two results to two names, with the primals passed by position")
         given, captured = self.transformed_lambda(node)
         if captured:
-            raise self.error(node.args[0], "tr.vjp of a lambda that reads variables of the code around it",
+            raise self.error(node.args[0], f"tr.{named} of a lambda that reads variables of the code around it",
                              "pass them to the lambda as primals")
-        fn = self.function_transformed(node, given, "tr.vjp")
+        fn = self.function_transformed(node, given, f"tr.{named}")
         primals = []
         for arg in node.args[1:]:
             held = self.temp()
@@ -1362,7 +1383,7 @@ class _Normalizer:
             primals.append(cst.Name(held))
         out = self.inline_transformed(node, Transformed.of(fn), atoms=primals)
         self.assign(self.local(names[0].value), out)
-        self.lambdas[names[1].value] = PulledBack(fn, primals)
+        self.lambdas[names[1].value] = (PulledBack if named == "vjp" else PushedForward)(fn, primals)
 
     def inline_transformed(self, node: cst.Call, fn, captured=(), atoms=None):
         """``tr.grad(loss)(w, x)`` called inside transformed code: inline the
@@ -2013,7 +2034,7 @@ def _captured_unbatched(made, count: int):
     from .staging import Step
     from .transformed import Transformed
     steps = tuple(Step(step.name, tuple((key, value + (None,) * count if key == "in_axes" else value)
-                                        for key, value in step.options)) if step.name == "vmap" else step
+                                        for key, value in step.options)) if step.name in ("vmap", "pmap") else step
                   for step in getattr(made, "steps", ()))
     return made if steps == getattr(made, "steps", ()) else \
         Transformed(made.__transformer_fn__, steps, made.target, made.static_argnums, made.boundaries, made.tiered)

@@ -102,8 +102,7 @@ def pmap(fn=None, axis_name=None, in_axes=0, out_axes=0, devices=None, backend=N
         devices = list(devices)
         if not devices or any(not isinstance(d, Device) or d.platform != backend for d in devices):
             raise ValueError(f"devices must be a non-empty list of tr.devices({backend!r}) entries, got {devices!r}")
-    inner = Transformed.of(fn)
-    inner.refuse_transform("pmap")      # Pmapped rebuilds its chain: a derived function's is not what it computes
+    inner = Transformed.of(fn).stepwise()   # Pmapped rebuilds its chain
     return Pmapped(inner, axis_name, in_axes, out_axes, devices, backend)
 
 

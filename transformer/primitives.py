@@ -370,7 +370,8 @@ for _name in ["zeros", "ones", "empty"]:
     register(_name, f"np.{_name}", getattr(np, _name), CREATE, ("shape",), keywords=("dtype",),
              shape_rule="given_shape:shape")
 for _name in ["zeros_like", "ones_like", "empty_like"]:
-    register(_name, f"np.{_name}", getattr(np, _name), CREATE, ("x",), keywords=("dtype",), shape_rule="same")
+    register(_name, f"np.{_name}", getattr(np, _name), CREATE, ("x",), keywords=("dtype",), shape_rule="same",
+             shape_only=("x",))
 register("full", "np.full", np.full, CREATE, ("shape", "fill_value"), keywords=("dtype",),
          shape_rule="given_shape:shape")
 register("full_like", "np.full_like", np.full_like, CREATE, ("x", "fill_value"), keywords=("dtype",),
@@ -550,22 +551,12 @@ class WrittenDefinition:
     def function_for(self, literal_value, operand_count: int) -> Callable:
         key = (repr(literal_value), operand_count)
         if key not in self._written:
-            import hashlib
-            import importlib.util
-
-            from . import cache, emit
+            from . import emit
             text = (f"# {self.dotted} for {self.literal}={literal_value!r} and {operand_count} operand(s), as written by "
                     f"{self.writer.__module__}.{self.writer.__name__}\n"
                     f"import numpy as np\n\nfrom transformer import runtime as rt\n\n\n"
                     + self.writer(literal_value, operand_count))
-            digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-            path = cache.cache_dir() / "written" / f"{self.dotted.replace('.', '_')}_{digest}.py"
-            if not path.exists() or path.read_text() != text:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                emit.atomic_write(path, text.encode())
-            spec = importlib.util.spec_from_file_location(f"transformer.written.{path.stem}", path)   # ours: errors name the user's call
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
+            module = emit.load_written(text, self.dotted.replace('.', '_'), {})
             function = getattr(module, self.dotted.rpartition(".")[2])
             _VARIANT_OF[function] = self.dotted            # errors inside it name the user's np.einsum call
             self._written[key] = function

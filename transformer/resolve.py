@@ -169,11 +169,14 @@ def local_names(func: cst.FunctionDef) -> set[str]:
 
 # ----------------------------------------------------- transforms in user code
 # Transforms transformed code may apply (their generated core form is inlined where they are
-# called): those that make a function, ``tr.grad(loss)(w, x)``, and jvp, called with its arguments.
-INLINED_MAKERS = ("grad", "value_and_grad", "vmap", "jit", "checkpoint", "remat")
-INLINED_CALLS = ("jvp", "vjp")
+# called): those that make a function, ``tr.grad(loss)(w, x)`` (the Jacobians in their code form,
+# derived_code.py; pmap as the vmap it composes as), and jvp, vjp and linearize, called with their
+# arguments.
+INLINED_MAKERS = ("grad", "value_and_grad", "vmap", "jit", "checkpoint", "remat", "jacfwd", "jacrev", "hessian",
+                  "hvp", "pmap")
+INLINED_CALLS = ("jvp", "vjp", "linearize")
 # The rest of transformer's transforms, which transformed code refuses by name.
-HOST_TRANSFORMS = ("linearize", "jacfwd", "jacrev", "hessian", "hvp", "pmap", "custom_vjp", "custom_jvp")
+HOST_TRANSFORMS = ("custom_vjp", "custom_jvp")
 
 
 def transform_named(node, lookup, local_names) -> str | None:
@@ -206,8 +209,11 @@ def transform_of_call(node: cst.Call, lookup, local_names, given=None):
     args, kwargs = [], {}
     for arg in node.args:
         target = resolve(arg.value, lookup, local_names) if dotted_name(arg.value) else None
+        made = transform_of_call(arg.value, lookup, local_names, given) if isinstance(arg.value, cst.Call) else None
         if given and arg.value in given:
             value = given[arg.value]
+        elif made is not None:          # tr.vmap(tr.grad(f), in_axes=...): a transform made in place
+            value = made
         elif target is not None and target.kind == "user":
             value = target.value
         else:

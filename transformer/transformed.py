@@ -105,12 +105,16 @@ class Transformed:
     @classmethod
     def of(cls, fn) -> "Transformed":
         """``fn`` itself if already transformed, else a plain wrapper of it."""
-        return fn if isinstance(fn, Transformed) else cls(fn)
+        if isinstance(fn, Transformed):
+            return fn
+        as_code = getattr(fn, "as_code", None)      # jacfwd's function, linearize's: their code form
+        return as_code() if as_code is not None else cls(fn)
 
-    def refuse_transform(self, by: str) -> None:
-        """Raise if ``by`` cannot transform this function by adding steps to its chain: only a
-        function computed from calls of generated code (derived.py) refuses, as its steps alone do
-        not compute it."""
+    def stepwise(self) -> "Transformed":
+        """This function as a chain of steps that computes it, for a transform that rebuilds the
+        chain: itself, but for a function computed from calls of generated code (derived.py), whose
+        steps alone do not compute it: that one gives its code form (derived_code.py)."""
+        return self
 
     def then(self, step: staging.Step, boundary: Boundary | None = None) -> "Transformed":
         """This chain with one more source transform on top."""

@@ -19,7 +19,7 @@ from numba import types
 from numba.core import errors as numba_errors
 from numba.extending import overload
 
-from . import cpu, numba_lowering, numba_runtime
+from . import cpu, numba_lowering, numba_parallel, numba_runtime
 from .cpu_threads import CALLBACK, DTYPES, OP, DeviceAborted
 from . import device_code
 from .device_code import device_only_collectives, lower_collectives
@@ -39,7 +39,8 @@ _host = types.ExternalFunction(_SYMBOL, types.int64(types.int64, types.int64, ty
 
 def source(core):
     core = numba_lowering.lower_tapes(numba_lowering.lower(lower_collectives(core, "dev")))
-    return core.code(), PREAMBLE
+    core, parallel_import = numba_parallel.lower(core)       # vmap's per-example loops (a Jacobian's rows)
+    return core.code(), PREAMBLE + parallel_import
 
 
 def finish(function, path):

@@ -30,7 +30,7 @@ from numba.core import errors as numba_errors
 from numba.extending import overload
 
 from ..errors import TransformError
-from . import cpu, numba_lowering, numba_runtime
+from . import cpu, numba_lowering, numba_parallel, numba_runtime
 from .cpu_devices import _value_dtype, sender_of, zeros_if_no_pairs
 from .device_code import device_only_collectives, lower_collectives
 
@@ -47,7 +47,8 @@ class CollectiveMismatch(ValueError):
 
 def source(core):
     core = numba_lowering.lower_tapes(numba_lowering.lower(lower_collectives(core, "mpi_dev")))
-    return core.code(), PREAMBLE
+    core, parallel_import = numba_parallel.lower(core)       # vmap's per-example loops (a Jacobian's rows)
+    return core.code(), PREAMBLE + parallel_import
 
 
 def finish(function, path):

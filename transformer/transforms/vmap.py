@@ -140,6 +140,17 @@ class _Reads(cst.CSTVisitor):
         self.counts[node.value] += 1
 
 
+def _tape_kinds(node) -> set[str]:
+    """The tape operations (push, pop, top, new) of the statements under ``node``."""
+    kinds = set()
+    for block in cf.blocks(node):
+        for a in dataflow.walk(block):
+            prim = cf.primitive_of(a.value) if a.kind == "assign" else None
+            if prim is not None and prim.tape:
+                kinds.add(prim.tape)
+    return kinds
+
+
 def _reads(node) -> Counter:
     visitor = _Reads()
     node.visit(visitor)
@@ -160,6 +171,7 @@ class _Batcher:
         self.mask: str | None = None
         self.defined: set = set()
         self.loops: list = []            # (entry mask, names read outside, reads) per enclosing loop
+        self.masked_loops = 0            # enclosing loops whose passes differ per example
         self.first_store_flags: list = []  # set at the start: has this name no value yet?
         self.branch_reads: list = []     # per enclosing batched branch: the names it reads
         self.rows: dict = {}             # batched name -> its batch-first copy (parameters; in a loop over examples)
@@ -169,6 +181,7 @@ class _Batcher:
         self.origin: Location | None = None
         self.comment: str | None = None
         self.all_reads = _reads(core.node.body)
+        self.assignments = Counter(a.target for a in dataflow.walk(core.node.body.body) if a.kind == "assign")
         # names bound to a comparison's result: boolean masks, whose x[mask] has a per-example length
         self.masks = {a.target for a in dataflow.walk(core.node.body.body) if a.kind == "assign"
                       and getattr(cf.primitive_of(a.value), "kind", None) == primitives.COMPARE}
@@ -298,14 +311,18 @@ class _Batcher:
         return batched
 
     def _infer(self, stmts, under_batched: bool):
-        for stmt in stmts:
+        for position, stmt in enumerate(stmts):
             if isinstance(stmt, cst.SimpleStatementLine):
                 small = stmt.body[0]
                 if isinstance(small, cst.Assign):
                     target, value = small.targets[0].target, small.value
                     if isinstance(target, cst.Name):
                         state = self._value_state(value)
-                        if under_batched:
+                        # under a condition that differs per example, a store keeps each example's
+                        # old value where it does not run; but not for a tape entry every example
+                        # shares, nor for a name no example reads but where it was just assigned
+                        if under_batched and not self._same_entry_for_all(value) and \
+                                not (not _is_batched(state) and self._read_only_after(target.value, stmts, position)):
                             state = _all_batched(state)
                         self._mark(target.value, state)
                     elif under_batched or _is_batched(self._atom_state(value)) or \
@@ -320,6 +337,22 @@ class _Batcher:
             elif isinstance(stmt, cst.For):
                 self._mark(stmt.target.value, self._counts_per_example(stmt))
                 self._infer(stmt.body.body, under_batched or self._is_masked_loop(stmt))
+
+    def _read_only_after(self, name, stmts, position) -> bool:
+        """Whether ``name``, assigned once, by ``stmts[position]``, is read only by the statements after
+        it in that block: an example that skips the assignment never reads the name, and one that
+        runs it reads that value (a shape or index taken in a branch, or in a loop's pass)."""
+        if self.assignments[name] != 1:
+            return False
+        after = sum((_reads(stmt) for stmt in stmts[position + 1:]), Counter())
+        return after[name] == self.all_reads[name]
+
+    def _same_entry_for_all(self, value) -> bool:
+        """Whether ``value`` reads an entry of a tape no example batches (``rt.pop(t)``, ``rt.top(t)``):
+        the value the forward sweep had there, the same for every example, under any condition."""
+        prim = cf.primitive_of(value) if isinstance(value, cst.Call) else None
+        return prim is not None and prim.tape in ("pop", "top") and \
+            not _is_batched(self._atom_state(cf.operands(value)[0]))
 
     def _exit_flags(self, loop) -> list:
         """The flags of the final ``if flag: break`` statements of a loop (``exits.structure_exits``)."""
@@ -443,14 +476,18 @@ class _Batcher:
         self.store(target.value, expr, batched)
 
     def tape_statement(self, name, prim, value):
-        """Reverse mode's tape (grad of a loop that overwrites values) outside per-example control
-        flow: every example pushes and pops in the same order, so one tape whose entries carry the
-        batch axis serves them all."""
-        if self.mask is not None:
-            raise self.error("grad's tape is used here under a condition, or in a loop, whose passes differ "
-                             "between examples: each example would pop its values in its own order, which "
-                             "vmap cannot batch yet",
-                             "vmap(grad(f)) batches loops that run the same passes for every example")
+        """Reverse mode's tape (grad of a loop that overwrites values): one tape whose entries carry
+        the batch axis serves every example while all push and pop in the same order.  They do under
+        a condition that differs per example, as both branches run for every example, each keeping
+        its own values (``if_statement`` orders the branches so that pops meet their pushes), and
+        they do not in a loop whose passes differ: refused there."""
+        if self.masked_loops:
+            raise self.error("grad's tape is used in a loop whose passes differ between examples: batched, the "
+                             "loop runs every example for the most passes, so in the backward sweep an example "
+                             "with fewer would pop the entries of passes it never ran",
+                             "vmap(grad(f)) batches loops that run the same passes for every example, with "
+                             "branches on per-example values inside them; give the loop a fixed count and "
+                             "mask its body with np.where")
         args = cf.operands(value)
         tape_batched = bool(args) and _is_batched(self._atom_state(args[0]))
         if prim.tape == "push":
@@ -460,6 +497,10 @@ class _Batcher:
             self.assign(name, cf.call(prim.spelling, [args[0], pushed]))
         elif prim.tape == "new":
             self.assign(name, value)                 # an empty tape holds whatever is pushed
+        elif self.mask is not None and self._same_entry_for_all(value):
+            outer, self.mask = self.mask, None      # not masked: every example has this value here
+            self.store(name, value, False)
+            self.mask = outer
         else:
             self.store(name, value, tape_batched)    # rt.pop / rt.top: an entry, batched as the tape is
         self.defined.add(name)
@@ -1003,18 +1044,27 @@ class _Batcher:
         self.add_comment("# strategy: the condition differs per example: run both branches, keep each example's own")
         outer = self.mask
         taken = self.batched_condition(stmt.test)
-        skipped = None
+        branches = [(taken, stmt.body)]
         if stmt.orelse is not None:
             negated = self.temp_of(cst.UnaryOperation(cst.BitInvert(), cst.Name(taken))).value
             skipped = negated if outer is None else \
                 self.temp_of(cf.call("np.logical_and", [cst.Name(outer), cst.Name(negated)])).value
-        self.mask = taken
-        self.branch_reads.append(_reads(stmt.body))
-        self.out.extend(self.block(stmt.body.body))
-        if skipped is not None:
-            self.mask = skipped
-            self.branch_reads[-1] = _reads(stmt.orelse.body)
-            self.out.extend(self.block(stmt.orelse.body.body))
+            branches.append((skipped, stmt.orelse.body))
+        tapes = _tape_kinds(stmt)
+        if "push" in tapes and tapes & {"pop", "top"}:
+            raise self.error("grad's tape is pushed and popped in branches of one condition that differs per "
+                             "example: batched, both branches run, and their entries would not meet in order",
+                             "vmap(grad(f)) batches such branches in a function's forward sweep or in its "
+                             "backward sweep, not in both at once")
+        if tapes & {"pop", "top"}:
+            # the backward sweep's branch: the forward sweep ran this if's body's pushes before its
+            # else's, so the else's entries are on top
+            branches.reverse()
+        self.branch_reads.append(None)
+        for mask, block in branches:
+            self.mask = mask
+            self.branch_reads[-1] = _reads(block)
+            self.out.extend(self.block(block.body))
         self.branch_reads.pop()
         self.mask = outer
 
@@ -1116,6 +1166,7 @@ class _Batcher:
         self.assign(going, cf.call("np.any", [cst.Name(active)]))
         flags = self._exit_flags(loop)
         outer, self.mask = self.mask, active
+        self.masked_loops += 1
         self.loops.append((active, self.read_outside(loop), _reads(loop.body)))
         saved, self.out = self.out, []
         if index_store is not None:
@@ -1129,6 +1180,7 @@ class _Batcher:
         self.assign(going, cf.call("np.any", [cst.Name(active)]))
         body, self.out = self.out, saved
         self.loops.pop()
+        self.masked_loops -= 1
         self.mask = outer
         return cst.Name(going), body
 

@@ -1,0 +1,147 @@
+"""The derived transforms written as code: ``jacfwd``, ``jacrev``, ``hessian`` and ``hvp`` of a
+function, each as a Python function that calls ``tr.jvp``, ``tr.grad`` and ``tr.vmap``.
+
+``derived.py`` computes a Jacobian from Python, one call of generated code per basis vector.
+Transformed code cannot call that, and a transform of it would transform ``f`` alone.  Written
+as code instead, the Jacobian is an ordinary function of the transforms that compose:
+
+* ``jacfwd``: column ``k`` of the Jacobian in ``x`` is the jvp's tangent output for the ``k``-th
+  basis tangent; ``tr.vmap`` runs every basis tangent in one call, the primals unbatched, so
+  ``f`` itself is computed once;
+* ``jacrev``: row ``i`` is the gradient of ``sum(f(x) * e_i)``; ``tr.vmap`` of that gradient
+  over the basis cotangents runs every row in one call;
+* ``hessian``: ``jacfwd`` of ``jacrev`` (forward over reverse, as JAX's);
+* ``hvp``: ``tr.jvp`` of ``tr.grad``.
+
+So ``tr.jacrev(f)(x)`` inside a jitted loop is inlined as that function is, and
+``tr.grad(tr.hessian(f))`` transforms it (``_Derived.then``).  The text depends on the kind, the
+number of arguments and the argnums only; it is written to the cache directory once, and each
+function transformed loads it as a module of its own, in which ``fun`` is that function (as
+``checkpoint.py`` writes its rules).  ``transformer show`` prints these lines under the file's
+name.  The Jacobian is of one array output: a function returning a tuple is refused where its
+columns are reshaped (tuple outputs take the Python route of derived.py).
+"""
+from __future__ import annotations
+
+import re
+
+from . import emit
+
+
+def written(kind: str, fun, arity: int, argnums: tuple, several: bool, inner: tuple | None = None):
+    """``kind`` (jacfwd, jacrev, hessian, hvp) of ``fun``, a function of ``arity`` positional
+    arguments, in ``argnums`` (a tuple of ``several``, else of one), as a Python function.  A
+    Hessian's ``inner``: the ``(argnums, several)`` of the jacrev inside its jacfwd."""
+    name = re.sub(r"\W", "", getattr(fun, "__name__", "") or "") or "fun"
+    name = "lambda_fn" if name == "lambda" else name
+    text = _HEADER.format(kind=kind, argnums=argnums if several else argnums[0], arity=arity) \
+        + "\n\n".join(_WRITERS[kind](name, arity, argnums, several, inner)) + "\n"
+    module = emit.load_written(text, f"{kind}_{arity}", {"fun": fun})
+    return getattr(module, f"{kind}_{name}")
+
+
+_HEADER = """\
+# tr.{kind}(fun, argnums={argnums}) for a function of {arity} positional arguments, written as code by
+# transformer/derived_code.py, so that transformed code can call it and transforms transform it
+import numpy as np
+
+import transformer as tr
+
+
+"""
+
+
+def _params(arity: int) -> list[str]:
+    return [f"x{k}" for k in range(arity)]
+
+
+def _basis(size: str, like: str) -> str:
+    """The basis vectors of ``like``'s entries, one per row: shape (size,) + like.shape."""
+    return f"np.reshape(np.eye({size}), ({size},) + np.shape({like}))"
+
+
+def _jacfwd(name: str, inner: str, arity: int, argnums: tuple, several: bool, outputs: int | None,
+            kind: str = "jacfwd") -> list[str]:
+    """``jacfwd`` of ``inner`` (a function of this module returning one array, or a tuple of
+    ``outputs``): per argument, vmap of the jvp over the basis tangents."""
+    xs = _params(arity)
+    unbatched = "(" + "None, " * arity + "0)"
+    defs, body, results = [], [], []
+    for j in argnums:
+        along = ", ".join("a" if k == j else x for k, x in enumerate(xs))
+        defs.append(f"def tangent_in_{j}({', '.join(xs)}, t):\n"
+                    f"    # the tangent of {inner} for the tangent t of argument {j}\n"
+                    f"    return tr.jvp(lambda a: {inner}({along}), (x{j},), (t,))[1]")
+        body += [f"    n{j} = np.size(x{j})",
+                 f"    # column k of each Jacobian in x{j}: the tangent output for the k-th basis tangent",
+                 f"    columns{j} = tr.vmap(tangent_in_{j}, in_axes={unbatched})({', '.join(xs)}, "
+                 f"{_basis(f'n{j}', f'x{j}')})"]
+        for i in (range(outputs) if outputs is not None else (None,)):
+            column = f"columns{j}" if i is None else f"columns{j}[{i}]"
+            suffix = f"{j}" if i is None else f"{i}_{j}"
+            body.append(f"    jacobian{suffix} = np.reshape(np.moveaxis({column}, 0, -1), "
+                        f"np.shape({column})[1:] + np.shape(x{j}))")
+    if outputs is None:
+        results = [f"jacobian{j}" for j in argnums]
+        value = _tuple(results) if several else results[0]
+    else:
+        per_output = [[f"jacobian{i}_{j}" for j in argnums] for i in range(outputs)]
+        value = _tuple([_tuple(row) if several else row[0] for row in per_output])
+    main = [f"def {kind}_{name}({', '.join(xs)}):", *body, f"    return {value}"]
+    return defs + ["\n".join(main)]
+
+
+def _jacrev(name: str, arity: int, argnums: tuple, several: bool, kind: str = "jacrev") -> list[str]:
+    """``jacrev`` of ``fun``: vmap of the gradient of ``sum(fun(...) * cotangent)`` over the basis
+    cotangents (the primals unbatched, so the forward sweep runs once)."""
+    xs = _params(arity)
+    args = ", ".join(xs)
+    projected = (f"def projected_{name}({args}, cotangent):\n"
+                 f"    # the output's entries weighed by the cotangent: its gradient is one row of the Jacobian\n"
+                 f"    return np.sum(fun({args}) * cotangent)")
+    body = [f"def {kind}_{name}({args}):",
+            f"    out = fun({args})",
+            "    m = np.size(out)",
+            "    # row i of each Jacobian: the gradient for the i-th basis cotangent",
+            f"    rows = tr.vmap(tr.grad(projected_{name}, argnums={tuple(argnums)!r}), "
+            f"in_axes=({'None, ' * arity}0))({args}, {_basis('m', 'out')})"]
+    results = []
+    for k, j in enumerate(argnums):
+        body.append(f"    jacobian{j} = np.reshape(rows[{k}], np.shape(out) + np.shape(x{j}))")
+        results.append(f"jacobian{j}")
+    body.append(f"    return {_tuple(results) if several else results[0]}")
+    return [projected, "\n".join(body)]
+
+
+def _tuple(items: list[str]) -> str:
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def _jacfwd_of_fun(name, arity, argnums, several, inner):
+    return _jacfwd(name, "fun", arity, argnums, several, None)
+
+
+def _jacrev_of_fun(name, arity, argnums, several, inner):
+    return _jacrev(name, arity, argnums, several)
+
+
+def _hessian(name, arity, argnums, several, inner):
+    """``jacfwd(jacrev(fun, *inner), argnums)``: the gradient written as jacrev, then its forward
+    Jacobian (``jac[i][j]``: d gradient_i / d argument_j)."""
+    rev, rev_several = inner
+    gradient = _jacrev(name, arity, rev, rev_several, kind="gradient")
+    return gradient + _jacfwd(name, f"gradient_{name}", arity, argnums, several,
+                              len(rev) if rev_several else None, kind="hessian")
+
+
+def _hvp(name, arity, argnums, several, inner):
+    """``jvp(grad(fun), x, v)``: the Hessian of argument ``argnums[0]`` times ``v``."""
+    xs = _params(arity)
+    j = argnums[0]
+    along = ", ".join("a" if k == j else x for k, x in enumerate(xs))
+    return [f"def hvp_{name}({', '.join(xs)}, v):\n"
+            f"    # forward over reverse: the gradient's tangent along v\n"
+            f"    return tr.jvp(lambda a: tr.grad(fun, argnums={j})({along}), (x{j},), (v,))[1]"]
+
+
+_WRITERS = {"jacfwd": _jacfwd_of_fun, "jacrev": _jacrev_of_fun, "hessian": _hessian, "hvp": _hvp}
