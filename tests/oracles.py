@@ -48,3 +48,26 @@ def central_difference_hessian(f, args, argnum=0, eps=1e-4):
             ei, ej = np.eye(n)[i] * eps, np.eye(n)[j] * eps
             h[i, j] = (at(ei + ej) - at(ei - ej) - at(-ei + ej) + at(-ei - ej)) / (4 * eps * eps)
     return h.reshape(x.shape + x.shape)
+
+
+def ring_of_sines_gradient(x):
+    """The gradient of the sum of sin(x[k] * x[k + 1]) around the ring of x's 3 entries, in closed
+    form (the loop function the composition tests sweep)."""
+    g = np.zeros(3)
+    for k in range(3):
+        j = (k + 1) % 3
+        g[k] += np.cos(x[k] * x[j]) * x[j]
+        g[j] += np.cos(x[k] * x[j]) * x[k]
+    return g
+
+
+def ring_of_sines_hessian(x):
+    h = np.zeros((3, 3))
+    for k in range(3):
+        j = (k + 1) % 3
+        d = np.zeros(3)
+        d[k], d[j] = x[j], x[k]
+        h -= np.sin(x[k] * x[j]) * np.outer(d, d)
+        h[k, j] += np.cos(x[k] * x[j])
+        h[j, k] += np.cos(x[k] * x[j])
+    return h

@@ -17,6 +17,7 @@ import pytest
 
 import composition_matrix_cases as case
 import transformer as tr
+from oracles import ring_of_sines_gradient, ring_of_sines_hessian
 
 TRANSFORMS = ("jit", "grad", "vjp", "jvp", "vmap", "pmap", "jacfwd", "jacrev", "hessian", "linearize")
 X = np.array([0.3, -0.6, 1.1])
@@ -39,29 +40,7 @@ def hessian(x):
     return np.diag(-case.W * np.sin(x)) + np.outer(case.A, case.A) * np.dot(case.A, x)
 
 
-def ring_gradient(x):
-    """The gradient of case.f_loops, the sum of sin(x[k] x[j]) with j = k + 1 around the ring."""
-    g = np.zeros(3)
-    for k in range(3):
-        j = (k + 1) % 3
-        g[k] += np.cos(x[k] * x[j]) * x[j]
-        g[j] += np.cos(x[k] * x[j]) * x[k]
-    return g
-
-
-def ring_hessian(x):
-    h = np.zeros((3, 3))
-    for k in range(3):
-        j = (k + 1) % 3
-        d = np.zeros(3)
-        d[k], d[j] = x[j], x[k]
-        h -= np.sin(x[k] * x[j]) * np.outer(d, d)
-        h[k, j] += np.cos(x[k] * x[j])
-        h[j, k] += np.cos(x[k] * x[j])
-    return h
-
-
-FUNCTIONS = {"smooth": (f, gradient, hessian), "loops": (case.f_loops, ring_gradient, ring_hessian)}
+FUNCTIONS = {"smooth": (f, gradient, hessian), "loops": (case.f_loops, ring_of_sines_gradient, ring_of_sines_hessian)}
 
 
 def reference_inner(function, inner):

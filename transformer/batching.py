@@ -39,12 +39,12 @@ def vmap(fn=None, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
 
 
 def _looped(fn, in_axes, out_axes, axis_name, axis_size):
-    """vmap of a function transformer assembles in Python from calls of generated code (jacfwd,
-    jacrev, hessian, the function linearize returns): its steps alone are not what it computes, so
-    the examples are mapped by a Python loop, one call of the function each, with JAX's meaning."""
+    """vmap of a function transformer assembles in Python that has no code form to transform (the
+    function linearize returns at pytree primals): the examples are mapped by a Python loop, one
+    call of the function each, with JAX's meaning."""
     if axis_name is not None or not isinstance(out_axes, int) or not all(
             a is None or isinstance(a, int) for a in (in_axes if isinstance(in_axes, (tuple, list)) else (in_axes,))):
-        raise TypeError("vmap of jacfwd, jacrev, hessian or linearize's function takes int or None in_axes, an int "
+        raise TypeError("vmap of linearize's function at pytree primals takes int or None in_axes, an int "
                         "out_axes and no axis_name")
 
     def mapped(*args):
@@ -61,7 +61,7 @@ def _looped(fn, in_axes, out_axes, axis_name, axis_size):
                 for k in range(count)]
         return tree.map(lambda *leaves: np.stack(leaves, axis=out_axes), *outs)
 
-    mapped.transform_refusal = ("vmap of jacfwd, jacrev, hessian or linearize's function runs as a Python loop "
+    mapped.transform_refusal = ("vmap of linearize's function at pytree primals runs as a Python loop "
                                 "over the examples, so it cannot be transformed again")
     return mapped
 

@@ -732,14 +732,24 @@ def linearize(fn, *primals):
 
 
 class LinearizedJvp:
-    """The function ``linearize`` returns: ``f_jvp(*tangents)``, the jvp at the primals."""
-    # what a transform applied to it says (source.unwrap)
-    transform_refusal = ("the function linearize returns cannot be transformed yet; write a function that "
-                         "returns tr.jvp(f, primals, (t,))[1] and transform that")
+    """The function ``linearize`` returns: ``f_jvp(*tangents)``, the jvp at the primals.  A transform
+    of it transforms its code form (derived_code.py: ``tr.jvp`` at the primals, which the code
+    holds as constants); at pytree primals it is refused, saying so (``transform_refusal``)."""
 
     def __init__(self, forward: Transformed, primals: tuple):
         self.forward = forward
         self.primals = primals
+        if any(tree.is_node(p) for p in primals):
+            self.transform_refusal = ("the function linearize returns at tuple, list or dict primals is written "
+                                      "as code for arrays and numbers only, so it cannot be transformed; write a "
+                                      "function that returns tr.jvp(f, primals, tangents)[1] and transform that")
+        else:
+            self.as_code = functools.lru_cache(maxsize=None)(self._code_form)
+
+    def _code_form(self) -> Transformed:
+        primals = self.primals
+        return _code_form(self.forward, lambda fun, n: derived_code.written(
+            "linearized", fun, n, tuple(range(n)), True, primals=primals))
 
     def __call__(self, *tangents):
         return jvp(self.forward, self.primals, tangents)[1]

@@ -1,5 +1,6 @@
 """The derived transforms written as code: ``jacfwd``, ``jacrev``, ``hessian`` and ``hvp`` of a
-function, each as a Python function that calls ``tr.jvp``, ``tr.grad`` and ``tr.vmap``.
+function, and the function ``linearize`` returns, each as a Python function that calls ``tr.jvp``,
+``tr.grad`` and ``tr.vmap``.
 
 ``derived.py`` computes a Jacobian from Python, one call of generated code per basis vector.
 Transformed code cannot call that, and a transform of it would transform ``f`` alone.  Written
@@ -11,15 +12,16 @@ as code instead, the Jacobian is an ordinary function of the transforms that com
 * ``jacrev``: row ``i`` is the gradient of ``sum(f(x) * e_i)``; ``tr.vmap`` of that gradient
   over the basis cotangents runs every row in one call;
 * ``hessian``: ``jacfwd`` of ``jacrev`` (forward over reverse, as JAX's);
-* ``hvp``: ``tr.jvp`` of ``tr.grad``.
+* ``hvp``: ``tr.jvp`` of ``tr.grad``;
+* ``linearized``: ``tr.jvp`` at the primals ``linearize`` was given, which the module holds.
 
 So ``tr.jacrev(f)(x)`` inside a jitted loop is inlined as that function is, and
 ``tr.grad(tr.hessian(f))`` transforms it (``_Derived.then``).  The text depends on the kind, the
 number of arguments and the argnums only; it is written to the cache directory once, and each
 function transformed loads it as a module of its own, in which ``fun`` is that function (as
 ``checkpoint.py`` writes its rules).  ``transformer show`` prints these lines under the file's
-name.  The Jacobian is of one array output: a function returning a tuple is refused where its
-columns are reshaped (tuple outputs take the Python route of derived.py).
+name.  The Jacobian is of one array output, and of arrays and numbers: a function returning a
+tuple, or a tuple argument, is refused (``derived._code_form``); derived.py's own calls take both.
 """
 from __future__ import annotations
 
@@ -28,15 +30,18 @@ import re
 from . import emit
 
 
-def written(kind: str, fun, arity: int, argnums: tuple, several: bool, inner: tuple | None = None):
-    """``kind`` (jacfwd, jacrev, hessian, hvp) of ``fun``, a function of ``arity`` positional
-    arguments, in ``argnums`` (a tuple of ``several``, else of one), as a Python function.  A
-    Hessian's ``inner``: the ``(argnums, several)`` of the jacrev inside its jacfwd."""
+def written(kind: str, fun, arity: int, argnums: tuple, several: bool, inner: tuple | None = None,
+            primals: tuple = ()):
+    """``kind`` (jacfwd, jacrev, hessian, hvp, linearized) of ``fun``, a function of ``arity``
+    positional arguments, in ``argnums`` (a tuple of ``several``, else of one), as a Python
+    function.  A Hessian's ``inner``: the ``(argnums, several)`` of the jacrev inside its jacfwd;
+    linearized's ``primals``: where its jvp is taken (the module's ``p0``, ``p1``...)."""
     name = re.sub(r"\W", "", getattr(fun, "__name__", "") or "") or "fun"
     name = "lambda_fn" if name == "lambda" else name
     text = _HEADER.format(kind=kind, argnums=argnums if several else argnums[0], arity=arity) \
         + "\n\n".join(_WRITERS[kind](name, arity, argnums, several, inner)) + "\n"
-    module = emit.load_written(text, f"{kind}_{arity}", {"fun": fun})
+    bindings = {"fun": fun, **{f"p{k}": primal for k, primal in enumerate(primals)}}
+    module = emit.load_written(text, f"{kind}_{arity}", bindings)
     return getattr(module, f"{kind}_{name}")
 
 
@@ -144,4 +149,14 @@ def _hvp(name, arity, argnums, several, inner):
             f"    return tr.jvp(lambda a: tr.grad(fun, argnums={j})({along}), (x{j},), (v,))[1]"]
 
 
-_WRITERS = {"jacfwd": _jacfwd_of_fun, "jacrev": _jacrev_of_fun, "hessian": _hessian, "hvp": _hvp}
+def _linearized(name, arity, argnums, several, inner):
+    """``tr.jvp(fun, primals, tangents)[1]``, the primals the module's ``p0``, ``p1``..."""
+    ts = ", ".join(f"t{k}" for k in range(arity))
+    ps = ", ".join(f"p{k}" for k in range(arity))
+    return [f"def linearized_{name}({ts}):\n"
+            f"    # the jvp at the primals linearize was given ({ps}), along the tangents\n"
+            f"    return tr.jvp(fun, {_tuple(ps.split(', '))}, {_tuple(ts.split(', '))})[1]"]
+
+
+_WRITERS = {"jacfwd": _jacfwd_of_fun, "jacrev": _jacrev_of_fun, "hessian": _hessian, "hvp": _hvp,
+            "linearized": _linearized}

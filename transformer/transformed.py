@@ -104,7 +104,8 @@ class Transformed:
 
     @classmethod
     def of(cls, fn) -> "Transformed":
-        """``fn`` itself if already transformed, else a plain wrapper of it."""
+        """``fn`` itself if already transformed, its code form if it has one (the function jacfwd
+        or linearize returns, derived_code.py), else a plain wrapper of it."""
         if isinstance(fn, Transformed):
             return fn
         as_code = getattr(fn, "as_code", None)      # jacfwd's function, linearize's: their code form
