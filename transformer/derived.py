@@ -26,6 +26,12 @@ output's shape), so the chain is built per argument layout and cached; a
 Hessian's sweep of plain arguments is kept by their types, shapes and dtypes,
 so a call with the same ones runs the compiled sweep without calling ``f``
 first to learn its output's shape.
+
+Those Python calls are what a call from Python runs.  Transformed code that calls
+one of these functions, and a transform applied to one (``tr.grad(tr.jacrev(f))``,
+``tr.vmap(tr.hessian(f))``), take its code form instead (``as_code``,
+derived_code.py): the same derivative written as code calling tr.vmap, tr.jvp
+and tr.grad, which transforms transform as one function.
 """
 from __future__ import annotations
 
