@@ -7,6 +7,7 @@ the output of any transform as well as on normalized user code.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -310,50 +311,37 @@ def writes_through_views(func: cst.FunctionDef) -> list:
 def _handed_off(func: cst.FunctionDef, params: set) -> set[str]:
     """Variables assigned once and read once, by ``y = v``: only ``y`` sees the array from then on,
     so a write into ``y`` changes nothing else (vmap's ``y = _t15``, a batched np.zeros)."""
-    occurrences: dict = {}
-    for node in _names_in(func.body):
-        occurrences[node.value] = occurrences.get(node.value, 0) + 1
+    finder = ValueReads()
+    func.body.visit(finder)
     # two occurrences: the one assignment and the one read (reads of its shape alone not counted)
     return {a.value.value for a in walk(func.body.body)
             if a.kind == "assign" and isinstance(a.value, cst.Name) and a.value.value not in params
-            and occurrences.get(a.value.value) == 2}
+            and finder.counts[a.value.value] == 2}
 
 
-class _NameNodes(cst.CSTVisitor):
-    """The variables an expression names, but for arguments a primitive reads only for their shape
-    (its registry entry's ``shape_only``: the zeros a cotangent starts from)."""
+class ValueReads(cst.CSTVisitor):
+    """The names whose values an expression reads (``names``; ``counts``: how often each is named):
+    an argument the called primitive reads only for its shape (its registry entry's
+    ``shape_only``) does not count."""
 
     def __init__(self):
-        self.found = []
+        self.names: set[str] = set()
+        self.counts: Counter = Counter()
 
     def visit_Name(self, node):
-        self.found.append(node)
+        self.names.add(node.value)
+        self.counts[node.value] += 1
 
-    def visit_Call(self, node):
-        prim = cf.primitive_of(node)
+    def visit_Call(self, node: cst.Call):
+        prim = primitives.BY_SPELLING.get(cst.Module([]).code_for_node(node.func))
         if prim is None or not prim.shape_only:
             return True
-        node.func.visit(self)
         for i, arg in enumerate(node.args):
             param = arg.keyword.value if arg.keyword is not None else \
                 prim.params[i] if i < len(prim.params) else None
             if param not in prim.shape_only:
-                arg.value.visit(self)
+                arg.visit(self)
         return False
-
-    def visit_Attribute(self, node):      # np.sin: only an attribute's base is a variable
-        node.value.visit(self)
-        return False
-
-    def visit_Arg(self, node):            # axis=...: a keyword is no variable
-        node.value.visit(self)
-        return False
-
-
-def _names_in(node) -> list:
-    visitor = _NameNodes()
-    node.visit(visitor)
-    return visitor.found
 
 
 def spelling(value) -> str | None:

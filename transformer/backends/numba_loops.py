@@ -70,7 +70,7 @@ import libcst as cst
 
 from .. import core_form as cf
 from .. import dataflow, walk
-from ..transforms.reverse_analysis import ValueReads
+from ..dataflow import ValueReads
 from ..transforms.sweep_fusion import COMMENT as FUSED
 from ..transforms.sweep_fusion import range_args
 

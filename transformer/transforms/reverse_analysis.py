@@ -19,7 +19,7 @@ import libcst as cst
 
 from .. import core_form as cf
 from .. import dataflow, primitives, rules
-from ..dataflow import Assignment, atom_names
+from ..dataflow import Assignment, ValueReads, atom_names
 from ..errors import Location, TransformError
 
 GETITEM = "getitem"
@@ -68,22 +68,6 @@ class _NameFinder(cst.CSTVisitor):
 
     def visit_Name(self, node):
         self.names.add(node.value)
-
-
-class ValueReads(_NameFinder):
-    """The names whose values an expression reads: an argument the called primitive reads only for
-    its shape (its registry entry's ``shape_only``) does not count."""
-
-    def visit_Call(self, node: cst.Call):
-        prim = primitives.BY_SPELLING.get(cst.Module([]).code_for_node(node.func))
-        if prim is None or not prim.shape_only:
-            return True
-        for i, arg in enumerate(node.args):
-            param = arg.keyword.value if arg.keyword is not None else \
-                prim.params[i] if i < len(prim.params) else None
-            if param not in prim.shape_only:
-                arg.visit(self)
-        return False
 
 
 class Analysis:

@@ -43,7 +43,7 @@ import libcst as cst
 
 from .. import core_form as cf
 from .. import dataflow
-from .reverse_analysis import ValueReads
+from ..dataflow import ValueReads
 
 COMMENT = ("# both sweeps in one loop: each iteration's adjoint only adds into gradients, so it runs "
            "right after the iteration, not in a second loop backwards")

@@ -33,7 +33,8 @@ from ..normalize import apply_template
 from . import register
 from .shapes import SCALAR, Shapes
 from .sweep_fusion import fuse_backward_loops
-from .reverse_analysis import (CUSTOM, GETITEM, Analysis, ValueReads, carried, first_touch, is_exit_break,
+from ..dataflow import ValueReads
+from .reverse_analysis import (CUSTOM, GETITEM, Analysis, carried, first_touch, is_exit_break,
                                isolate_conditions, loops, rule_for, rule_wrt)
 
 

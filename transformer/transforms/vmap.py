@@ -142,13 +142,8 @@ class _Reads(cst.CSTVisitor):
 
 def _tape_kinds(node) -> set[str]:
     """The tape operations (push, pop, top, new) of the statements under ``node``."""
-    kinds = set()
-    for block in cf.blocks(node):
-        for a in dataflow.walk(block):
-            prim = cf.primitive_of(a.value) if a.kind == "assign" else None
-            if prim is not None and prim.tape:
-                kinds.add(prim.tape)
-    return kinds
+    return {cf.tape_operation(a.value) for block in cf.blocks(node) for a in dataflow.walk(block)
+            if a.kind == "assign"} - {""}
 
 
 def _reads(node) -> Counter:
@@ -350,8 +345,7 @@ class _Batcher:
     def _same_entry_for_all(self, value) -> bool:
         """Whether ``value`` reads an entry of a tape no example batches (``rt.pop(t)``, ``rt.top(t)``):
         the value the forward sweep had there, the same for every example, under any condition."""
-        prim = cf.primitive_of(value) if isinstance(value, cst.Call) else None
-        return prim is not None and prim.tape in ("pop", "top") and \
+        return cf.tape_operation(value) in ("pop", "top") and \
             not _is_batched(self._atom_state(cf.operands(value)[0]))
 
     def _exit_flags(self, loop) -> list:
@@ -1060,12 +1054,11 @@ class _Batcher:
             # the backward sweep's branch: the forward sweep ran this if's body's pushes before its
             # else's, so the else's entries are on top
             branches.reverse()
-        self.branch_reads.append(None)
         for mask, block in branches:
             self.mask = mask
-            self.branch_reads[-1] = _reads(block)
+            self.branch_reads.append(_reads(block))
             self.out.extend(self.block(block.body))
-        self.branch_reads.pop()
+            self.branch_reads.pop()
         self.mask = outer
 
     def while_statement(self, stmt: cst.While):
