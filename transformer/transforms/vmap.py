@@ -562,7 +562,10 @@ class _Batcher:
         self.assign(name, self.masked(atom, batched, name))
         later, self.out = self.out, saved
         self.emit(cf.with_comment(cst.If(test=cst.Name(fresh), body=cf.block(first), orelse=cst.Else(cf.block(later))),
-                                  f"# {name} is first given a value inside a loop whose passes differ per example"))
+                                  f"# {name} is first given a value inside a loop whose passes differ per example"
+                                  if self.masked_loops else
+                                  f"# {name} is first given a value inside a loop, where a condition that differs "
+                                  f"per example runs its assignment"))
         self.defined.add(name)
 
     def batched_tuple(self, expr, batched, target_state):
