@@ -18,7 +18,7 @@ import libcst as cst
 import numpy as np
 
 from . import core_form as cf
-from . import dataflow, early_returns, fence, methods, primitives, resolve, simplify, source, tree, walk
+from . import dataflow, early_returns, fence, methods, primitives, resolve, simplify, source, tree, tuple_picks, walk
 from .core_form import CoreFunction
 from .custom import custom_jvp, custom_vjp
 from .exits import structure_exits
@@ -70,7 +70,7 @@ def normalize(fn, static: dict | None = None, structures: dict | None = None) ->
                                  annotation=None)
                   for p in uf.node.params.params]
     core.node = cst.FunctionDef(name=cst.Name(uf.name), params=cst.Parameters(params=new_params),
-                                body=cf.block(_results_returned_as_a_tuple(body, scope)))
+                                body=cf.block(_results_returned_as_a_tuple(tuple_picks.plain(body, scope), scope)))
     return core
 
 

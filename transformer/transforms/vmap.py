@@ -1199,16 +1199,20 @@ class _Batcher:
                 value = cf.tuple_of(self.elements(value, state))
             if not isinstance(value, cst.Tuple) or len(value.elements) != len(out_axes):
                 raise ValueError(f"out_axes {out_axes!r} does not match the function's output")
-            results = [self.output(el.value, axis) for el, axis in zip(value.elements, out_axes)]
+            results = [self.outputs(el.value, axis) for el, axis in zip(value.elements, out_axes)]
             self.emit(cf.statement(cst.Return(cf.tuple_of(results))))
             return
+        self.emit(cf.statement(cst.Return(self.outputs(value, out_axes))))
+
+    def outputs(self, value, axis):
+        """The output ``value`` with its batch axis at ``axis``: each array of a tuple, and of a
+        tuple in it (a Hessian's ``((h00, h01), (h10, h11))``), on its own."""
+        state = self._atom_state(value)
         if isinstance(value, cst.Tuple):
-            result = cf.tuple_of([self.output(el.value, out_axes) for el in value.elements])
-        elif isinstance(state, tuple):
-            result = cf.tuple_of([self.output(p, out_axes) for p in self.elements(value, state)])
-        else:
-            result = self.output(value, out_axes)
-        self.emit(cf.statement(cst.Return(result)))
+            return cf.tuple_of([self.outputs(el.value, axis) for el in value.elements])
+        if isinstance(state, tuple):
+            return cf.tuple_of([self.outputs(p, axis) for p in self.elements(value, state)])
+        return self.output(value, axis)
 
     def elements(self, name, state) -> list:
         """Atoms for the elements of the tuple ``name``, batched as its elements are."""
