@@ -134,6 +134,7 @@ def _adapt_in_axes(options: dict, layout: structure.ParamLayout) -> dict:
 
 
 structure.STEP_ADAPTERS.setdefault("vmap", _adapt_in_axes)
+structure.STEP_ADAPTERS.setdefault("pmap", _adapt_in_axes)     # pmap composes as the vmap it is
 
 
 def _normalize_in_axes(in_axes, n_params) -> tuple:

@@ -64,7 +64,7 @@ class _Derived(Transformed):
                          base.tiered)
         self.base = base
         self._chains: dict = {}
-        self._code = None
+        self._code: dict = {}        # the argument structures -> the code form
 
     def tiers(self) -> list:
         """The tiered builds of the generated functions this one calls (transformer/tiers.py)."""
@@ -82,15 +82,18 @@ class _Derived(Transformed):
         return self.rebuilt(self.base.on_target(target, static_argnums, tiered))
 
     # a subclass writes itself as code: derived_code.written's kind and argnums
-    def written(self, fun, arity: int):
+    def written(self, fun, arity: int, structures=None):
         raise NotImplementedError
 
-    def as_code(self) -> Transformed:
+    def as_code(self, structures: tuple | None = None) -> Transformed:
         """This function written as code that calls tr.jvp, tr.grad and tr.vmap (derived_code.py),
-        which transforms transform as one function: its steps alone are not what it computes."""
-        if self._code is None:
-            self._code = _code_form(self.base, self.written)
-        return self._code
+        which transforms transform as one function: its steps alone are not what it computes.
+        ``structures``: the TreeDef of each argument, where transformed code passes tuples, lists or
+        dicts (one code form per structure)."""
+        if structures not in self._code:
+            self._code[structures] = _code_form(self.base, lambda fun, n: self.written(fun, n, structures),
+                                                structures)
+        return self._code[structures]
 
     def stepwise(self) -> Transformed:
         return self.as_code()
@@ -134,9 +137,11 @@ class _Derived(Transformed):
         return None
 
 
-def _code_form(base: Transformed, written) -> Transformed:
+def _code_form(base: Transformed, written, structures: tuple | None = None) -> Transformed:
     """``written(fun, arity)``'s function, as a plain one: ``fun`` is ``base``'s user function, or
-    ``base`` itself when it is already transformed, which the code then calls."""
+    ``base`` itself when it is already transformed, which the code then calls.  ``structures``: the
+    TreeDef of each argument, where transformed code passes tuples, lists or dicts (only transformed
+    code calls that form, so it has no boundary: its caller knows the structures)."""
     if base.static_argnums:
         raise TransformError(f"{base.__qualname__} has static_argnums, so its derivative cannot be written "
                              f"as code that a transform applies to; transform the function without them")
@@ -145,8 +150,10 @@ def _code_form(base: Transformed, written) -> Transformed:
         raise TransformError(f"{base.__qualname__} takes * or keyword-only parameters, so its derivative cannot "
                              f"be written as code that a transform applies to; give it plain parameters")
     fun = base.__transformer_fn__ if not base.steps and base.target == "python" and not base.boundaries else base
-    code = Transformed(written(fun, len(parameters)), (), base.target, (), (_OneArrayEach(base),), base.tiered)
-    if not base.steps and staging.normalize(base.__transformer_fn__).returns_structure:
+    given = {p.name: t for p, t in zip(parameters, structures or ()) if t.kind != "leaf"}
+    code = Transformed(written(fun, len(parameters)), (), base.target, (), () if given else (_OneArrayEach(base),),
+                       base.tiered)
+    if not base.steps and staging.normalize(base.__transformer_fn__, None, given or None).returns_structure:
         raise TransformError(f"{base.__qualname__} returns a tuple, list or dict: the Jacobian that transformed "
                              f"code calls, or that a transform applies to, is written for a function returning one "
                              f"array; return one, or take the Jacobian outside and pass it in")
@@ -287,10 +294,11 @@ class Jacobian(_Derived):
     def rebuilt(self, base):
         return Jacobian(base, self.rev, self.rev_several, self.fwd, self.fwd_several)
 
-    def written(self, fun, arity):
+    def written(self, fun, arity, structures=None):
         if self.fwd is None:
-            return derived_code.written("jacrev", fun, arity, self.rev, self.rev_several)
-        return derived_code.written("hessian", fun, arity, self.fwd, self.fwd_several, (self.rev, self.rev_several))
+            return derived_code.written("jacrev", fun, arity, self.rev, self.rev_several, structures=structures)
+        return derived_code.written("hessian", fun, arity, self.fwd, self.fwd_several, (self.rev, self.rev_several),
+                                    structures=structures)
 
     def forward(self, argnums) -> "Jacobian":
         """``jacfwd`` of this reverse-mode Jacobian: forward over reverse."""
@@ -564,11 +572,12 @@ def jacfwd(fn, argnums=0):
     # a transform takes its code form (derived_code.py)
     del jacobian.__wrapped__
 
-    def as_code():
+    def as_code(structures=None):
         base = Transformed.of(fn)
         arity = len(base.signature.parameters)
         positions = tuple(i % arity for i in wanted)
-        return _code_form(base, lambda fun, n: derived_code.written("jacfwd", fun, n, positions, several))
+        return _code_form(base, lambda fun, n: derived_code.written("jacfwd", fun, n, positions, several,
+                                                                    structures=structures), structures)
 
     jacobian.as_code = functools.lru_cache(maxsize=None)(as_code)
     return jacobian
@@ -644,8 +653,8 @@ class HessianVectorProduct(_Derived):
     def rebuilt(self, base):
         return HessianVectorProduct(base, self.argnum)
 
-    def written(self, fun, arity):
-        return derived_code.written("hvp", fun, arity, (self.argnum,), False)
+    def written(self, fun, arity, structures=None):
+        return derived_code.written("hvp", fun, arity, (self.argnum,), False, structures=structures)
 
     def steps_for(self, args, layout, out) -> tuple:
         grad = Step("grad", (("argnums", (self.argnum,)), ("has_aux", False)))

@@ -28,20 +28,28 @@ from __future__ import annotations
 import re
 
 from . import emit
+from .errors import TransformError
 
 
 def written(kind: str, fun, arity: int, argnums: tuple, several: bool, inner: tuple | None = None,
-            primals: tuple = ()):
+            primals: tuple = (), structures: tuple | None = None):
     """``kind`` (jacfwd, jacrev, hessian, hvp, linearized) of ``fun``, a function of ``arity``
     positional arguments, in ``argnums`` (a tuple of ``several``, else of one), as a Python
     function.  A Hessian's ``inner``: the ``(argnums, several)`` of the jacrev inside its jacfwd;
-    linearized's ``primals``: where its jvp is taken (the module's ``p0``, ``p1``...)."""
+    linearized's ``primals``: where its jvp is taken (the module's ``p0``, ``p1``...).
+    ``structures``: per argument, the TreeDef of the tuple, list or dict it is given (LEAF for an
+    array or a number), for a Jacobian in arguments that are structures (``_of_structures``)."""
     name = re.sub(r"\W", "", getattr(fun, "__name__", "") or "") or "fun"
     name = "lambda_fn" if name == "lambda" else name
+    stem = f"{kind}_{arity}"
+    if structures is not None and any(t.kind != "leaf" for t in structures):
+        defs, stem = _of_structures(kind, name, structures, argnums, several, inner), f"{kind}_{arity}_tree"
+    else:
+        defs = _WRITERS[kind](name, arity, argnums, several, inner)
     text = _HEADER.format(kind=kind, argnums=argnums if several else argnums[0], arity=arity) \
-        + "\n\n".join(_WRITERS[kind](name, arity, argnums, several, inner)) + "\n"
+        + "\n\n".join(defs) + "\n"
     bindings = {"fun": fun, **{f"p{k}": primal for k, primal in enumerate(primals)}}
-    module = emit.load_written(text, f"{kind}_{arity}", bindings)
+    module = emit.load_written(text, stem, bindings)
     return getattr(module, f"{kind}_{name}")
 
 
@@ -96,16 +104,17 @@ def _jacfwd(name: str, inner: str, arity: int, argnums: tuple, several: bool, ou
     return defs + ["\n".join(main)]
 
 
-def _jacrev(name: str, arity: int, argnums: tuple, several: bool, kind: str = "jacrev") -> list[str]:
-    """``jacrev`` of ``fun``: vmap of the gradient of ``sum(fun(...) * cotangent)`` over the basis
-    cotangents (the primals unbatched, so the forward sweep runs once)."""
+def _jacrev(name: str, arity: int, argnums: tuple, several: bool, kind: str = "jacrev",
+            callee: str = "fun") -> list[str]:
+    """``jacrev`` of ``callee``: vmap of the gradient of ``sum(callee(...) * cotangent)`` over the
+    basis cotangents (the primals unbatched, so the forward sweep runs once)."""
     xs = _params(arity)
     args = ", ".join(xs)
     projected = (f"def projected_{name}({args}, cotangent):\n"
                  f"    # the output's entries weighed by the cotangent: its gradient is one row of the Jacobian\n"
-                 f"    return np.sum(fun({args}) * cotangent)")
+                 f"    return np.sum({callee}({args}) * cotangent)")
     body = [f"def {kind}_{name}({args}):",
-            f"    out = fun({args})",
+            f"    out = {callee}({args})",
             "    m = np.size(out)",
             "    # row i of each Jacobian: the gradient for the i-th basis cotangent",
             f"    rows = tr.vmap(tr.grad(projected_{name}, argnums={tuple(argnums)!r}), "
@@ -122,24 +131,103 @@ def _tuple(items: list[str]) -> str:
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
 
-def _jacfwd_of_fun(name, arity, argnums, several, inner):
-    return _jacfwd(name, "fun", arity, argnums, several, None)
+def _jacfwd_of_fun(name, arity, argnums, several, inner, callee="fun"):
+    return _jacfwd(name, callee, arity, argnums, several, None)
 
 
-def _jacrev_of_fun(name, arity, argnums, several, inner):
-    return _jacrev(name, arity, argnums, several)
+def _jacrev_of_fun(name, arity, argnums, several, inner, callee="fun"):
+    return _jacrev(name, arity, argnums, several, callee=callee)
 
 
-def _hessian(name, arity, argnums, several, inner):
+def _hessian(name, arity, argnums, several, inner, callee="fun"):
     """``jacfwd(jacrev(fun, *inner), argnums)``: the gradient written as jacrev, then its forward
     Jacobian (``jac[i][j]``: d gradient_i / d argument_j)."""
     rev, rev_several = inner
-    gradient = _jacrev(name, arity, rev, rev_several, kind="gradient")
+    gradient = _jacrev(name, arity, rev, rev_several, kind="gradient", callee=callee)
     return gradient + _jacfwd(name, f"gradient_{name}", arity, argnums, several,
                               len(rev) if rev_several else None, kind="hessian")
 
 
-def _hvp(name, arity, argnums, several, inner):
+def _of_structures(kind, name, structures, argnums, several, inner) -> list[str]:
+    """``kind`` of ``fun`` whose arguments are tuples, lists or dicts of arrays (``structures``, one
+    TreeDef each): the Jacobian of ``flat_<name>``, ``fun`` taking each leaf as an argument of its
+    own, regrouped as JAX nests it: per argument in argnums, the argument's structure (a Hessian's
+    twice, the gradient's argnums outside)."""
+    if kind not in ("jacfwd", "jacrev", "hessian"):
+        raise TransformError(f"{kind} of a function given a tuple, list or dict is written as code for arrays "
+                             f"and numbers only; pass each array as an argument of its own")
+    for treedef in structures:
+        _check_writable(treedef)
+    paths = [_leaf_paths(treedef, f"x{k}") for k, treedef in enumerate(structures)]
+    leaves = [f"x{k}_{j}" for k, found in enumerate(paths) for j in range(len(found))]
+    leaf_of = {}        # (argument, its leaf) -> position among the flat function's parameters
+    for k, found in enumerate(paths):
+        for j in range(len(found)):
+            leaf_of[k, j] = len(leaf_of)
+    rebuilt = [_display(treedef, iter([f"x{k}_{j}" for j in range(len(paths[k]))]))
+               for k, treedef in enumerate(structures)]
+    flat = (f"def flat_{name}({', '.join(leaves)}):\n"
+            f"    # fun with each array of its tuple, list or dict arguments given as an argument of its own\n"
+            f"    return fun({', '.join(rebuilt)})")
+
+    def flat_argnums(user):
+        return tuple(leaf_of[a, j] for a in user for j in range(len(paths[a])))
+
+    def regrouped(user, user_several, entry):
+        """The flat Jacobians of ``user``'s leaves (``entry(position)``), as each argument's structure."""
+        positions = iter(range(sum(len(paths[a]) for a in user)))
+        groups = [_display(structures[a], (entry(next(positions)) for _ in paths[a])) for a in user]
+        return _tuple(groups) if user_several else groups[0]
+
+    flat_inner = None
+    if kind == "hessian":
+        rev, rev_several = inner
+        flat_inner = (flat_argnums(rev), True)
+        value = regrouped(rev, rev_several, lambda i: regrouped(argnums, several, lambda j: f"leaves[{i}][{j}]"))
+    else:
+        value = regrouped(argnums, several, lambda i: f"leaves[{i}]")
+    flat_name = f"flat_{name}"
+    defs = _WRITERS[kind](flat_name, len(leaves), flat_argnums(argnums), True, flat_inner, callee=flat_name)
+    xs = _params(len(structures))
+    main = (f"def {kind}_{name}({', '.join(xs)}):\n"
+            f"    # the Jacobians in each array of the arguments, regrouped as the arguments are\n"
+            f"    leaves = {kind}_{flat_name}({', '.join(p for found in paths for p in found)})\n"
+            f"    return {value}")
+    return [flat, *defs, main]
+
+
+def _check_writable(treedef):
+    if treedef.kind in ("namedtuple", "node"):
+        raise TransformError(f"a Jacobian inside transformed code of a {treedef.node_type.__qualname__} "
+                             f"argument is written for tuples, lists and dicts of arrays; pass a tuple of its "
+                             f"arrays")
+    for child in treedef.children:
+        _check_writable(child)
+
+
+def _leaf_paths(treedef, access: str) -> list[str]:
+    """How each leaf of an argument of ``treedef`` is read from ``access``, in flatten order."""
+    if treedef.kind == "leaf":
+        return [access]
+    keys = treedef.keys if treedef.kind == "dict" else range(len(treedef.children))
+    return [path for key, child in zip(keys, treedef.children) for path in _leaf_paths(child, f"{access}[{key!r}]")]
+
+
+def _display(treedef, leaves) -> str:
+    """``treedef`` written as a display of the expressions ``leaves`` gives, in flatten order."""
+    if treedef.kind == "leaf":
+        return next(leaves)
+    if treedef.kind == "none":
+        return "None"
+    inner = [_display(child, leaves) for child in treedef.children]
+    if treedef.kind == "dict":
+        return "{" + ", ".join(f"{key!r}: {v}" for key, v in zip(treedef.keys, inner)) + "}"
+    if treedef.kind == "list":
+        return "[" + ", ".join(inner) + "]"
+    return _tuple(inner)
+
+
+def _hvp(name, arity, argnums, several, inner, callee="fun"):
     """``jvp(grad(fun), x, v)``: the Hessian of argument ``argnums[0]`` times ``v``."""
     xs = _params(arity)
     j = argnums[0]
@@ -149,7 +237,7 @@ def _hvp(name, arity, argnums, several, inner):
             f"    return tr.jvp(lambda a: tr.grad(fun, argnums={j})({along}), (x{j},), (v,))[1]"]
 
 
-def _linearized(name, arity, argnums, several, inner):
+def _linearized(name, arity, argnums, several, inner, callee="fun"):
     """``tr.jvp(fun, primals, tangents)[1]``, the primals the module's ``p0``, ``p1``..."""
     ts = ", ".join(f"t{k}" for k in range(arity))
     ps = ", ".join(f"p{k}" for k in range(arity))

@@ -172,9 +172,9 @@ class PushedForward:
         if len(call.args) != len(self.primals) or any(arg.keyword is not None for arg in call.args):
             raise caller.error(call, f"a linearized function takes {len(self.primals)} tangent(s) by position, "
                                      f"one per primal")
-        active = tuple(range(len(self.primals)))
+        active = tuple(range(sum(caller.leaf_count(atom) for atom in self.primals)))   # leaves of structures
         made = Transformed.of(self.fn).then(Step("jvp", (("active", active), ("ndims", None))))
-        tangents = [caller.atom(arg.value) for arg in call.args]
+        tangents = [caller.held(caller.atom(arg.value)) for arg in call.args]    # a tuple: known as a structure
         pair = caller.inline_transformed(call, made, atoms=self.primals + tangents)
         return pair.elements[1].value if isinstance(pair, cst.Tuple) else cst.Subscript(
             pair, [cst.SubscriptElement(cst.Index(cf.literal(1)))])

@@ -959,14 +959,18 @@ class _Normalizer:
         """The transform ``node.func`` makes, as a chain of steps to inline: a Jacobian's is its code
         form (derived_code.py), which takes arrays and numbers, not structures."""
         from .transformed import Transformed
+        structures = tuple(self.core.structures.get(a.value.value, _LEAF) if isinstance(a.value, cst.Name)
+                           else _LEAF for a in node.args)
+        as_code = getattr(made, "as_code", None)
         try:
+            if as_code is not None and any(t.kind != "leaf" for t in structures):
+                return as_code(structures)      # its code form for these structures
             stepwise = Transformed.of(made).stepwise()
         except TransformError as err:
             raise self.error(node.func, err.bare_message) from None
-        if stepwise is not made and any(isinstance(a.value, (cst.Tuple, cst.List, cst.Dict)) or isinstance(
-                a.value, cst.Name) and a.value.value in self.core.structures for a in node.args):
-            raise self.error(node, "a Jacobian inside transformed code of a tuple, list or dict argument",
-                             "pass each of its arrays as an argument of its own")
+        if stepwise is not made and any(isinstance(a.value, (cst.Tuple, cst.List, cst.Dict)) for a in node.args):
+            raise self.error(node, "a Jacobian inside transformed code of a tuple, list or dict written in the call",
+                             "name it first: params = (w, b); tr.jacrev(f)(params)")
         return stepwise
 
     def lambda_called(self, func):
@@ -1336,10 +1340,11 @@ class _Normalizer:
             zero = self.temp()
             self.assign(zero, cf.call("rt.zeros_like", [atom]))
             zeros.append(cst.Name(zero))
-        count = len(primals.elements) + len(captured)
+        # each held in a name, so a tuple written in the call is known as a structure
+        primal_atoms = [self.held(self.atom(e.value)) for e in primals.elements] + list(captured)
+        count = sum(self.leaf_count(atom) for atom in primal_atoms)      # a structure's leaves are the primals
         made = Transformed.of(fn).then(Step("jvp", (("active", tuple(range(count))), ("ndims", None))))
-        atoms = [self.atom(e.value) for e in primals.elements] + list(captured) \
-            + [self.atom(e.value) for e in tangents.elements] + zeros
+        atoms = primal_atoms + [self.held(self.atom(e.value)) for e in tangents.elements] + zeros
         return self.inline_transformed(node, made, atoms=atoms)
 
     def function_transformed(self, node: cst.Call, given: dict, what: str):
@@ -1792,16 +1797,27 @@ class _Normalizer:
             self.bind_row(node, name, entry)
 
     def check_structured_steps(self, node, fn, structured):
+        """A transform given a tuple, list or dict inside transformed code takes its leaves, one
+        parameter each (structure.adapt_steps speaks of them), when its chain is one whose results
+        ``regrouped`` can rebuild: grad or value_and_grad then jit or vmap (the gradients take the
+        arguments' structures), jit and vmap alone (the results are the function's), and jvp or vjp
+        alone (the tangents are leaves; the cotangents take the primals' structures)."""
         names = [step.name for step in fn.steps]
         options = dict(fn.steps[0].options) if fn.steps else {}
-        if names[:1] not in (["grad"], ["value_and_grad"]) or any(n != "jit" for n in names[1:]) \
-                or options.get("has_aux"):
+        rest = names[1:] if names[:1] in (["grad"], ["value_and_grad"], ["jvp"], ["vjp"]) else names
+        allowed = {"jit"} if names[:1] in (["jvp"], ["vjp"]) else {"jit", "vmap", "pmap"}
+        if any(n not in allowed for n in rest) or options.get("has_aux"):
             raise self.error(node, f"{fn!r} of an argument that is a tuple, list or dict, inside transformed "
-                                   f"code: only grad and value_and_grad (without has_aux) take one here",
+                                   f"code: this chain of transforms takes arrays and numbers here",
                              "call the transform outside, or pass the arrays one by one")
         if any(t.kind == "dict" for t in structured.values()):
             raise self.error(node, "a dict argument to a transform inside transformed code",
                              "pass a tuple or list of arrays")
+
+    def leaf_count(self, atom) -> int:
+        """How many parameters ``atom`` is passed as: one per leaf of a structure, else one."""
+        treedef = self.core.structures.get(atom.value) if isinstance(atom, cst.Name) else None
+        return 1 if treedef is None else treedef.num_leaves
 
     def leaves_of(self, atom, treedef) -> list:
         """Atoms for the leaves of the structure ``atom`` holds, each picked with literal keys
@@ -1818,7 +1834,13 @@ class _Normalizer:
     def regrouped(self, returned, fn, structured):
         """The flat gradients generated code returns, rebuilt as the structures of their arguments
         (as differentiate's boundary does for a call from Python)."""
-        step = fn.steps[0]
+        step = fn.steps[0] if fn.steps else None
+        if step is None or step.name not in ("grad", "value_and_grad", "vjp"):
+            return returned         # jit, vmap, jvp: the function's own results
+        if step.name == "vjp":      # one cotangent per primal, each of its primal's structure
+            primals = len(inspect.signature(fn.__transformer_fn__).parameters)
+            flat = iter(self.picked_all(returned, sum(structured.get(i, _LEAF).num_leaves for i in range(primals))))
+            return cf.tuple_of([self.rebuilt(structured.get(i, _LEAF), flat) for i in range(primals)])
         argnums = dict(step.options)["argnums"]
         if step.name == "value_and_grad":
             value, grads = (el.value for el in returned.elements)
@@ -1833,6 +1855,14 @@ class _Normalizer:
         else:
             result = groups[0]
         return result if value is None else cf.tuple_of([value, result])
+
+    def picked_all(self, returned, count: int) -> list:
+        """The ``count`` entries of a tuple generated code returns, as atoms."""
+        if isinstance(returned, cst.Tuple):
+            return [el.value for el in returned.elements]
+        if count == 1:
+            return [returned]
+        return [self.picked(returned, k, _LEAF) for k in range(count)]
 
     def rebuilt(self, treedef, flat):
         if treedef.kind == "leaf":
