@@ -1,7 +1,9 @@
 """Print the composition matrix: each ordered pair outer(inner) of the ten transforms, for each
 function tests/test_composition_matrix.py sweeps, as that test runs it, marked works (right against
-the oracle), refused (a TransformError that is not a compile failure, or JAX's TypeError for grad of
-a non-scalar) or FAILS (a wrong number, a compile failure or another exception), with the counts.
+the oracle), refused (a TransformError that is not a compile failure, or a TypeError that says what
+is refused: grad of a non-scalar as JAX's, the Hessian of a tuple output, a Jacobian's own function
+given a tuple) or FAILS (a wrong number, a compile failure or another exception), with the counts.
+The tuple-argument function's second table is printed too, though the test leaves it out.
 
     python benchmarks/composition_matrix.py
 """
@@ -15,6 +17,10 @@ import test_composition_matrix as matrix   # noqa: E402
 import transformer as tr                   # noqa: E402
 
 
+REFUSALS = ("scalar output", "returning a tuple is not supported", "takes arrays and numbers",
+            "apply jvp to the function before", "pytree arguments work when")
+
+
 def cell(outer, inner, g, x, function) -> str:
     try:
         matrix.assert_pair(outer, inner, g, x, function)
@@ -22,8 +28,8 @@ def cell(outer, inner, g, x, function) -> str:
         return "FAILS"
     except tr.TransformError:
         return "refused"
-    except TypeError as error:
-        return "refused" if "scalar output" in str(error) else "FAILS"
+    except (TypeError, ValueError) as error:     # the refusals that say what is refused and why
+        return "refused" if any(words in str(error) for words in REFUSALS) else "FAILS"
     except Exception:       # noqa: BLE001  (a wrong number, or any other exception, fails the cell)
         return "FAILS"
     return "works"
@@ -47,8 +53,10 @@ def table(title, inners, function) -> dict:
 def main():
     failed = 0
     for function, (fn, _, _) in matrix.FUNCTIONS.items():
-        inside = {name: (matrix.case.INNER[function][name], matrix.point(name)) for name in matrix.TRANSFORMS}
-        again = {name: (make(fn), matrix.point(name)) for name, make in matrix.API_INNER.items()}
+        fn = matrix.case.f_tree if function == "tree" else fn      # the user's function, of a tuple
+        inside = {name: (matrix.case.INNER[function][name], matrix.point(name, function))
+                  for name in matrix.TRANSFORMS}
+        again = {name: (make(fn), matrix.point(name, function)) for name, make in matrix.API_INNER.items()}
         first = table("inner transform applied inside a function, outer transform applied to that function",
                       inside, function)
         second = table("outer transform applied to the inner transform's function", again, function)

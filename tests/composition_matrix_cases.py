@@ -31,7 +31,18 @@ def f_loops(x):
     return total
 
 
-def inner_transforms(f):
+B_TANGENT = np.array([1.0, 0.5, -0.3])
+
+
+def f_tree(p):
+    """A function of a tuple of two arrays, as JAX code takes its parameters."""
+    a, b = p
+    return f(a) + 0.5 * np.sum(np.sin(a) * b * b)
+
+
+def inner_transforms(f, tangent=lambda x: V):
+    """Each transform applied to ``f`` inside a function of its own, as JAX code composes them;
+    ``tangent``: the jvp's and linearize's tangent (a pytree's is a tuple written in the call)."""
     """Each transform applied to ``f`` inside a function of its own, as JAX code composes them."""
     def inner_jit(x):
         return tr.jit(f)(x)
@@ -44,7 +55,7 @@ def inner_transforms(f):
         return pull(1.0)[0]
 
     def inner_jvp(x):
-        return tr.jvp(f, (x,), (V,))[1]
+        return tr.jvp(f, (x,), (tangent(x),))[1]
 
     def inner_vmap(x):
         return tr.vmap(f)(x)
@@ -63,14 +74,19 @@ def inner_transforms(f):
 
     def inner_linearize(x):
         out, lin = tr.linearize(f, x)
-        return lin(V)
+        return lin(tangent(x))
 
     return {"jit": inner_jit, "grad": inner_grad, "vjp": inner_vjp, "jvp": inner_jvp, "vmap": inner_vmap,
             "pmap": inner_pmap, "jacfwd": inner_jacfwd, "jacrev": inner_jacrev, "hessian": inner_hessian,
             "linearize": inner_linearize}
 
 
-INNER = {"smooth": inner_transforms(f), "loops": inner_transforms(f_loops)}
+def tree_tangent(x):
+    return (V, B_TANGENT)
+
+
+INNER = {"smooth": inner_transforms(f), "loops": inner_transforms(f_loops),
+         "tree": inner_transforms(f_tree, tree_tangent)}
 
 
 def summed_over_rows(xs):
