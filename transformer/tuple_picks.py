@@ -26,7 +26,7 @@ def plain(body: list, scope) -> list:
     statements = list(dataflow.walk(body))
     bound = {}
     for a in statements:
-        if a.kind in ("assign", "setitem"):
+        if a.kind == "assign":          # (a tuple is never written into)
             bound[a.target] = bound.get(a.target, 0) + 1
     loops = _loop_targets(body)
     once = {name for name, count in bound.items() if count == 1 and name not in loops}
