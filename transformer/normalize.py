@@ -959,8 +959,7 @@ class _Normalizer:
         """The transform ``node.func`` makes, as a chain of steps to inline: a Jacobian's is its code
         form (derived_code.py), which takes arrays and numbers, not structures."""
         from .transformed import Transformed
-        structures = tuple(self.core.structures.get(a.value.value, _LEAF) if isinstance(a.value, cst.Name)
-                           else _LEAF for a in node.args)
+        structures = tuple(self.display_structure(a.value) for a in node.args)
         as_code = getattr(made, "as_code", None)
         try:
             if as_code is not None and any(t.kind != "leaf" for t in structures):
@@ -968,10 +967,17 @@ class _Normalizer:
             stepwise = Transformed.of(made).stepwise()
         except TransformError as err:
             raise self.error(node.func, err.bare_message) from None
-        if stepwise is not made and any(isinstance(a.value, (cst.Tuple, cst.List, cst.Dict)) for a in node.args):
-            raise self.error(node, "a Jacobian inside transformed code of a tuple, list or dict written in the call",
-                             "name it first: params = (w, b); tr.jacrev(f)(params)")
         return stepwise
+
+    def display_structure(self, value) -> TreeDef:
+        """The structure of an argument as written: a tuple or list display's from its elements', a
+        name's as recorded, anything else a leaf."""
+        if isinstance(value, (cst.Tuple, cst.List)):
+            return TreeDef("list" if isinstance(value, cst.List) else "tuple",
+                           tuple(self.display_structure(el.value) for el in value.elements))
+        if isinstance(value, cst.Name):
+            return self.core.structures.get(value.value, _LEAF)
+        return _LEAF
 
     def lambda_called(self, func):
         """The lambda a call calls: written in place, or bound to a name here, or an entry of a list of
@@ -1220,6 +1226,11 @@ class _Normalizer:
         return cf.apply_primitive(prim, positional, keywords)
 
     def inline(self, node: cst.Call, fn, discard):
+        if getattr(fn, "transform_refusal", None):
+            raise self.error(node, fn.transform_refusal)
+        if getattr(fn, "as_code", None) is not None:
+            # J = tr.jacrev(f) bound outside and called here: its code form, not f's (derived.py)
+            return self.inline_transformed(node, self.code_form(node, fn))
         if isinstance(fn, custom_vjp):
             return self.custom_vjp_call(node, fn)
         if isinstance(fn, custom_jvp):
@@ -1400,8 +1411,9 @@ class _Normalizer:
         positional = [a for a in node.args if a.keyword is None]
         if atoms is None and len(positional) != len(node.args):
             raise self.error(node, f"pass the arguments of {fn!r} by position inside transformed code")
-        if atoms is None:
-            atoms = [self.atom(a.value) for a in positional]
+        if atoms is None:       # a tuple written in the call held in a name, its structure known
+            atoms = [self.held(atom) if isinstance(atom, cst.Tuple) else atom
+                     for atom in (self.atom(a.value) for a in positional)]
             params = list(inspect.signature(fn.__transformer_fn__).parameters.values())[len(atoms):]
             # tr.grad(lambda q, s=2.0: ...)(p): a literal default where the call gives nothing
             atoms += [cf.literal(p.default) for p in params

@@ -2,8 +2,11 @@
 refused by name ("call it outside the transformed function"), and a transform of the function
 jacfwd, jacrev or hessian returns was refused ("cannot be transformed again").  Both now take the
 Jacobian's code form (transformer/derived_code.py: vmap of jvp, vmap of grad).  Checked against
-closed forms; what the code form cannot take (a tuple output, a tuple argument) is refused at the
-user's line.
+closed forms; what the code form cannot take (a tuple output) is refused at the user's line.
+
+A Jacobian's function bound outside and called inside transformed code (``J = tr.jacrev(f)``, then
+``J(x)``) was inlined as ``f`` itself: a wrong number, the value where the Jacobian belongs.  It now
+takes the code form as ``tr.jacrev(f)(x)`` written in place does.
 
 Also here: the gradient of vmap of a function that writes in place was refused as "a write into a
 view", because vmap binds the batched array to the user's name by an alias (``y = _t15``) of a
@@ -12,7 +15,7 @@ import numpy as np
 import pytest
 
 import transformer as tr
-from oracles import ring_of_sines_gradient, ring_of_sines_hessian
+from oracles import central_difference_grad, ring_of_sines_gradient, ring_of_sines_hessian
 
 X = np.array([0.3, -0.6, 1.1])
 M = np.array([[0.5, -0.2], [0.1, 0.9]])
@@ -37,6 +40,15 @@ def jacobians_inside(x, s):
     jf = tr.jacfwd(scaled, argnums=(0, 1))(x, s)
     jr = tr.jacrev(scaled, argnums=1)(x, s)
     return np.sum(jf[0]) + np.sum(jf[1]) * np.sum(jr) + np.sum(tr.hessian(ring)(x) * tr.hvp(ring)(x, x))
+
+
+RING_JACREV = tr.jacrev(ring)
+RING_JACFWD = tr.jacfwd(ring)
+RING_HESSIAN = tr.hessian(ring)
+
+
+def bound_outside(x):
+    return RING_JACREV(x) + RING_JACFWD(x) + RING_HESSIAN(x) @ x
 
 
 def matrix_jacobian_inside(a):
@@ -104,12 +116,20 @@ def test_gradient_of_vmap_of_in_place_writes():
 
 @pytest.mark.parametrize("fn, words", [
     (jacobian_of_a_pair, "returns a tuple, list or dict"),
-    (jacobian_at_a_pair, "a Jacobian inside transformed code of a tuple, list or dict argument"),
 ])
 def test_what_the_code_form_cannot_take_is_refused_at_the_line(fn, words):
     line = fn.__code__.co_firstlineno + 1           # the line that applies the transform
     with pytest.raises(tr.TransformError, match=rf"test_jacobians_as_code\.py:{line}:\d+: .*{words}"):
         tr.jit(fn, target="python")(X)
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_a_jacobian_at_a_tuple_written_in_the_call(target):
+    """Its code form is written for the tuple's structure: d (p0 * p1) / d p is (diag p1, diag p0)."""
+    got = tr.jit(jacobian_at_a_pair, target=target)(X)
+    assert isinstance(got, tuple) and len(got) == 2
+    np.testing.assert_allclose(got[0], np.diag(X), rtol=1e-15)
+    np.testing.assert_allclose(got[1], np.diag(X), rtol=1e-15)
 
 
 def test_a_transform_of_a_jacobian_of_a_pair_is_refused():
@@ -131,3 +151,13 @@ def test_transforms_of_the_function_linearize_returns():
     directions = np.stack([v, 2 * v, np.ones(3)])
     np.testing.assert_allclose(tr.vmap(f_jvp)(directions), directions @ ring_of_sines_gradient(X), rtol=1e-12)
     np.testing.assert_allclose(tr.grad(f_jvp)(v), ring_of_sines_gradient(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_jacobians_bound_outside_and_called_inside(target):
+    want = 2 * ring_of_sines_gradient(X) + ring_of_sines_hessian(X) @ X
+    np.testing.assert_allclose(tr.jit(bound_outside, target=target)(X), want, rtol=1e-12)
+    np.testing.assert_allclose(tr.grad(lambda x: np.sum(bound_outside(x)))(X),
+                               np.sum(2 * ring_of_sines_hessian(X), axis=0)
+                               + central_difference_grad(lambda x: np.sum(ring_of_sines_hessian(x) @ x), (X,)),
+                               rtol=1e-6, atol=1e-8)
