@@ -805,10 +805,11 @@ def einsum(subscripts: str, operand_count: int) -> str:
 
 
 def _ellipsis_merged(subscripts: str, names: list):
-    """``...`` standing for leading axes (``'...ij,...jk->...ik'``): the lines that broadcast those axes
-    of every operand that has them to one shape and merge them into one axis, the subscripts with a
-    letter of its own for that axis, and a function writing the lines that give the result its
-    leading axes back.  The ranks are not known when this is written, but the number of axes each
+    """``...`` standing for axes the letters do not name (``'...ij,...jk->...ik'``, ``'i...->...'``): the
+    lines that move an operand's letters written ahead of its ``...`` behind those axes, broadcast
+    those axes of every operand that has them to one shape and merge them into one axis; the
+    subscripts with a letter of its own for that axis; and a function writing the lines that give
+    the result those axes back, where the output's ``...`` stands.  The ranks are not known when this is written, but the number of axes each
     operand names is, so the shapes are sliced where the code runs; an operand whose axes do not
     broadcast is refused there, as NumPy refuses it."""
     text = subscripts.replace(" ", "")
@@ -818,18 +819,20 @@ def _ellipsis_merged(subscripts: str, names: list):
     inputs = left.split(",")
     if len(inputs) != len(names):
         raise ValueError(f"the subscripts {subscripts!r} name {len(inputs)} operands, but {len(names)} are given")
-    terms = [term.removeprefix("...") for term in inputs] + ([output.removeprefix("...")] if arrow else [])
-    if any("." in term for term in terms):
-        raise ValueError(f"subscripts {subscripts!r}: '...' is supported at the start of each operand's and the "
-                         f"output's letters only")
-    if arrow and not output.startswith("..."):
-        raise ValueError(f"subscripts {subscripts!r}: an output without the '...' of its operands is not supported; "
-                         f"write '...' in the output and sum those axes afterwards")
+    for term in inputs + ([output] if arrow else []):
+        if term.count("...") > 1 or "." in term.replace("...", ""):
+            raise ValueError(f"subscripts {subscripts!r}: an operand's or the output's letters have one '...' "
+                             f"at most, of three dots")
     merged = next(c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBA" if c not in text)
-    with_ellipsis = [k for k, term in enumerate(inputs) if term.startswith("...")]
+    with_ellipsis = [k for k, term in enumerate(inputs) if "..." in term]
+    if not with_ellipsis:
+        raise ValueError(f"subscripts {subscripts!r}: the output has '...' but no operand has")
     lines = []
     for k in with_ellipsis:
-        count = len(inputs[k]) - 3
+        ahead, _, behind = inputs[k].partition("...")
+        for _ in ahead:     # the letters ahead of '...' go behind its axes, one by one: every '...' then leads
+            lines.append(f"{names[k]} = np.moveaxis({names[k]}, 0, {-1 - len(behind)})")
+        count = len(ahead) + len(behind)
         lines += [f"leading{k} = np.shape({names[k]})" + (f"[:{-count}]" if count else ""),
                   f"named{k} = np.shape({names[k]})" + (f"[{-count}:]" if count else "[:0]")]
     shape = f"leading{with_ellipsis[0]}"
@@ -839,15 +842,22 @@ def _ellipsis_merged(subscripts: str, names: list):
     for k in with_ellipsis:
         operand = f"np.broadcast_to({names[k]}, {shape} + named{k})" if len(with_ellipsis) > 1 else names[k]
         lines.append(f"{names[k]} = np.reshape({operand}, (-1,) + named{k})")
-    letters = [merged + term.removeprefix("...") if term.startswith("...") else term for term in inputs]
-    if arrow:
-        rewritten = ",".join(letters) + "->" + merged + output.removeprefix("...")
+    letters = [merged + term.replace("...", "") if "..." in term else term for term in inputs]
+    out_ahead, kept, out_behind = output.partition("...")
+    if arrow and kept:
+        rewritten = ",".join(letters) + "->" + merged + out_ahead + out_behind
+    elif arrow:
+        raise ValueError(f"subscripts {subscripts!r}: an output without the '...' of its operands is not supported; "
+                         f"write '...' in the output and sum those axes afterwards")
     else:       # NumPy's implicit output: the leading axes, then the letters written once, sorted
         rewritten = ",".join(letters) + "->" + merged + "".join(
             sorted(c for c in set(left) - {",", "."} if left.count(c) == 1))
 
     def restored(result):
-        return [f"{result} = np.reshape({result}, {shape} + np.shape({result})[1:])"]
+        lines = [f"{result} = np.reshape({result}, {shape} + np.shape({result})[1:])"]
+        for j in range(len(out_ahead) if arrow else 0):     # the output's letters ahead of its '...' go back
+            lines.append(f"{result} = np.moveaxis({result}, {j - len(out_ahead) - len(out_behind)}, {j})")
+        return lines
     return lines, rewritten, restored
 
 

@@ -17,6 +17,7 @@ def einsum_diagonal_stack(x): return np.einsum("iij->j", x), np.einsum("iji->ij"
 def einsum_grouped(a, b, c): return np.einsum("abc,cd->abd", a, b), np.einsum("abc,bd->dca", a, c)   # noqa: E704
 def einsum_ellipsis(a, b): return np.einsum("...ij,...jk->...ik", a, b), np.einsum("...ij,jk", a, b[0]), np.einsum("...i,...i->...", a, a)   # noqa: E704
 def einsum_ellipsis_broadcast(a, b): return np.einsum("...ij,...jk->...ik", a, b), np.einsum("...ii->...i", b[:, :, :2])   # noqa: E704
+def einsum_ellipsis_anywhere(a, b): return np.einsum("i...j,j...k->i...k", a, b), np.einsum("i...->...", a), np.einsum("a...b->b...a", b)   # noqa: E704
 def einsum_rows(a, b): return np.einsum("bi,bi->b", a, b), np.einsum("bi,bj->bij", a, b)   # noqa: E704
 
 def tensordot_int(a, b): return np.tensordot(a, b, 2), np.tensordot(a, b[0], axes=1)   # noqa: E704
@@ -39,6 +40,7 @@ def rows():
         Row("einsum_grouped", einsum_grouped, lambda r: (U(r, 2, 3, 4), U(r, 4, 2), U(r, 3, 2))),
         Row("einsum_ellipsis", einsum_ellipsis, lambda r: (U(r, 2, 3, 4), U(r, 2, 4, 3))),
         Row("einsum_ellipsis_broadcast", einsum_ellipsis_broadcast, lambda r: (U(r, 2, 1, 3, 2), U(r, 4, 2, 2))),
+        Row("einsum_ellipsis_anywhere", einsum_ellipsis_anywhere, lambda r: (U(r, 2, 3, 4), U(r, 4, 3, 2))),
         Row("einsum_rows", einsum_rows, lambda r: (U(r, 3, 4), U(r, 3, 4))),
         Row("einsum_f32", einsum_batched, lambda r: (F32(r, 3, 2, 4), F32(r, 5, 3, 4))),
         Row("tensordot_int", tensordot_int, lambda r: (U(r, 2, 3, 4), U(r, 3, 4, 5))),
