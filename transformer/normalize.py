@@ -975,8 +975,9 @@ class _Normalizer:
         if isinstance(value, (cst.Tuple, cst.List)):
             return TreeDef("list" if isinstance(value, cst.List) else "tuple",
                            tuple(self.display_structure(el.value) for el in value.elements))
-        if isinstance(value, cst.Name):
-            return self.core.structures.get(value.value, _LEAF)
+        if isinstance(value, cst.Name):         # a helper's parameter: the atom it stands for
+            atom = self.atom(value)
+            return self.core.structures.get(atom.value, _LEAF) if isinstance(atom, cst.Name) else _LEAF
         return _LEAF
 
     def lambda_called(self, func):
@@ -1992,7 +1993,9 @@ class _Normalizer:
             if user_name not in rename and user_name not in child.substitute:
                 rename[user_name] = self.scope.claim(f"{prefix}_{user_name}")
         pending = self.comment
-        inner = child.block(body[:-1] if ends_in_return else body, top_level=True)
+        # the helper's body runs as it is called (not a run-time block): what it binds, such as the
+        # function tr.vjp returns, is still bound for its return line
+        inner = child.block(body[:-1] if ends_in_return else body, top_level=True, run_time=False)
         result = None
         if last_return is not None and last_return.value is not None:
             child.comment = child.origin(body[-1])

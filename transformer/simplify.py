@@ -164,8 +164,9 @@ def _fold_block(stmts, counts) -> list:
                 if folded is not None:
                     stmt = stmt.with_changes(body=[cst.Assign([cst.AssignTarget(cst.Name(a.target))], folded)])
                     a = dataflow.classify(stmt)
-                if cf.is_atom(a.value) and counts.count.get(a.target) == 1 and a.target.startswith("_t") \
-                        and _can_forward(a, stmts[i + 1:]):
+                # (a tuple stays in its temp: forwarded, t[0] would read (a, b)[0], which transforms cannot)
+                if cf.is_atom(a.value) and not isinstance(a.value, cst.Tuple) and counts.count.get(a.target) == 1 \
+                        and a.target.startswith("_t") and _can_forward(a, stmts[i + 1:]):
                     forwarded[a.target] = a.value
                     carried_lines = list(stmt.leading_lines)
                     continue
