@@ -290,6 +290,7 @@ class Jacobian(_Derived):
         self.fwd, self.fwd_several = fwd, fwd_several
         self.what = "jacrev" if fwd is None else "jacfwd(jacrev)"
         self._sweeps_by_key: dict = {}       # _plain_key -> a Hessian's _Sweep per swept leaf
+        self._per_array: dict = {}           # an output's TreeDef -> the Hessian of each of its arrays
 
     def rebuilt(self, base):
         return Jacobian(base, self.rev, self.rev_several, self.fwd, self.fwd_several)
@@ -324,9 +325,6 @@ class Jacobian(_Derived):
     def output(self, args):
         """The function's value (its shape decides the steps and the Jacobian's shape)."""
         out = self.base(*args)
-        if tree.is_node(out) and self.fwd is not None:
-            raise TypeError(f"{self.what} of a function returning a {type(out).__name__} is not supported; "
-                            f"return one array, or take the Hessian of each output")
         for leaf in tree.leaves(out):
             if not np.issubdtype(np.result_type(leaf), np.inexact):
                 raise TypeError(f"{self.what} requires a real-valued output, got dtype {np.result_type(leaf)}")
@@ -343,6 +341,8 @@ class Jacobian(_Derived):
         out = self.output(args)
         flat = layout.leaves
         rev_leaves = layout.of(self.rev)
+        if tree.is_node(out) and self.fwd is not None:
+            return self._per_output_array(args, out)
         if tree.is_node(out):
             return self._tree_rows(self.chain(args, out, layout).compiled(*args), layout, out, rev_leaves)
         scalar = np.ndim(out) == 0
@@ -365,6 +365,20 @@ class Jacobian(_Derived):
         else:
             blocks = self._forward_blocks(generated, layout, out, scalar, rev_leaves)
         return self._assemble(blocks, layout, np.shape(out))
+
+    def _per_output_array(self, args, out):
+        """The Hessian of a function returning a tuple, list or dict: the Hessian of each of its
+        arrays, each a function of its own (derived_code.picked), nested as JAX nests it: the
+        output's structure outside."""
+        treedef = tree.structure(out)
+        per_array = self._per_array.get(treedef)
+        if per_array is None:
+            base = self.base
+            fun = base.__transformer_fn__ if not base.steps and not base.boundaries else base
+            per_array = self._per_array[treedef] = [
+                self.rebuilt(Transformed(leaf, (), base.target, (), (), base.tiered))
+                for leaf in derived_code.picked(fun, len(args), treedef)]
+        return tree.unflatten(treedef, [hessian(*args) for hessian in per_array])
 
     def _tree_rows(self, generated, layout, out, rev_leaves):
         """jacrev of a function returning a pytree: per output leaf, one vjp per element of it (a

@@ -53,6 +53,24 @@ def written(kind: str, fun, arity: int, argnums: tuple, several: bool, inner: tu
     return getattr(module, f"{kind}_{name}")
 
 
+def picked(fun, arity: int, treedef) -> list:
+    """For each array of ``fun``'s output, whose structure is ``treedef`` (a tuple, list or dict),
+    ``fun`` with that array alone as its output: a Hessian of a function returning a structure is
+    the Hessian of each of its arrays, nested as the output is."""
+    name = re.sub(r"\W", "", getattr(fun, "__name__", "") or "") or "fun"
+    xs = ", ".join(_params(arity))
+    accesses = _leaf_paths(treedef, "value")
+    defs = [f"def leaf{k}_of_{name}({xs}):\n"
+            f"    # {access} of fun's output, as the output\n"
+            f"    value = fun({xs})\n"
+            f"    return {access}" for k, access in enumerate(accesses)]
+    text = (f"# each array of the output of a function of {arity} positional arguments, as a function of its own,\n"
+            f"# written by transformer/derived_code.py (a Hessian of a function returning {treedef})\n\n\n"
+            + "\n\n\n".join(defs) + "\n")
+    module = emit.load_written(text, f"picked_{arity}", {"fun": fun})
+    return [getattr(module, f"leaf{k}_of_{name}") for k in range(len(accesses))]
+
+
 _HEADER = """\
 # tr.{kind}(fun, argnums={argnums}) for a function of {arity} positional arguments, written as code by
 # transformer/derived_code.py, so that transformed code can call it and transforms transform it
