@@ -185,9 +185,7 @@ def test_pair(function, outer, inner):
 
 
 # ------------------------------------------------------------------ transformed functions, transformed again
-# outer(inner(f)) with the inner transform's function itself, for the two functions of an array (a
-# transform of the Jacobian's own function at a tuple argument is refused: its code form is written
-# per argument structure, which only transformed code calling it knows).  A Jacobian computed in Python from
+# outer(inner(f)) with the inner transform's function itself.  A Jacobian computed in Python from
 # calls of generated code (jacfwd, jacrev, hessian) is transformed in its code form
 # (transformer/derived_code.py), not by adding steps to f's chain, whose steps are not what it computes.
 API_INNER = {"jit": lambda fn: tr.jit(fn, target="python"), "grad": tr.grad, "vmap": tr.vmap, "pmap": tr.pmap,
@@ -196,12 +194,13 @@ API_INNER = {"jit": lambda fn: tr.jit(fn, target="python"), "grad": tr.grad, "vm
 
 @pytest.mark.parametrize("outer", TRANSFORMS)
 @pytest.mark.parametrize("inner", list(API_INNER))
-@pytest.mark.parametrize("function", ["smooth", "loops"])     # the tuple-argument function: see the note above
+@pytest.mark.parametrize("function", list(FUNCTIONS))
 def test_pair_of_transformed_functions(function, outer, inner):
-    g, x = API_INNER[inner](FUNCTIONS[function][0]), point(inner)
+    user = case.f_tree if function == "tree" else FUNCTIONS[function][0]     # the user's function, of a tuple
+    g, x = API_INNER[inner](user), point(inner, function)
     if outer == "grad" and inner in NON_SCALAR:
         with pytest.raises(TypeError, match="grad requires a scalar output"):
-            ours(outer, g, x)
+            ours(outer, g, split(x) if function == "tree" else x)
         return
     assert_pair(outer, inner, g, x, function)
 

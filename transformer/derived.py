@@ -65,6 +65,8 @@ class _Derived(Transformed):
         self.base = base
         self._chains: dict = {}
         self._code: dict = {}        # the argument structures -> the code form
+        self._called = None
+        self._through = None
 
     def tiers(self) -> list:
         """The tiered builds of the generated functions this one calls (transformer/tiers.py)."""
@@ -95,11 +97,26 @@ class _Derived(Transformed):
                                                 structures)
         return self._code[structures]
 
+    def called_form(self) -> Transformed:
+        """The plain function that calls this one (derived_code.called), which a transform from
+        Python transforms: its call inlines the code form for the arguments it is given."""
+        if self._called is None:
+            self._called = _called_form(self, self.base)
+        return self._called
+
+    def through_code(self) -> "_Derived":
+        """This derivative of the plain function that calls the transformed one, at tuple, list or
+        dict arguments: that call inlines the transform for their structures (grad's, vmap's...),
+        where the transformed function's own generated code takes arrays."""
+        if self._through is None:
+            self._through = self.rebuilt(derived_code.called_from_code(self.base))
+        return self._through
+
     def stepwise(self) -> Transformed:
-        return self.as_code()
+        return self.called_form()
 
     def then(self, step, boundary=None):
-        return self.as_code().then(step, boundary)
+        return self.called_form().then(step, boundary)
 
     def chain(self, args, out=None, layout=None) -> Transformed:
         layout = layout or _Layout(self.base, args)
@@ -137,11 +154,14 @@ class _Derived(Transformed):
         return None
 
 
-def _code_form(base: Transformed, written, structures: tuple | None = None) -> Transformed:
-    """``written(fun, arity)``'s function, as a plain one: ``fun`` is ``base``'s user function, or
-    ``base`` itself when it is already transformed, which the code then calls.  ``structures``: the
-    TreeDef of each argument, where transformed code passes tuples, lists or dicts (only transformed
-    code calls that form, so it has no boundary: its caller knows the structures)."""
+def _called_form(fun, base: Transformed) -> Transformed:
+    """``fun``, a derived function of ``base``, as the plain function that calls it from code."""
+    _check_writable(base)
+    return derived_code.called_from_code(base, fun)
+
+
+def _check_writable(base: Transformed) -> None:
+    """A derivative of ``base`` is written as code for plain positional parameters, not static ones."""
     if base.static_argnums:
         raise TransformError(f"{base.__qualname__} has static_argnums, so its derivative cannot be written "
                              f"as code that a transform applies to; transform the function without them")
@@ -149,6 +169,15 @@ def _code_form(base: Transformed, written, structures: tuple | None = None) -> T
     if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters):
         raise TransformError(f"{base.__qualname__} takes * or keyword-only parameters, so its derivative cannot "
                              f"be written as code that a transform applies to; give it plain parameters")
+
+
+def _code_form(base: Transformed, written, structures: tuple | None = None) -> Transformed:
+    """``written(fun, arity)``'s function, as a plain one: ``fun`` is ``base``'s user function, or
+    ``base`` itself when it is already transformed, which the code then calls.  ``structures``: the
+    TreeDef of each argument, where transformed code passes tuples, lists or dicts (only transformed
+    code calls that form, so it has no boundary: its caller knows the structures)."""
+    _check_writable(base)
+    parameters = list(base.signature.parameters.values())
     fun = base.__transformer_fn__ if not base.steps and base.target == "python" and not base.boundaries else base
     given = {p.name: t for p, t in zip(parameters, structures or ()) if t.kind != "leaf"}
     code = Transformed(written(fun, len(parameters)), (), base.target, (), () if given else (_OneArrayEach(base),),
@@ -332,6 +361,8 @@ class Jacobian(_Derived):
 
     def __call__(self, *args, **kwargs):
         args = self.bind(args, kwargs)
+        if self.base.steps and any(tree.is_node(a) for a in args):
+            return self.through_code()(*args)
         key = _plain_key(self.base, args)
         sweeps = self._sweeps_by_key.get(key) if key is not None else None
         if sweeps is not None:          # a Hessian of arguments laid out as before: no f call, no lookups
@@ -594,6 +625,7 @@ def jacfwd(fn, argnums=0):
                                                                     structures=structures), structures)
 
     jacobian.as_code = functools.lru_cache(maxsize=None)(as_code)
+    jacobian.called_form = functools.lru_cache(maxsize=None)(lambda: _called_form(jacobian, Transformed.of(fn)))
     return jacobian
 
 
@@ -698,6 +730,8 @@ class HessianVectorProduct(_Derived):
             raise TypeError(f"hvp(f) takes f's {n} arguments and then the vector v; got {len(args)} arguments")
         *args, v = args
         args = self.bind(tuple(args), {})
+        if self.base.steps and any(tree.is_node(a) for a in args):
+            return self.through_code()(*args, v)
         layout = _Layout(self.base, args)
         _check_float(args, (self.argnum,), layout, "hvp")
         where = args[self.argnum]
@@ -774,8 +808,12 @@ class LinearizedJvp:
                                       "function that returns tr.jvp(f, primals, tangents)[1] and transform that")
         else:
             self.as_code = functools.lru_cache(maxsize=None)(self._code_form)
+            self.called_form = functools.lru_cache(maxsize=None)(lambda: _called_form(self, self.forward))
 
-    def _code_form(self) -> Transformed:
+    def _code_form(self, structures=None) -> Transformed:
+        if structures is not None and any(t.kind != "leaf" for t in structures):
+            raise TransformError("the function linearize returns is written as code for tangents that are arrays "
+                                 "and numbers; pass each array of a tuple, list or dict as a tangent of its own")
         primals = self.primals
         return _code_form(self.forward, lambda fun, n: derived_code.written(
             "linearized", fun, n, tuple(range(n)), True, primals=primals))

@@ -39,8 +39,7 @@ def written(kind: str, fun, arity: int, argnums: tuple, several: bool, inner: tu
     linearized's ``primals``: where its jvp is taken (the module's ``p0``, ``p1``...).
     ``structures``: per argument, the TreeDef of the tuple, list or dict it is given (LEAF for an
     array or a number), for a Jacobian in arguments that are structures (``_of_structures``)."""
-    name = re.sub(r"\W", "", getattr(fun, "__name__", "") or "") or "fun"
-    name = "lambda_fn" if name == "lambda" else name
+    name = _name_of(fun)
     stem = f"{kind}_{arity}"
     if structures is not None and any(t.kind != "leaf" for t in structures):
         defs, stem = _of_structures(kind, name, structures, argnums, several, inner), f"{kind}_{arity}_tree"
@@ -53,11 +52,36 @@ def written(kind: str, fun, arity: int, argnums: tuple, several: bool, inner: tu
     return getattr(module, f"{kind}_{name}")
 
 
+def called(fun, arity: int):
+    """A plain function whose body calls ``fun`` (a Jacobian's function, or the one linearize
+    returns): what a transform from Python transforms.  At arrays, the call inlines ``fun``'s code
+    form; at tuple, list or dict arguments the transform takes their leaves, and the call inlines
+    the code form written for their structures, which only code calling ``fun`` knows."""
+    name = _name_of(fun)
+    name = "called_fun" if name == "fun" else name      # not the module's name for what it calls
+    xs = ", ".join(_params(arity))
+    text = (f"# a function of {arity} positional arguments called from code, written by transformer/derived_code.py,\n"
+            f"# so that a transform of it takes the code form of fun written for its arguments\n\n\n"
+            f"def {name}({xs}):\n"
+            f"    return fun({xs})\n")
+    module = emit.load_written(text, f"called_{arity}", {"fun": fun})
+    return getattr(module, name)
+
+
+def called_from_code(base, fun=None):
+    """``called`` of ``fun`` (``base`` itself by default), a Transformed of ``base``'s parameters on
+    its target: a transform of it at tuple, list or dict arguments takes what ``base``'s own generated
+    code cannot (grad(f)'s, vmap(f)'s, a Jacobian's)."""
+    from .transformed import Transformed      # transformed.py's chain reaches this module
+    return Transformed(called(base if fun is None else fun, len(base.signature.parameters)), (), base.target, (),
+                       (), base.tiered)
+
+
 def picked(fun, arity: int, treedef) -> list:
     """For each array of ``fun``'s output, whose structure is ``treedef`` (a tuple, list or dict),
     ``fun`` with that array alone as its output: a Hessian of a function returning a structure is
     the Hessian of each of its arrays, nested as the output is."""
-    name = re.sub(r"\W", "", getattr(fun, "__name__", "") or "") or "fun"
+    name = _name_of(fun)
     xs = ", ".join(_params(arity))
     accesses = _leaf_paths(treedef, "value")
     defs = [f"def leaf{k}_of_{name}({xs}):\n"
@@ -69,6 +93,12 @@ def picked(fun, arity: int, treedef) -> list:
             + "\n\n\n".join(defs) + "\n")
     module = emit.load_written(text, f"picked_{arity}", {"fun": fun})
     return [getattr(module, f"leaf{k}_of_{name}") for k in range(len(accesses))]
+
+
+def _name_of(fun) -> str:
+    """``fun``'s name as a Python name (a lambda's is ``lambda_fn``)."""
+    name = re.sub(r"\W", "", getattr(fun, "__name__", "") or "") or "fun"
+    return "lambda_fn" if name == "lambda" else name
 
 
 _HEADER = """\

@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from . import staging, tree
+from . import derived_code, staging, tree
 from .staging import Step
 from .transformed import Boundary, Transformed, refuse_complex
 
@@ -36,9 +36,10 @@ def _jvp_of_pytrees(fn, primals: tuple, tangents):
         raise ValueError(f"jvp got {len(primals)} primals; pass a tuple of as many tangents, each of its "
                          f"primal's structure")
     base = Transformed.of(fn)
-    if base.boundaries or base.static_argnums:
-        raise TypeError(f"jvp with pytree primals of {base!r}: apply jvp to the function before vmap, pmap "
-                        f"or static arguments")
+    if base.static_argnums:
+        raise TypeError(f"jvp with pytree primals of {base!r}: apply jvp to the function before static arguments")
+    if base.boundaries:     # grad(f), vmap(f): a plain function calling it, whose call takes the structures
+        fn = base = derived_code.called_from_code(base)
     names = list(base.signature.parameters)
     if len(primals) != len(names):
         raise TypeError(f"jvp of a function of {len(names)} arguments got {len(primals)} primals")

@@ -962,8 +962,8 @@ class _Normalizer:
         structures = tuple(self.display_structure(a.value) for a in node.args)
         as_code = getattr(made, "as_code", None)
         try:
-            if as_code is not None and any(t.kind != "leaf" for t in structures):
-                return as_code(structures)      # its code form for these structures
+            if as_code is not None:      # its code form, for these structures where it is given any
+                return as_code(structures if any(t.kind != "leaf" for t in structures) else None)
             stepwise = Transformed.of(made).stepwise()
         except TransformError as err:
             raise self.error(node.func, err.bare_message) from None

@@ -81,6 +81,8 @@ def classify(value, dotted: str = "") -> Resolved:
         return Resolved("user", definition, None, dotted)
     if hasattr(value, "__transformer_fn__"):   # another transformed function (e.g. @tr.jit helper)
         return Resolved("user", value, None, dotted)
+    if hasattr(value, "as_code") or hasattr(value, "transform_refusal"):   # the function linearize returns
+        return Resolved("user", value, None, dotted)
     if isinstance(value, (custom_vjp, custom_jvp)):   # inlined through its forward rule / its own body
         return Resolved("user", value, None, dotted)
     if isinstance(value, types.FunctionType):

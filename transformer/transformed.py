@@ -104,12 +104,12 @@ class Transformed:
 
     @classmethod
     def of(cls, fn) -> "Transformed":
-        """``fn`` itself if already transformed, its code form if it has one (the function jacfwd
-        or linearize returns, derived_code.py), else a plain wrapper of it."""
+        """``fn`` itself if already transformed, the plain function calling it if it has a code form
+        (the function jacfwd or linearize returns, derived_code.py), else a plain wrapper of it."""
         if isinstance(fn, Transformed):
             return fn
-        as_code = getattr(fn, "as_code", None)      # jacfwd's function, linearize's: their code form
-        return as_code() if as_code is not None else cls(fn)
+        called = getattr(fn, "called_form", None)   # jacfwd's function, linearize's: called from code
+        return called() if called is not None else cls(fn)
 
     def stepwise(self) -> "Transformed":
         """This function as a chain of steps that computes it, for a transform that rebuilds the
