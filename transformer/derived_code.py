@@ -16,12 +16,15 @@ as code instead, the Jacobian is an ordinary function of the transforms that com
 * ``linearized``: ``tr.jvp`` at the primals ``linearize`` was given, which the module holds.
 
 So ``tr.jacrev(f)(x)`` inside a jitted loop is inlined as that function is, and
-``tr.grad(tr.hessian(f))`` transforms it (``_Derived.then``).  The text depends on the kind, the
-number of arguments and the argnums only; it is written to the cache directory once, and each
-function transformed loads it as a module of its own, in which ``fun`` is that function (as
+``tr.grad(tr.hessian(f))`` transforms the plain function that calls it (``called``), whose call
+inlines the code form.  The text depends on the kind, the number of arguments, the argnums and,
+where arguments are tuples, lists or dicts, their structures (``_of_structures``: the Jacobian of
+``f`` taking each leaf, regrouped); it is written to the cache directory once, and each function
+transformed loads it as a module of its own, in which ``fun`` is that function (as
 ``checkpoint.py`` writes its rules).  ``transformer show`` prints these lines under the file's
-name.  The Jacobian is of one array output, and of arrays and numbers: a function returning a
-tuple, or a tuple argument, is refused (``derived._code_form``); derived.py's own calls take both.
+name.  The code form is of one array output: a function returning a tuple is refused
+(``derived._code_form``); derived.py's own calls take it, and a Hessian of one is taken per array
+(``picked``).
 """
 from __future__ import annotations
 

@@ -957,7 +957,7 @@ class _Normalizer:
 
     def code_form(self, node: cst.Call, made):
         """The transform ``node.func`` makes, as a chain of steps to inline: a Jacobian's is its code
-        form (derived_code.py), which takes arrays and numbers, not structures."""
+        form (derived_code.py), written for the structures of the arguments where they are tuples."""
         from .transformed import Transformed
         structures = tuple(self.display_structure(a.value) for a in node.args)
         as_code = getattr(made, "as_code", None)
@@ -1812,9 +1812,9 @@ class _Normalizer:
     def check_structured_steps(self, node, fn, structured):
         """A transform given a tuple, list or dict inside transformed code takes its leaves, one
         parameter each (structure.adapt_steps speaks of them), when its chain is one whose results
-        ``regrouped`` can rebuild: grad or value_and_grad then jit or vmap (the gradients take the
-        arguments' structures), jit and vmap alone (the results are the function's), and jvp or vjp
-        alone (the tangents are leaves; the cotangents take the primals' structures)."""
+        ``regrouped`` can rebuild: grad or value_and_grad then jit, vmap or pmap (the gradients take
+        the arguments' structures), jit, vmap and pmap alone (the results are the function's), and
+        jvp or vjp alone (the tangents are leaves; the cotangents take the primals' structures)."""
         names = [step.name for step in fn.steps]
         options = dict(fn.steps[0].options) if fn.steps else {}
         rest = names[1:] if names[:1] in (["grad"], ["value_and_grad"], ["jvp"], ["vjp"]) else names

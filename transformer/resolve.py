@@ -81,7 +81,7 @@ def classify(value, dotted: str = "") -> Resolved:
         return Resolved("user", definition, None, dotted)
     if hasattr(value, "__transformer_fn__"):   # another transformed function (e.g. @tr.jit helper)
         return Resolved("user", value, None, dotted)
-    if hasattr(value, "as_code") or hasattr(value, "transform_refusal"):   # the function linearize returns
+    if hasattr(value, "as_code") or hasattr(value, "transform_refusal"):   # a Jacobian's function, linearize's
         return Resolved("user", value, None, dotted)
     if isinstance(value, (custom_vjp, custom_jvp)):   # inlined through its forward rule / its own body
         return Resolved("user", value, None, dotted)

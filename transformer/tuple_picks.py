@@ -17,53 +17,42 @@ from __future__ import annotations
 import libcst as cst
 
 from . import core_form as cf
-from . import dataflow
+from . import dataflow, simplify
 
 
 def plain(body: list, scope) -> list:
     """``body`` with inner tuple displays named and picks of tuple elements resolved."""
-    body = _named_inner_displays(body, scope)
+    body = _each_assignment(body, lambda stmt, a: _inner_displays_named(stmt, a, scope))
     statements = list(dataflow.walk(body))
-    bound = {}
-    for a in statements:
-        if a.kind == "assign":          # (a tuple is never written into)
-            bound[a.target] = bound.get(a.target, 0) + 1
-    loops = _loop_targets(body)
-    once = {name for name, count in bound.items() if count == 1 and name not in loops}
+    counts = dataflow.write_counts(cst.FunctionDef(cst.Name("body"), cst.Parameters(), cf.block(body)),
+                                   include_setitem=False)      # (a tuple is never written into)
+    once = {name for name, count in counts.count.items() if count == 1}
     displays = {a.target: [el.value for el in a.value.elements] for a in statements
                 if a.kind == "assign" and a.target in once and isinstance(a.value, cst.Tuple)}
     tuples = dataflow.tuple_sizes(statements)
 
-    def resolved(value):
+    def resolved(stmt, a) -> list:
+        value = a.value
         if not (isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name)
                 and value.value.value in displays and len(value.slice) == 1
                 and isinstance(value.slice[0].slice, cst.Index)):
-            return None
+            return [stmt]
         elements = displays[value.value.value]
         k = cf.int_literal(value.slice[0].slice.value)
         if k is None or not -len(elements) <= k < len(elements):
-            return None
+            return [stmt]
         element = elements[k]
         if isinstance(element, cst.Name) and element.value in once and element.value in tuples:
-            return element
-        return None
-
-    def rewrite(stmts: list) -> list:
-        out = []
-        for stmt in stmts:
-            if isinstance(stmt, cst.SimpleStatementLine):
-                a = dataflow.classify(stmt)
-                element = resolved(a.value) if a.kind == "assign" else None
-                if element is not None:
-                    stmt = stmt.with_changes(body=[a.small.with_changes(value=element)])
-                out.append(stmt)
-            else:
-                out.append(_with_blocks(stmt, rewrite))
-        return out
-    return rewrite(body)
+            return [stmt.with_changes(body=[a.small.with_changes(value=element)])]
+        return [stmt]
+    return _each_assignment(body, resolved)
 
 
-def _named_inner_displays(body: list, scope) -> list:
+def _inner_displays_named(stmt, a, scope) -> list:
+    """``stmt`` assigning a display with displays in it, after the assignments naming them."""
+    if not (isinstance(a.value, cst.Tuple) and any(isinstance(el.value, cst.Tuple) for el in a.value.elements)):
+        return [stmt]
+
     def named(display: cst.Tuple, out: list) -> cst.Tuple:
         elements = []
         for el in display.elements:
@@ -74,47 +63,21 @@ def _named_inner_displays(body: list, scope) -> list:
                 value = cst.Name(inner)
             elements.append(el.with_changes(value=value))
         return display.with_changes(elements=elements)
-
-    def rewrite(stmts: list) -> list:
-        out = []
-        for stmt in stmts:
-            if isinstance(stmt, cst.SimpleStatementLine):
-                a = dataflow.classify(stmt)
-                if a.kind == "assign" and isinstance(a.value, cst.Tuple) and \
-                        any(isinstance(el.value, cst.Tuple) for el in a.value.elements):
-                    hoisted: list = []
-                    display = named(a.value, hoisted)
-                    if hoisted:         # the user line's comment stays above the first of them
-                        hoisted[0] = hoisted[0].with_changes(leading_lines=stmt.leading_lines)
-                        stmt = stmt.with_changes(leading_lines=[])
-                    out += hoisted
-                    stmt = stmt.with_changes(body=[a.small.with_changes(value=display)])
-                out.append(stmt)
-            else:
-                out.append(_with_blocks(stmt, rewrite))
-        return out
-    return rewrite(body)
+    hoisted: list = []
+    display = named(a.value, hoisted)
+    # the user line's comment stays above the first of them
+    hoisted[0] = hoisted[0].with_changes(leading_lines=stmt.leading_lines)
+    return hoisted + [stmt.with_changes(leading_lines=[], body=[a.small.with_changes(value=display)])]
 
 
-def _loop_targets(body: list) -> set:
-    found = set()
-    for stmt in body:
-        if isinstance(stmt, cst.For):
-            found |= set(dataflow.atom_names(stmt.target))
-        for block in cf.blocks(stmt):
-            found |= _loop_targets(block)
-    return found
-
-
-def _with_blocks(stmt, rewrite):
-    """``stmt`` with ``rewrite`` applied to each statement list in it (an elif is a nested if)."""
-    if isinstance(stmt, cst.If):
-        orelse = stmt.orelse
-        if isinstance(orelse, cst.If):
-            orelse = _with_blocks(orelse, rewrite)
-        elif orelse is not None:
-            orelse = orelse.with_changes(body=cf.block(rewrite(list(orelse.body.body))))
-        return stmt.with_changes(body=cf.block(rewrite(list(stmt.body.body))), orelse=orelse)
-    if isinstance(stmt, (cst.For, cst.While)):
-        return stmt.with_changes(body=cf.block(rewrite(list(stmt.body.body))))
-    return stmt
+def _each_assignment(stmts: list, change) -> list:
+    """``stmts`` with each assignment ``x = value`` replaced by ``change(statement, assignment)``, a
+    list of statements, in every block."""
+    out = []
+    for stmt in stmts:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            out.append(simplify.map_blocks(stmt, lambda block: _each_assignment(block, change)))
+            continue
+        a = dataflow.classify(stmt)
+        out += change(stmt, a) if a.kind == "assign" else [stmt]
+    return out
