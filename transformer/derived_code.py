@@ -208,7 +208,7 @@ def _of_structures(kind, name, structures, argnums, several, inner) -> list[str]
         raise TransformError(f"{kind} of a function given a tuple, list or dict is written as code for arrays "
                              f"and numbers only; pass each array as an argument of its own")
     for treedef in structures:
-        _check_writable(treedef)
+        _check_arrays_in_tuples_lists_dicts(treedef)
     paths = [_leaf_paths(treedef, f"x{k}") for k, treedef in enumerate(structures)]
     leaves = [f"x{k}_{j}" for k, found in enumerate(paths) for j in range(len(found))]
     leaf_of = {}        # (argument, its leaf) -> position among the flat function's parameters
@@ -247,13 +247,13 @@ def _of_structures(kind, name, structures, argnums, several, inner) -> list[str]
     return [flat, *defs, main]
 
 
-def _check_writable(treedef):
+def _check_arrays_in_tuples_lists_dicts(treedef):
     if treedef.kind in ("namedtuple", "node"):
         raise TransformError(f"a Jacobian inside transformed code of a {treedef.node_type.__qualname__} "
                              f"argument is written for tuples, lists and dicts of arrays; pass a tuple of its "
                              f"arrays")
     for child in treedef.children:
-        _check_writable(child)
+        _check_arrays_in_tuples_lists_dicts(child)
 
 
 def _leaf_paths(treedef, access: str) -> list[str]:
