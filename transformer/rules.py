@@ -4,6 +4,10 @@ Rules are plain Python functions in ``templates/``: one module per
 transform for the primitives every NumPy program uses (``adjoints.py``,
 ``tangents.py``, ``batching.py``), and one module per family of primitives
 (``sorting.py``: every rule of ``np.sort`` and its kin, whatever the transform).
+A backend's per-primitive knowledge (how CUDA's fused kernels spell ``np.where`` on
+scalars, which collectives an MPI shard runs) is a table here too, named for the
+backend (``"cuda"``) and registered from a module of ``templates/`` the same way:
+the backend reads the table and keeps only its machinery.
 Each is registered right next to its definition with a decorator from here,
 keyed by primitive name.  A primitive that a transform cannot
 handle is listed with ``unsupported(...)`` and a reason, which becomes the
@@ -27,12 +31,14 @@ _TEMPLATE_MODULES = {
 
 
 def rule(transform: str, *names: str, **options):
-    """Register the decorated template as ``transform``'s rule for ``names``."""
+    """Register the decorated template as ``transform``'s rule for ``names`` (a backend's table is
+    made by its first rule)."""
     def decorate(template):
+        registered = RULES.setdefault(transform, {})
         for name in names:
-            if name in RULES[transform]:
+            if name in registered:
                 raise ValueError(f"two {transform} rules for {name!r}")
-            RULES[transform][name] = template
+            registered[name] = template
         template.rule_options = options
         return template
     return decorate
@@ -76,15 +82,30 @@ _NOT_RULES = {"definitions"}
 
 
 def table(transform: str) -> dict[str, Callable]:
-    """The loaded rule table of ``transform`` (importing its template module and every family's once)."""
-    module = _TEMPLATE_MODULES[transform]
-    try:
-        importlib.import_module(module)
-    except ModuleNotFoundError as err:
-        if err.name != module:
-            raise
+    """The loaded rule table of ``transform`` or of a backend (importing its template module and every
+    family's once)."""
+    module = _TEMPLATE_MODULES.get(transform)
+    if module is not None:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as err:
+            if err.name != module:
+                raise
     _load_families()
-    return RULES[transform]
+    return RULES.setdefault(transform, {})
+
+
+def options(transform: str, name: str) -> dict | None:
+    """The options ``name``'s rule in ``transform``'s table was registered with (None: it has none)."""
+    template = table(transform).get(name)
+    return None if template is None else getattr(template, "rule_options", {})
+
+
+def named(transform: str, **wanted) -> frozenset[str]:
+    """The primitives whose rule in ``transform``'s table was registered with every option in
+    ``wanted`` (``named("cuda", strategy="unchanged")``)."""
+    return frozenset(name for name, template in table(transform).items()
+                     if all(getattr(template, "rule_options", {}).get(k) == v for k, v in wanted.items()))
 
 
 _families_loaded = False
