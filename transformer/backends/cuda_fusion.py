@@ -33,44 +33,16 @@ from __future__ import annotations
 import libcst as cst
 
 from .. import core_form as cf
-from .. import primitives
+from .. import primitives, rules
 from ..core_form import CoreFunction
 from ..errors import Location, TransformError
+from .per_example import scalar_form
 
 ELEMENTWISE_KINDS = (primitives.UNARY, primitives.BINARY, primitives.COMPARE)
-ELEMENTWISE_NAMES = {"where", "clip", "astype", "stop_gradient"}
-REDUCTIONS = {"sum", "mean", "max", "min"}
-# primitive -> the driver's call for it (the same arguments, keywords kept)
-DRIVER_CALLS = {
-    "matmul": "cu.matmul", "dot": "cu.matmul", "transpose": "cu.transpose", "reshape": "cu.reshape",
-    "moveaxis": "cu.moveaxis", "shape": "cu.shape",
-    "zeros": "cu.zeros", "ones": "cu.ones", "full": "cu.full", "empty": "cu.zeros",
-    "zeros_like": "cu.zeros_like", "ones_like": "cu.ones_like", "full_like": "cu.full_like",
-    "empty_like": "cu.zeros_like", "rt.zeros_like": "cu.zeros_like", "rt.unbroadcast": "cu.unbroadcast",
-    "rt.expand_to": "cu.expand_to", "rt.copy": "cu.copy", "copy": "cu.copy", "broadcast_to": "cu.broadcast_to",
-}
-HOST_MADE = {"arange", "linspace", "eye"}               # built on the host, copied over once
-UNCHANGED = {"ndim", "size", "len", "getitem", "rt.stack", "rt.push", "rt.pop", "rt.top",
-             "rt.scalar_seed"}
-CASTS = {"float", "int", "bool"}
 
 
 def source(core: CoreFunction) -> str:
     return _Driver(core).write()
-
-
-def _element_expression(prim, args, code):
-    """A primitive on scalars, as the per-element code spells it (None: as the core form does)."""
-    atoms = [code(a) for a in args]
-    if prim.name == "where":
-        return f"{atoms[1]} if {atoms[0]} else {atoms[2]}"
-    if prim.name == "clip":
-        return f"min(max({atoms[0]}, {atoms[1]}), {atoms[2]})"
-    if prim.name == "astype":
-        return f"{atoms[1]}({atoms[0]})"
-    if prim.name == "stop_gradient":
-        return atoms[0]
-    return None
 
 
 def is_elementwise(stmt) -> bool:
@@ -82,7 +54,15 @@ def is_elementwise(stmt) -> bool:
     if cf.is_atom(small.value):
         return True
     prim = cf.primitive_of(small.value)
-    return prim is not None and (prim.kind in ELEMENTWISE_KINDS or prim.name in ELEMENTWISE_NAMES)
+    return prim is not None and is_fused(prim)
+
+
+def is_fused(prim) -> bool:
+    """Whether fused kernels run ``prim``: the "cuda" table gives the driver no strategy for it, and
+    it is an elementwise kind or has a scalar form that holds per element (templates/scalar_forms.py)."""
+    if rules.options("cuda", prim.name) is not None:
+        return False
+    return prim.kind in ELEMENTWISE_KINDS or (rules.options("scalar", prim.name) or {}).get("per_element", False)
 
 
 class _Names(cst.CSTVisitor):
@@ -214,27 +194,28 @@ class _Driver:
         return [stmt.with_changes(body=[small.with_changes(value=self.lower(prim, small.value))])]
 
     def lower(self, prim, value):
-        """The driver's expression for one non-elementwise primitive."""
-        name = prim.name
-        if name in UNCHANGED:
+        """The driver's expression for one non-elementwise primitive, as its "cuda" rule's strategy
+        has it (templates/cuda.py)."""
+        rule = rules.options("cuda", prim.name) or {}
+        strategy = rule.get("strategy")
+        if strategy == "unchanged":
             return value
-        if name in CASTS:
+        if strategy == "host_scalar":
             arg = value.args[0].value
             return value.with_changes(args=[cst.Arg(cst.parse_expression(f"cu.value({self.code(arg)})"))])
-        if name in REDUCTIONS:
+        if strategy == "reduction":
             keywords = {key: self.code(atom) for key, atom in cf.keywords(value).items()}
             unknown = set(keywords) - {"axis", "keepdims"}
             if unknown:
-                self._refuse(f"np.{name} with {', '.join(sorted(unknown))}=")
+                self._refuse(f"{prim.spelling} with {', '.join(sorted(unknown))}=")
             return cst.parse_expression(
-                f"cu.reduce({name!r}, {self.code(value.args[0].value)}, axis={keywords.get('axis', 'None')}, "
+                f"cu.reduce({prim.name!r}, {self.code(value.args[0].value)}, axis={keywords.get('axis', 'None')}, "
                 f"keepdims={keywords.get('keepdims', 'False')})")
-        if name in DRIVER_CALLS:
+        if strategy == "driver":
             if isinstance(value, cst.BinaryOperation):          # x @ y
-                return cst.parse_expression(f"{DRIVER_CALLS[name]}({self.code(value.left)}, "
-                                            f"{self.code(value.right)})")
-            return value.with_changes(func=cst.parse_expression(DRIVER_CALLS[name]))
-        if name in HOST_MADE:
+                return cst.parse_expression(f"{rule['call']}({self.code(value.left)}, {self.code(value.right)})")
+            return value.with_changes(func=cst.parse_expression(rule["call"]))
+        if strategy == "host_made":
             return cst.parse_expression(f"cu.device({self.code(value)})")
         self._refuse(f"{prim.spelling}" if not prim.is_operator else f"the operator {prim.spelling}")
 
@@ -273,10 +254,9 @@ class _Driver:
             small = stmt.body[0]
             if not cf.is_atom(small.value):
                 prim = cf.primitive_of(small.value)
-                spelled = _element_expression(prim, [a.value for a in getattr(small.value, "args", ())],
-                                              self.code)
+                spelled = scalar_form(prim, [a.value for a in getattr(small.value, "args", ())])
                 if spelled is not None:
-                    stmt = stmt.with_changes(body=[small.with_changes(value=cst.parse_expression(spelled))])
+                    stmt = stmt.with_changes(body=[small.with_changes(value=spelled)])
             body.append(stmt)
         result = cst.parse_statement(f"return ({', '.join(outputs)}{',' if len(outputs) == 1 else ''})\n")
         doc = cst.SimpleStatementLine([cst.Expr(cst.SimpleString(

@@ -46,8 +46,8 @@ class KernelLaunch:
     where: str | None = None    # "file.py:LINE" of the user code behind the launch
 
     def to_json(self) -> dict:
-        return {"module": self.module, "name": self.name, "arguments": [list(a) for a in self.arguments],
-                "where": self.where}
+        # dict(...), not a display: the field "where" (the user's line) is no np.where to the registry's test
+        return dict(module=self.module, name=self.name, arguments=[list(a) for a in self.arguments], where=self.where)
 
     @classmethod
     def from_json(cls, record: dict) -> "KernelLaunch":
@@ -273,7 +273,7 @@ def main(argv=None) -> int:
     cc = tuple(int(part) for part in args.cc.split("."))
     refused = 0
     for launch in read_launches(args.launches):
-        record = {"kernel": launch.name, "signature": launch.signature_text(), "where": launch.where}
+        record = dict(kernel=launch.name, signature=launch.signature_text(), where=launch.where)
         try:
             compiled = compile_launch(launch, cc)
             record.update(outcome="ok", registers=compiled.registers, spill_bytes=compiled.spill_bytes)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from .. import runtime
+from .. import rules, runtime
 from . import cuda_kernels as kernels
 from . import cuda_lax, cuda_numpy
 
@@ -184,14 +184,15 @@ def _output_dtypes(element, args):
 
 
 # ---------------------------------------------------------- reductions
-_OPS = {"sum": kernels.SUM, "mean": kernels.MEAN, "max": kernels.MAX, "min": kernels.MIN}
 _MANY_OUTPUTS = 4096        # at least this many outputs: one thread per output is enough work
 
 
 def reduce(kind, x, axis=None, keepdims=False):
-    """``np.<kind>(x, axis=axis, keepdims=keepdims)`` for kind in sum/mean/max/min, on the device."""
+    """``np.<kind>(x, axis=axis, keepdims=keepdims)`` on the device, for a reduction of the "cuda"
+    table (templates/cuda.py): its rule names the kernels' ``combine`` and the value it ``start``s from."""
     if not (is_device(x) or isinstance(x, np.ndarray) and x.ndim > 0):
         return getattr(np, kind)(x, axis=axis, keepdims=keepdims)
+    rule = rules.options("cuda", kind)
     x = device(x)
     if axis is None:
         axes = tuple(range(x.ndim))
@@ -203,11 +204,11 @@ def reduce(kind, x, axis=None, keepdims=False):
     outer = int(np.prod(shape[:axes[0]], dtype=np.int64)) if axes else int(np.prod(shape))
     length = int(np.prod([shape[a] for a in axes], dtype=np.int64)) if axes else 1
     inner = int(np.prod(shape[axes[-1] + 1:], dtype=np.int64)) if axes else 1
-    if length == 0 and kind in ("max", "min"):
+    if length == 0 and rule["start"] != "zero":
         raise ValueError(f"zero-size array to reduction operation {kind} which has no identity")
     out_dtype = _reduced_dtype(kind, x.dtype)
-    op = _OPS[kind]
-    init = _identity(kind, x.dtype)
+    op = getattr(kernels, rule["combine"])
+    init = _start(rule["start"], op, x.dtype, kind)
     n_out = outer * inner
     out = cuda.device_array(max(n_out, 1), out_dtype)
     src = flat(x)
@@ -233,15 +234,18 @@ def _reduced_dtype(kind, dtype):
     return np.result_type(getattr(np, kind)(np.ones(1, dtype)))
 
 
-def _identity(kind, dtype):
-    if kind in ("sum", "mean"):
-        return 0.0 if dtype.kind == "f" or kind == "mean" else 0
+def _start(start, op, dtype, kind):
+    """The value a reduction of ``dtype`` starts from, as its rule's ``start`` names it (a mean's
+    zero is a float: it divides)."""
+    if start == "zero":
+        return 0.0 if dtype.kind == "f" or op == kernels.MEAN else 0
     info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype) if dtype.kind in "iu" else None
     if info is None:
         raise CudaTargetError(f"np.{kind} of {dtype} arrays on the cuda target")
+    lowest = start == "lowest"
     if dtype.kind == "f":
-        return -np.inf if kind == "max" else np.inf
-    return int(info.min) if kind == "max" else int(info.max)
+        return -np.inf if lowest else np.inf
+    return int(info.min) if lowest else int(info.max)
 
 
 # -------------------------------------------------------------- matmul

@@ -12,7 +12,7 @@ body, and writes its results.
 Reverse mode's tapes become fixed-size local arrays (``TAPE_CAPACITY``
 values each, float64); a loop that pushes more sets a flag and the host
 raises.  Cotangent helpers reduce to their scalar meaning (``rt.zeros_like(x)``
-is ``0.0``).  Code using anything else (array creation, reductions,
+is ``0.0``: the "scalar" table of templates/scalar_forms.py).  Code using anything else (array creation, reductions,
 in-place writes) is not per-example scalar code: the step is left to the
 ordinary vmap transform, and the array path compiles it.
 """
@@ -21,7 +21,7 @@ from __future__ import annotations
 import libcst as cst
 
 from .. import core_form as cf
-from .per_example import PerExampleVmap, return_arity
+from .per_example import PerExampleVmap, return_arity, scalar_form
 
 TAPE_CAPACITY = 256
 
@@ -128,20 +128,10 @@ class _KernelBody:
         if prim.tape == "top":
             tape = code(args[0])
             return [_parse(f"{target} = tape_peek({tape}, {self.tape_sizes[tape]} - 1)")]
-        scalar_meaning = {
-            "rt.zeros_like": lambda x: "0.0",
-            "rt.scalar_seed": lambda y: "1.0",
-            "rt.unbroadcast": lambda g, x: g,
-            "rt.copy": lambda x: x,
-            "rt.cast_like": lambda g, x: f"float({g})",
-            "stop_gradient": lambda x: x,
-            "where": lambda c, a, b: f"{a} if {c} else {b}",
-            "clip": lambda x, lo, hi: f"min(max({x}, {lo}), {hi})",
-            "astype": lambda x, dtype: f"{dtype}({x})",
-        }.get(prim.name)
-        if scalar_meaning is None:
+        spelled = scalar_form(prim, args)
+        if spelled is None:
             return None
-        return [_parse(f"{target} = {scalar_meaning(*[code(a) for a in args[:len(prim.params)]])}")]
+        return [_parse(f"{target} = {code(spelled)}")]
 
 
 def _parse(text: str) -> cst.BaseSmallStatement:

@@ -10,21 +10,23 @@ per example.  When ``vmap`` is the outermost step of a chain, a compiling
 backend may take it over (``take_last_step``): CUDA runs one thread per
 example (``cuda_vmap.py``), the CPU a compiled loop over the examples
 (``cpu_vmap.py``).  This module decides which functions qualify and keeps
-their un-batched core form.
+their un-batched core form, and spells a primitive on scalars (``scalar_form``,
+from the ``"scalar"`` table of templates/scalar_forms.py) for this code and for
+CUDA's fused kernels.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import libcst as cst
 
 from .. import core_form as cf
-from .. import primitives
+from .. import primitives, rules, source
 from ..core_form import CoreFunction
 
+# kinds that mean on scalars what they mean on arrays: the "scalar" table has rules for the others
 _SCALAR_KINDS = (primitives.UNARY, primitives.BINARY, primitives.COMPARE)
-_SCALAR_NAMES = {"where", "clip", "float", "int", "bool", "astype", "getitem", "len", "stop_gradient",
-                 "rt.zeros_like", "rt.scalar_seed", "rt.unbroadcast", "rt.copy", "rt.cast_like"}
 
 
 @dataclass
@@ -58,15 +60,60 @@ def _is_scalar_code(stmts) -> bool:
                     return False               # an in-place write: per-example arrays are read-only here
                 if not cf.is_atom(small.value):
                     prim = cf.primitive_of(small.value)
-                    if prim is None or not (prim.kind in _SCALAR_KINDS or prim.name in _SCALAR_NAMES or prim.tape):
-                        return False
-                    if prim.name in ("matmul", "round"):
+                    if prim is None or not (has_scalar_form(prim) or prim.tape):
                         return False
         else:
             for block in cf.blocks(stmt):
                 if not _is_scalar_code(block):
                     return False
     return True
+
+
+def has_scalar_form(prim) -> bool:
+    """Whether one example's code may call ``prim``: an elementwise kind, or a rule of the "scalar"
+    table that does not refuse it (``form=None``)."""
+    rule = rules.options("scalar", prim.name)
+    if rule is None:
+        return prim.kind in _SCALAR_KINDS
+    return rule.get("form", "template") is not None
+
+
+def scalar_form(prim, operands) -> cst.BaseExpression | None:
+    """``prim`` called with ``operands`` (atoms, by position), as code on scalars spells it: the
+    expression its "scalar" rule's template returns, with the operands for its parameters (None:
+    as the core form spells it)."""
+    template = rules.table("scalar").get(prim.name)
+    if template is None or isinstance(template, rules.Machinery):
+        return None
+    params, returned = _returned_expression(template)
+    if len(operands) < len(params):
+        raise TypeError(f"{prim.spelling} on scalars takes {len(params)} operands, not {len(operands)}")
+    return returned.visit(_Operands(dict(zip(params, operands))))
+
+
+@functools.cache
+def _returned_expression(template) -> tuple[list[str], cst.BaseExpression]:
+    """A scalar form's parameter names and the expression its one ``return`` gives."""
+    node = source.load(template).node
+    (stmt,) = node.body.body
+    return [p.name.value for p in node.params.params], stmt.body[0].value
+
+
+class _Operands(cst.CSTTransformer):
+    """A template's parameters replaced by the call's operands (an attribute's name and a keyword
+    are no parameter)."""
+
+    def __init__(self, operands: dict):
+        self.operands = operands
+
+    def leave_Name(self, original, updated):
+        return self.operands.get(updated.value, updated)
+
+    def leave_Attribute(self, original, updated):
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original, updated):
+        return updated.with_changes(keyword=original.keyword)
 
 
 def _returns(stmts):
