@@ -50,6 +50,36 @@ class Lowering:
     rewrite: str = ""                    # the backend's rewrite of that name instead of a helper call
 
 
+COLLECTIVE_KINDS = ("reduce", "gather", "permute", "index")
+
+
+@dataclass(frozen=True)
+class Collective:
+    """What a named-axis collective computes from the values of the devices (or examples) of its
+    axis.  The device backends (backends/cpu_threads.py, cpu_devices.py, mpi.py, cuda_devices.py)
+    dispatch on this, never on the primitive's name.  ``does`` is one of COLLECTIVE_KINDS:
+
+    - "reduce": every device gets the devices' values combined elementwise by ``reduction``, a
+      NumPy ufunc applied in device order (np.add: psum), divided by the device count if ``mean``
+      (the mean of ints is a float);
+    - "gather": every device gets the devices' values stacked along a new leading axis;
+    - "permute": each device gets the value of the device that the ``perm`` operand's
+      (source, destination) pairs send to it, zeros where none does;
+    - "index": each device gets its own position along the axis; no value is exchanged.
+
+    A device's call of it takes the primitive's parameters and keywords less ``axis_name`` (the
+    device belongs to exactly one axis), keywords defaulting as the primitive's ``impl`` says."""
+    does: str
+    reduction: Callable | None = None
+    mean: bool = False
+
+    def __post_init__(self):
+        if self.does not in COLLECTIVE_KINDS:
+            raise ValueError(f"unknown collective kind {self.does!r}")
+        if (self.does == "reduce") != (self.reduction is not None) or (self.mean and self.does != "reduce"):
+            raise ValueError("only a reducing collective has a reduction, and it must have one")
+
+
 @dataclass(frozen=True)
 class Primitive:
     name: str                       # registry key, e.g. "sin"
@@ -74,8 +104,9 @@ class Primitive:
     # parameters whose value it never reads, only their shape (rt.unbroadcast(g, x) reads x's
     # shape): reverse mode need not tape them for it
     shape_only: tuple[str, ...] = ()
-    # a named-axis collective (lax.psum...): vmap and pmap give it meaning over their axis_name
-    collective: bool = False
+    # a named-axis collective (lax.psum...): vmap and pmap give it meaning over their axis_name, and
+    # what it computes across the devices of that axis (a Collective, always truthy); None otherwise
+    collective: Collective | None = None
     # reverse mode's tape: "new" makes one, "push" and "pop" change it, "top" reads its last entry
     tape: str = ""
     # backend -> Lowering, where the backend cannot compile the call as written
@@ -117,7 +148,7 @@ SHAPE_RULES = ("elementwise", "reduce", "scalar", "shape_tuple", "same", "like",
 
 def register(name, spelling, impl, kind, params, keywords=(), aliases=(), may_alias=False, results=(),
              library_aliases=(), index_arrays=False, on_device=True, shape_rule="", shape_only=(),
-             collective=False, tape="", numba=None, scalars_follow_arrays=(), methods=(), spread_argument="",
+             collective=None, tape="", numba=None, scalars_follow_arrays=(), methods=(), spread_argument="",
              attribute="", expands=False) -> Primitive:
     """``library_aliases``: dotted names such as ``"scipy.special.erf"``, for objects of a module
     that importing transformer should not import."""
@@ -492,11 +523,16 @@ register("moveaxis", "np.moveaxis", np.moveaxis, SHAPE, ("x", "source", "destina
 # The named-axis collectives of tr.lax, given meaning by the vmap or pmap whose axis_name they
 # name (transforms/vmap.py, transforms/pmap.py); ppermute's permutation is a static tuple of
 # (source, destination) pairs, spelled as a literal in core form.
-for _name in ("psum", "pmean", "pmax", "pmin", "all_gather"):
-    register(_name, f"lax.{_name}", getattr(lax, _name), SPECIAL, ("x", "axis_name"), collective=True)
-register("axis_index", "lax.axis_index", lax.axis_index, SPECIAL, ("axis_name",), collective=True)
+register("psum", "lax.psum", lax.psum, SPECIAL, ("x", "axis_name"), collective=Collective("reduce", np.add))
+register("pmean", "lax.pmean", lax.pmean, SPECIAL, ("x", "axis_name"),
+         collective=Collective("reduce", np.add, mean=True))
+register("pmax", "lax.pmax", lax.pmax, SPECIAL, ("x", "axis_name"), collective=Collective("reduce", np.maximum))
+register("pmin", "lax.pmin", lax.pmin, SPECIAL, ("x", "axis_name"), collective=Collective("reduce", np.minimum))
+register("all_gather", "lax.all_gather", lax.all_gather, SPECIAL, ("x", "axis_name"),
+         collective=Collective("gather"))
+register("axis_index", "lax.axis_index", lax.axis_index, SPECIAL, ("axis_name",), collective=Collective("index"))
 register("ppermute", "lax.ppermute", lax.ppermute, SPECIAL, ("x", "axis_name", "perm"), keywords=("inverse",),
-         collective=True)
+         collective=Collective("permute"))
 
 
 # ----------------------------------------------------------------- definitions

@@ -19,8 +19,8 @@ from numba import types
 from numba.core import errors as numba_errors
 from numba.extending import overload
 
-from . import cpu, numba_lowering, numba_parallel, numba_runtime
-from .cpu_threads import CALLBACK, DTYPES, OP, DeviceAborted
+from . import cpu, numba_lowering, numba_parallel
+from .cpu_threads import AXIS_SIZE, CALLBACK, COLLECTIVES, DTYPES, OP, DeviceAborted
 from . import device_code
 from .device_code import device_only_collectives, lower_collectives
 
@@ -95,17 +95,19 @@ def _value_dtype(x):
 sender_of = numba.njit(nogil=True, cache=True)(device_code.sender_of)
 
 
-# Generated device code calls these; only their numba overloads ever run.
-psum, pmean, pmax, pmin, all_gather, axis_index, ppermute = device_only_collectives()
+# Generated device code calls these (dev.psum, ...); only their numba overloads ever run.
+_STAND_INS = device_only_collectives()
+globals().update(_STAND_INS)
+_INDEX = next(OP[prim.name] for prim in COLLECTIVES if prim.collective.does == "index")
 
 
-def _elementwise_collective(name):
-    """An overload for a collective whose result has the value's shape."""
-    op = OP[name]
+def _reduction(prim):
+    """An overload for a collective that reduces: its result has the value's shape."""
+    op = OP[prim.name]
 
     def typer(x):
         dtype = _value_dtype(x)
-        to_float = name == "pmean" and isinstance(dtype, types.Integer)   # the mean of ints is a float
+        to_float = prim.collective.mean and isinstance(dtype, types.Integer)   # the mean of ints is a float
         code = _dtype_code(types.float64 if to_float else dtype)
         if isinstance(x, types.Array):
             if to_float:
@@ -136,36 +138,37 @@ def _elementwise_collective(name):
     return typer
 
 
-for _name, _stub in (("psum", psum), ("pmean", pmean), ("pmax", pmax), ("pmin", pmin)):
-    overload(_stub, jit_options={"nogil": True})(_elementwise_collective(_name))
+def _gather(prim):
+    """An overload for a collective that stacks every device's value."""
+    op = OP[prim.name]
+
+    def typer(x):
+        code = _dtype_code(_value_dtype(x))
+        if isinstance(x, types.Array):
+            def impl(x):
+                src = np.ascontiguousarray(x)
+                out = np.empty((_ask(AXIS_SIZE),) + src.shape, src.dtype)
+                _exchange(op, code, src, out)
+                return out
+        else:
+            def impl(x):
+                src = np.array([x])
+                out = np.empty(_ask(AXIS_SIZE), src.dtype)
+                _exchange(op, code, src, out)      # the host stacks (1,)-shaped values: n numbers
+                return out
+        return impl
+    return typer
 
 
-@overload(all_gather, jit_options={"nogil": True})
-def _all_gather(x):
-    op, size = OP["all_gather"], OP["axis_size"]
-    code = _dtype_code(_value_dtype(x))
-    if isinstance(x, types.Array):
-        def impl(x):
-            src = np.ascontiguousarray(x)
-            out = np.empty((_ask(size),) + src.shape, src.dtype)
-            _exchange(op, code, src, out)
-            return out
-    else:
-        def impl(x):
-            src = np.array([x])
-            out = np.empty(_ask(size), src.dtype)
-            _exchange(op, code, src, out)      # the host stacks (1,)-shaped values: n numbers
-            return out
-    return impl
+def _index(prim):
+    """An overload for a collective that answers the device's index."""
+    op = OP[prim.name]
 
-
-@overload(axis_index, jit_options={"nogil": True})
-def _axis_index():
-    op = OP["axis_index"]
-
-    def impl():
-        return _ask(op)
-    return impl
+    def typer():
+        def impl():
+            return _ask(op)
+        return impl
+    return typer
 
 
 def zeros_if_no_pairs(x, perm):
@@ -178,23 +181,32 @@ def zeros_if_no_pairs(x, perm):
     return lambda x, perm, inverse: x * 0
 
 
-@overload(ppermute, jit_options={"nogil": True})
-def _ppermute(x, perm, inverse):
-    op, me, size = OP["ppermute"], OP["axis_index"], OP["axis_size"]
-    code = _dtype_code(_value_dtype(x))
-    nothing_sent = zeros_if_no_pairs(x, perm)
-    if nothing_sent is not None:
-        return nothing_sent
-    if isinstance(x, types.Array):
-        def impl(x, perm, inverse):
-            src = np.ascontiguousarray(x)
-            out = np.empty_like(src)
-            _exchange(op, code, src, out, sender_of(perm, inverse, _ask(me), _ask(size)))
-            return out
-    else:
-        def impl(x, perm, inverse):
-            src = np.array([x])
-            out = np.empty_like(src)
-            _exchange(op, code, src, out, sender_of(perm, inverse, _ask(me), _ask(size)))
-            return out[0]
-    return impl
+def _permute(prim):
+    """An overload for a collective that sends values along ``perm``."""
+    op = OP[prim.name]
+
+    def typer(x, perm, inverse):
+        code = _dtype_code(_value_dtype(x))
+        nothing_sent = zeros_if_no_pairs(x, perm)
+        if nothing_sent is not None:
+            return nothing_sent
+        if isinstance(x, types.Array):
+            def impl(x, perm, inverse):
+                src = np.ascontiguousarray(x)
+                out = np.empty_like(src)
+                _exchange(op, code, src, out, sender_of(perm, inverse, _ask(_INDEX), _ask(AXIS_SIZE)))
+                return out
+        else:
+            def impl(x, perm, inverse):
+                src = np.array([x])
+                out = np.empty_like(src)
+                _exchange(op, code, src, out, sender_of(perm, inverse, _ask(_INDEX), _ask(AXIS_SIZE)))
+                return out[0]
+        return impl
+    return typer
+
+
+# What each collective does -> its overload; the registry says what each one does.
+_OVERLOADS = {"reduce": _reduction, "gather": _gather, "index": _index, "permute": _permute}
+for _prim in COLLECTIVES:
+    overload(_STAND_INS[_prim.name], jit_options={"nogil": True})(_OVERLOADS[_prim.collective.does](_prim))

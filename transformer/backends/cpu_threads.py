@@ -29,9 +29,15 @@ import threading
 
 import numpy as np
 
-# Codes shared with the compiled side (cpu_devices): opcode, dtype code.
-OPS = ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size", "ppermute")
+from .. import primitives
+
+# Codes shared with the compiled side (cpu_devices): opcode, dtype code.  The opcodes number the
+# registry's collectives in registry order, then one more question device code asks the host:
+# "axis_size", the number of devices.
+COLLECTIVES = tuple(prim for prim in primitives.REGISTRY.values() if prim.collective)
+OPS = tuple(prim.name for prim in COLLECTIVES) + ("axis_size",)
 OP = {name: code for code, name in enumerate(OPS)}
+AXIS_SIZE = OP["axis_size"]
 DTYPES = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.int64), np.dtype(np.int32))
 FAILED = -1
 
@@ -122,18 +128,18 @@ def combine(arrivals) -> np.ndarray | list:
     if len(shapes) > 1:
         listed = ", ".join(f"device {i} has {v.shape}" for i, v in enumerate(values))
         raise ValueError(f"lax.{name} needs the same shape on every pmap device: {listed}")
-    if name == "all_gather":
+    collective = primitives.REGISTRY[name].collective
+    if collective.does == "gather":
         return np.stack(values)
-    if name == "ppermute":      # copies: a sender's buffer is its own again once it leaves the barrier
+    if collective.does == "permute":      # copies: a sender's buffer is its own again once it leaves the barrier
         return [values[source].copy() if source >= 0 else np.zeros_like(values[index])
                 for index, (_, _, source) in enumerate(arrivals)]
-    if name in ("psum", "pmean"):
-        total = values[0].copy()          # fixed order: every device gets the same bits
-        for v in values[1:]:
-            total += v
-        return total / len(values) if name == "pmean" else total
-    reduce = np.maximum if name == "pmax" else np.minimum
-    return reduce.reduce(np.stack(values))
+    if collective.does != "reduce":
+        raise ValueError(f"lax.{name} exchanges no values between pmap devices")
+    total = values[0].copy()          # fixed order: every device gets the same bits
+    for v in values[1:]:
+        collective.reduction(total, v, out=total)
+    return total / len(values) if collective.mean else total
 
 
 # ------------------------------------------------------- the C callback
@@ -154,17 +160,17 @@ def _callback(op, dtype_code, src, dst, shape_ptr, ndim, source):
     if device is None:
         return FAILED           # compiled device code called outside pmap: the caller raises
     group, index = device
-    name = OPS[op]
-    if name == "axis_index":
-        return index
-    if name == "axis_size":
+    if op == AXIS_SIZE:
         return group.size
+    prim = COLLECTIVES[op]
+    if prim.collective.does == "index":
+        return index
     try:
         dtype = DTYPES[dtype_code]
         shape = tuple(np.ctypeslib.as_array((ctypes.c_int64 * ndim).from_address(shape_ptr))) if ndim else ()
         count = int(np.prod(shape))
         value = np.frombuffer((ctypes.c_char * (count * dtype.itemsize)).from_address(src), dtype).reshape(shape)
-        result = group.collective(index, name, value, source)
+        result = group.collective(index, prim.name, value, source)
         out = np.frombuffer((ctypes.c_char * (result.size * dtype.itemsize)).from_address(dst), dtype)
         out[:] = result.reshape(-1)
         return 0

@@ -16,6 +16,7 @@ collective; peer-to-peer copies (NCCL or ``cudaMemcpyPeer``) are not used yet.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import threading
 
 import libcst as cst
@@ -26,7 +27,7 @@ from numba.core import config
 from . import cpu_threads, cuda as cuda_target
 from .cuda_fusion import _Driver
 from .cuda_runtime import device as to_device, is_device
-from .device_code import COLLECTIVES, sender_of
+from .device_code import COLLECTIVES, device_operands, sender_of
 
 NAME = "pmap-cuda"
 PREAMBLE = cuda_target.PREAMBLE + "from transformer.backends import cuda_devices as cdev\n"
@@ -36,7 +37,7 @@ class _ShardDriver(_Driver):
     """The CUDA host driver, with each collective left as a host call of this module."""
 
     def lower(self, prim, value):
-        if prim.name in COLLECTIVES:
+        if prim.collective:
             return value.with_changes(func=cst.parse_expression(f"cdev.{prim.name}"))
         return super().lower(prim, value)
 
@@ -90,45 +91,52 @@ def run(shard_fn, shard_args: list[tuple], gpu_ids: list[int]) -> list:
     return cpu_threads.run(on_its_gpu, shard_args)
 
 
-def _meet(opname: str, x, sender: int = -1):
+def _meet(prim, x, sender: int = -1):
     """One collective, staged through the host: this device's value down, the result back up."""
     group, index = cpu_threads.current_device()
     on_gpu = is_device(x)
     host = x.copy_to_host() if on_gpu else np.array(x)       # a contiguous copy; 0-d stays 0-d
     with _Simulator.turn(released=True):
-        result = group.collective(index, opname, host, sender)
-    if np.ndim(x) == 0 and not on_gpu and opname != "all_gather":
+        result = group.collective(index, prim.name, host, sender)
+    if np.ndim(x) == 0 and not on_gpu and prim.collective.does != "gather":
         return result[()]                      # a host number stays a host number
     return to_device(np.asarray(result)) if np.ndim(result) else result
 
 
-# Called by the generated driver with the core form's arguments (the axis name included).
-def psum(x, axis_name):
-    return _meet("psum", x)
-
-
-def pmean(x, axis_name):
-    if np.issubdtype(x.dtype if is_device(x) else np.result_type(x), np.integer):
+def _reduce(prim, x):
+    if prim.collective.mean and np.issubdtype(x.dtype if is_device(x) else np.result_type(x), np.integer):
         x = np.asarray(x.copy_to_host() if is_device(x) else x, np.float64)      # the mean of ints is a float
-    return _meet("pmean", x)
+    return _meet(prim, x)
 
 
-def pmax(x, axis_name):
-    return _meet("pmax", x)
+def _gather(prim, x):
+    return _meet(prim, x)
 
 
-def pmin(x, axis_name):
-    return _meet("pmin", x)
-
-
-def all_gather(x, axis_name):
-    return _meet("all_gather", x)
-
-
-def axis_index(axis_name):
+def _index(prim):
     return cpu_threads.current_device()[1]
 
 
-def ppermute(x, axis_name, perm, inverse=False):
+def _permute(prim, x, perm, inverse):
     group, index = cpu_threads.current_device()
-    return _meet("ppermute", x, sender_of(perm, inverse, index, group.size))
+    return _meet(prim, x, sender_of(perm, inverse, index, group.size))
+
+
+# What each collective does -> how a device runs it, given the device's operands (device_code).
+_RUNS = {"reduce": _reduce, "gather": _gather, "index": _index, "permute": _permute}
+
+
+def _host_collective(prim):
+    """``cdev.<name>``, which the generated driver calls with the core form's arguments (the axis
+    name included): bound as the primitive binds them, run as the registry says it runs."""
+    signature, operands, runs = inspect.signature(prim.impl), device_operands(prim), _RUNS[prim.collective.does]
+
+    def collective(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return runs(prim, *(bound.arguments[name] for name in operands))
+    collective.__name__ = collective.__qualname__ = prim.name
+    return collective
+
+
+globals().update({prim.name: _host_collective(prim) for prim in COLLECTIVES})

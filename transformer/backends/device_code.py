@@ -11,11 +11,31 @@ with the core form's arguments as they are.)
 """
 from __future__ import annotations
 
+import inspect
+
 import libcst as cst
 
 from .. import core_form as cf
+from .. import primitives
 from ..core_form import CoreFunction
-from ..transforms.pmap import collective_call
+from ..transforms.pmap import AXIS_NAME, collective_call
+
+# The registry's collectives, in registry order (the CPU backend numbers its opcodes by it).
+COLLECTIVES = tuple(prim for prim in primitives.REGISTRY.values() if prim.collective)
+
+
+def device_operands(prim) -> tuple[str, ...]:
+    """What a device's call of collective ``prim`` takes: the primitive's parameters and keywords
+    less the axis name (the device belongs to exactly one axis), in that order."""
+    return tuple(name for name in prim.params + prim.keywords if name != AXIS_NAME)
+
+
+def keyword_default(prim, keyword: str):
+    """The value ``prim``'s keyword takes where a call leaves it out (its ``impl`` says)."""
+    default = inspect.signature(prim.impl).parameters[keyword].default
+    if default is inspect.Parameter.empty:
+        raise ValueError(f"lax.{prim.name} has no default for {keyword!r}")
+    return default
 
 
 class _Lower(cst.CSTTransformer):
@@ -26,12 +46,11 @@ class _Lower(cst.CSTTransformer):
         found = collective_call(updated)
         if not found:
             return updated
-        name, call = found
-        bound = cf.arguments(call)
-        operands = [bound[p] for p in DEVICE_PARAMS[name]]
-        if name == "ppermute":
-            operands.append(bound.get("inverse", cst.Name("False")))
-        return cf.call(f"{self.module_alias}.{name}", operands)
+        prim, call = found
+        bound = cf.arguments(call, prim)
+        operands = [bound[name] if name in bound else cf.literal(keyword_default(prim, name))
+                    for name in device_operands(prim)]
+        return cf.call(f"{self.module_alias}.{prim.name}", operands)
 
 
 def lower_collectives(core: CoreFunction, module_alias: str) -> CoreFunction:
@@ -40,14 +59,9 @@ def lower_collectives(core: CoreFunction, module_alias: str) -> CoreFunction:
     return core
 
 
-# What a device's collective takes: the primitive's operands less the axis name.
-DEVICE_PARAMS = {"psum": ("x",), "pmean": ("x",), "pmax": ("x",), "pmin": ("x",), "all_gather": ("x",),
-                 "axis_index": (), "ppermute": ("x", "perm")}     # ppermute also takes `inverse`
-COLLECTIVES = tuple(DEVICE_PARAMS)
-
-
-def device_only_collectives() -> tuple:
-    """One Python stand-in per collective, for a backend to give numba overloads.
+def device_only_collectives() -> dict:
+    """Collective name -> a Python stand-in, for a backend to bind as a module global of that name
+    (generated device code calls ``dev.psum(x)``) and give numba overloads.
 
     Each backend needs its own function objects (an overload is keyed by the
     function); calling one outside compiled device code is an error.
@@ -57,7 +71,7 @@ def device_only_collectives() -> tuple:
             raise NotImplementedError(f"{name} runs only inside compiled device code")
         collective.__name__ = collective.__qualname__ = name
         return collective
-    return tuple(stand_in(name) for name in COLLECTIVES)
+    return {prim.name: stand_in(prim.name) for prim in COLLECTIVES}
 
 
 def sender_of(perm, inverse, me, size):

@@ -30,9 +30,9 @@ from numba.core import errors as numba_errors
 from numba.extending import overload
 
 from ..errors import TransformError
-from . import cpu, numba_lowering, numba_parallel, numba_runtime
+from . import cpu, numba_lowering, numba_parallel
 from .cpu_devices import _value_dtype, sender_of, zeros_if_no_pairs
-from .device_code import device_only_collectives, lower_collectives
+from .device_code import COLLECTIVES, device_only_collectives, lower_collectives
 
 cpu.load_numba()    # every overload generated cpu code calls (nl.*, rt.*, lax.*, random.*), before any shard compiles
 
@@ -104,7 +104,8 @@ def tree_leaves(args):
 
 
 # ------------------------------------------------------------------ compiled side
-_OPS = {"psum": 1, "pmean": 2, "pmax": 3, "pmin": 4, "all_gather": 5, "ppermute": 6}
+# Each collective's code in the ranks' agreement check (0: none): the registry's order.
+_OPS = {prim.name: code for code, prim in enumerate(COLLECTIVES, start=1)}
 
 
 @numba.njit
@@ -126,18 +127,20 @@ def _agree(op, src):
             raise CollectiveMismatch("pmap ranks reached a collective with different operations or shapes")
 
 
-# Generated device code calls these; only their numba overloads ever run.
-psum, pmean, pmax, pmin, all_gather, axis_index, ppermute = device_only_collectives()
+# Generated device code calls these (mpi_dev.psum, ...); only their numba overloads ever run.
+_STAND_INS = device_only_collectives()
+globals().update(_STAND_INS)
 
 
-_OPERATOR = {"psum": numba_mpi.Operator.SUM, "pmean": numba_mpi.Operator.SUM,
-             "pmax": numba_mpi.Operator.MAX, "pmin": numba_mpi.Operator.MIN}
+# A reducing collective's NumPy reduction -> MPI's operator for it.
+_OPERATOR = {np.add: numba_mpi.Operator.SUM, np.maximum: numba_mpi.Operator.MAX,
+             np.minimum: numba_mpi.Operator.MIN}
 
 
-def _reduction(name):
-    """An overload for a collective whose result has the value's shape."""
-    op, operator = _OPS[name], _OPERATOR[name]
-    divide = name == "pmean"         # pmean = psum / number of ranks; the mean of ints is a float
+def _reduction(prim):
+    """An overload for a collective that reduces: its result has the value's shape."""
+    op, operator = _OPS[prim.name], _OPERATOR[prim.collective.reduction]
+    divide = prim.collective.mean       # the sum divided by the number of ranks; the mean of ints is a float
 
     def typer(x):
         if isinstance(x, types.Array):
@@ -168,38 +171,39 @@ def _reduce(op, src, operator):
     return out
 
 
-for _name, _stub in (("psum", psum), ("pmean", pmean), ("pmax", pmax), ("pmin", pmin)):
-    overload(_stub)(_reduction(_name))
+def _gather(prim):
+    """An overload for a collective that stacks every rank's value."""
+    op = _OPS[prim.name]
+
+    def typer(x):
+        _value_dtype(x)
+        if isinstance(x, types.Array):
+            def impl(x):
+                src = np.ascontiguousarray(x)
+                _agree(op, src)
+                out = np.empty((numba_mpi.size(),) + src.shape, src.dtype)
+                if numba_mpi.allgather(src, out, src.size) != 0:
+                    raise RuntimeError("MPI allgather failed")
+                return out
+        else:
+            def impl(x):
+                src = np.array([x])
+                _agree(op, src)
+                out = np.empty(numba_mpi.size(), src.dtype)
+                if numba_mpi.allgather(src, out, 1) != 0:
+                    raise RuntimeError("MPI allgather failed")
+                return out
+        return impl
+    return typer
 
 
-@overload(all_gather)
-def _all_gather(x):
-    op = _OPS["all_gather"]
-    _value_dtype(x)
-    if isinstance(x, types.Array):
-        def impl(x):
-            src = np.ascontiguousarray(x)
-            _agree(op, src)
-            out = np.empty((numba_mpi.size(),) + src.shape, src.dtype)
-            if numba_mpi.allgather(src, out, src.size) != 0:
-                raise RuntimeError("MPI allgather failed")
-            return out
-    else:
-        def impl(x):
-            src = np.array([x])
-            _agree(op, src)
-            out = np.empty(numba_mpi.size(), src.dtype)
-            if numba_mpi.allgather(src, out, 1) != 0:
-                raise RuntimeError("MPI allgather failed")
-            return out
-    return impl
-
-
-@overload(axis_index)
-def _axis_index():
-    def impl():
-        return numba_mpi.rank()
-    return impl
+def _index(prim):
+    """An overload for a collective that answers the rank."""
+    def typer():
+        def impl():
+            return numba_mpi.rank()
+        return impl
+    return typer
 
 
 @numba.njit
@@ -212,14 +216,11 @@ def receiver_of(perm, inverse, me):
     return -1
 
 
-_PERMUTE = _OPS["ppermute"]
-
-
 @numba.njit
-def _permute(src, perm, inverse):
+def _send_along(op, src, perm, inverse):
     """Point to point: send to this rank's receiver (non-blocking, so a ring cannot deadlock),
     receive from its sender; ranks no pair sends to get zeros."""
-    _agree(_PERMUTE, src)
+    _agree(op, src)
     me = numba_mpi.rank()
     sender = sender_of(perm, inverse, me, numba_mpi.size())      # checks perm on every rank alike
     receiver = receiver_of(perm, inverse, me)
@@ -238,16 +239,26 @@ def _permute(src, perm, inverse):
     return out
 
 
-@overload(ppermute)
-def _ppermute(x, perm, inverse):
-    _value_dtype(x)
-    nothing_sent = zeros_if_no_pairs(x, perm)
-    if nothing_sent is not None:
-        return nothing_sent
-    if isinstance(x, types.Array):
-        def impl(x, perm, inverse):
-            return _permute(np.ascontiguousarray(x), perm, inverse)
-    else:
-        def impl(x, perm, inverse):
-            return _permute(np.array([x]), perm, inverse)[0]
-    return impl
+def _permute(prim):
+    """An overload for a collective that sends values along ``perm``."""
+    op = _OPS[prim.name]
+
+    def typer(x, perm, inverse):
+        _value_dtype(x)
+        nothing_sent = zeros_if_no_pairs(x, perm)
+        if nothing_sent is not None:
+            return nothing_sent
+        if isinstance(x, types.Array):
+            def impl(x, perm, inverse):
+                return _send_along(op, np.ascontiguousarray(x), perm, inverse)
+        else:
+            def impl(x, perm, inverse):
+                return _send_along(op, np.array([x]), perm, inverse)[0]
+        return impl
+    return typer
+
+
+# What each collective does -> its overload; the registry says what each one does.
+_OVERLOADS = {"reduce": _reduction, "gather": _gather, "index": _index, "permute": _permute}
+for _prim in COLLECTIVES:
+    overload(_STAND_INS[_prim.name])(_OVERLOADS[_prim.collective.does](_prim))

@@ -25,7 +25,7 @@ import ast
 import libcst as cst
 
 from .. import core_form as cf
-from .. import simplify
+from .. import primitives, simplify
 from ..core_form import CoreFunction
 from ..errors import Location, TransformError
 from . import TRANSFORMS, register
@@ -45,22 +45,31 @@ def pmap_shard_transform(core: CoreFunction, axis_name=None) -> CoreFunction:
     return core
 
 
-def collective_call(value) -> tuple[str, cst.Call] | None:
-    """(collective name, call) if ``value`` is ``lax.<collective>(...)``."""
+# The parameter by which every collective names its axis.
+AXIS_NAME = "axis_name"
+
+
+def collective_call(value) -> tuple[primitives.Primitive, cst.Call] | None:
+    """(collective primitive, call) if ``value`` is ``lax.<collective>(...)``."""
     prim = cf.primitive_of(value) if isinstance(value, cst.Call) else None
     if prim is not None and prim.collective:
-        return prim.name, value
+        return prim, value
     return None
+
+
+def _permutes(prim) -> bool:
+    """Whether collective ``prim`` sends values along its ``perm`` operand (lax.ppermute)."""
+    return prim.collective.does == "permute"
 
 
 def axis_of(call: cst.Call) -> str | None:
     """The axis name a collective call spells, if a string literal."""
-    atom = cf.arguments(call).get("axis_name")
+    atom = cf.arguments(call).get(AXIS_NAME)
     return atom.evaluated_value if isinstance(atom, cst.SimpleString) else None
 
 
 def _collectives(core, stmts, origin=None):
-    """(name, call, location) of every collective call in ``stmts``, nested blocks included."""
+    """(primitive, call, location) of every collective call in ``stmts``, nested blocks included."""
     for stmt in stmts:
         origin = cf.origin_of(stmt) or origin
         if isinstance(stmt, cst.SimpleStatementLine):
@@ -75,12 +84,12 @@ def _collectives(core, stmts, origin=None):
 
 
 def _check_axis_names(core, axis_name):
-    for name, call, where in _collectives(core, core.node.body.body):
-        if name == "ppermute":
+    for prim, call, where in _collectives(core, core.node.body.body):
+        if _permutes(prim):
             _check_permutation(core, cf.arguments(call).get("perm"), where)
         if axis_of(call) != axis_name:
             named = axis_of(call)
-            raise TransformError(f"unbound axis name: {named!r} (lax.{name} inside pmap "
+            raise TransformError(f"unbound axis name: {named!r} (lax.{prim.name} inside pmap "
                                  f"with axis_name={axis_name!r})", where,
                                  f"pass axis_name={named!r} to pmap, or name the pmapped axis here")
 
@@ -136,7 +145,7 @@ def ppermutes_as_gathers(core, stmts, axis_name, origin=None) -> list:
             continue
         small = stmt.body[0]
         found = collective_call(small.value) if isinstance(small, cst.Assign) else None
-        if not found or found[0] != "ppermute" or axis_of(found[1]) != axis_name:
+        if not found or not _permutes(found[0]) or axis_of(found[1]) != axis_name:
             out.append(stmt)
             continue
         where = Location(core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
