@@ -10,8 +10,9 @@ Its parameters name what it needs, and the jvp transform binds them:
 * ``x_dot`` -> the tangent of operand ``x``.  Every rule is linear in its
   tangents.  When an operand carries no tangent, its ``_dot`` is zero and the
   transform folds it away: a product, a quotient's numerator, or a linear
-  call of a zero is zero, a sum drops it, and ``np.where`` /
-  ``np.linspace`` get a literal ``0.0``.  Write rules so this holds.
+  call of a zero is zero, a sum drops it, and a primitive whose rule
+  says it is ``linear_in`` several operands (``np.where``, ``np.linspace``)
+  gets a literal ``0.0`` for the inactive one.  Write rules so this holds.
 
 Prefer ``z`` to recomputing the primitive (``exp``: ``z * x_dot``).
 
@@ -286,7 +287,9 @@ def copysign_tangent(x, z, x_dot):
     return np.sign(x) * np.sign(z) * x_dot
 
 
-@rule("tangent", "where")
+# linear_in: the operands in which the primitive is linear, so where its tangent rule's own call of it
+# (np.where(condition, x_dot, y_dot)) reads an inactive tangent, jvp passes a literal 0.0 there
+@rule("tangent", "where", linear_in=("x", "y"))
 def where_tangent(condition, x_dot, y_dot):
     return np.where(condition, x_dot, y_dot)
 
@@ -554,7 +557,7 @@ def arange_tangent(z, start_dot, step_dot):
     return start_dot * np.ones_like(z) + step_dot * np.arange(np.size(z))
 
 
-@rule("tangent", "linspace")
+@rule("tangent", "linspace", linear_in=("start", "stop"))
 def linspace_tangent(num, start_dot, stop_dot, endpoint=True):
     return np.linspace(start_dot, stop_dot, num, endpoint=endpoint)
 

@@ -163,13 +163,12 @@ def callee(spelling: str) -> cst.BaseExpression:
 
 def apply_primitive(prim: primitives.Primitive, args, keywords=()) -> cst.BaseExpression:
     """The core-form expression that applies ``prim`` to atoms."""
-    if prim.name == "getitem":
+    if prim.spelling == "[]":                 # x[index]
         value, index = args
         return cst.Subscript(value, index)
     if prim.is_operator:
         if len(args) == 1:
-            op = {"-": cst.Minus(), "+": cst.Plus(), "not": cst.Not(), "~": cst.BitInvert()}[prim.spelling]
-            return cst.UnaryOperation(op, args[0])
+            return cst.UnaryOperation(_UNARY_NODES[prim.spelling](), args[0])
         left, right = args
         comparison = _COMPARISON_NODES.get(prim.spelling)
         if comparison is not None:
@@ -178,6 +177,7 @@ def apply_primitive(prim: primitives.Primitive, args, keywords=()) -> cst.BaseEx
     return call(prim.spelling, args, keywords)
 
 
+_UNARY_NODES = {"-": cst.Minus, "+": cst.Plus, "not": cst.Not, "~": cst.BitInvert}    # Python's own tokens
 _BINARY_NODES = {"+": cst.Add, "-": cst.Subtract, "*": cst.Multiply, "/": cst.Divide,
                  "//": cst.FloorDivide, "%": cst.Modulo, "**": cst.Power, "@": cst.MatrixMultiply,
                  "&": cst.BitAnd, "|": cst.BitOr, "^": cst.BitXor}

@@ -41,7 +41,11 @@ from __future__ import annotations
 
 import functools
 
-from . import rules
+
+# Where a custom_vjp or custom_jvp function is called, normalize writes a call of one of these runtime
+# markers (the function's output, its inputs, its rule); the transforms apply the user's rule there.
+VJP_CALL = "rt.custom_vjp_call"
+JVP_CALL = "rt.custom_jvp_call"
 
 
 class custom_vjp:
@@ -74,8 +78,3 @@ class custom_jvp:
     def __call__(self, *args, **kwargs):
         return self.fun(*args, **kwargs)
 
-
-# vmap's batching rule for the marker belongs with the other batching rules
-# (templates/batching.py); until it is written there, vmap refuses clearly.
-rules.unsupported("batching", ["rt.custom_jvp_call"],
-                  "vmap of a custom_jvp function is not written yet; vmap the function without its custom rule")

@@ -117,7 +117,7 @@ class Assignment:
     line: cst.SimpleStatementLine
     small: cst.BaseSmallStatement
     loop_depth: int
-    kind: str                      # "assign" | "setitem" | "return" | "other"
+    kind: str                      # "assign" | "write_into" (x[index] = v) | "return" | "other"
     target: str | None = None      # the variable written (the array for setitem)
     value: cst.BaseExpression | None = None
 
@@ -129,7 +129,7 @@ def classify(line: cst.SimpleStatementLine, loop_depth: int = 0) -> Assignment:
         if isinstance(target, cst.Name):
             return Assignment(line, small, loop_depth, "assign", target.value, small.value)
         if isinstance(target, cst.Subscript):
-            return Assignment(line, small, loop_depth, "setitem", target.value.value, small.value)
+            return Assignment(line, small, loop_depth, "write_into", target.value.value, small.value)
     if isinstance(small, cst.Return):
         return Assignment(line, small, loop_depth, "return", None, small.value)
     return Assignment(line, small, loop_depth, "other")
@@ -138,7 +138,7 @@ def classify(line: cst.SimpleStatementLine, loop_depth: int = 0) -> Assignment:
 def reads(a: Assignment) -> list[str]:
     if a.kind == "assign":
         return value_reads(a.value)
-    if a.kind == "setitem":
+    if a.kind == "write_into":
         target = a.small.targets[0].target
         return atom_names(a.value) + index_names(target) + [a.target]
     if a.kind == "return" and a.value is not None:
@@ -188,12 +188,12 @@ def write_counts(func: cst.FunctionDef, include_setitem: bool = True) -> WriteCo
     counts = WriteCounts()
     for p in func.params.params:
         counts.count[p.name.value] = 1
-    kinds = ("assign", "setitem") if include_setitem else ("assign",)
+    kinds = ("assign", "write_into") if include_setitem else ("assign",)
     _count_block(func.body.body, 0, counts, kinds)
     return counts
 
 
-def _count_block(stmts, depth, counts, kinds=("assign", "setitem")):
+def _count_block(stmts, depth, counts, kinds=("assign", "write_into")):
     for stmt in stmts:
         if isinstance(stmt, cst.SimpleStatementLine):
             a = classify(stmt)
@@ -288,14 +288,14 @@ def parameters_written_in_place(func: cst.FunctionDef) -> list[str]:
     """The parameters some ``a[...] = v`` may write into: through the parameter itself or through a
     variable that may alias it (``y = x``, ``row = x[i]``, ``y = x.reshape(...)``), in order."""
     params = [p.name.value for p in func.params.params]
-    written = {a.target for a in walk(func.body.body) if a.kind == "setitem"}
+    written = {a.target for a in walk(func.body.body) if a.kind == "write_into"}
     return [p for p, names in zip(params, _aliases(func, params)) if names & written]
 
 
 def writes_through_views(func: cst.FunctionDef) -> list:
     """The ``v[...] = value`` statements whose array ``v`` may be a view of another variable
     (``head = x[:2]``, ``y = x``): the write changes that variable too."""
-    targets = {a.target for a in walk(func.body.body) if a.kind == "setitem"}
+    targets = {a.target for a in walk(func.body.body) if a.kind == "write_into"}
     if not targets:
         return []
     params = [p.name.value for p in func.params.params]
@@ -305,7 +305,7 @@ def writes_through_views(func: cst.FunctionDef) -> list:
     for root, names in zip(assigned, _aliases(func, assigned)):
         if root not in handed_off:
             viewed |= (names - {root}) & targets
-    return [a.line for a in walk(func.body.body) if a.kind == "setitem" and a.target in viewed]
+    return [a.line for a in walk(func.body.body) if a.kind == "write_into" and a.target in viewed]
 
 
 def _handed_off(func: cst.FunctionDef, params: set) -> set[str]:
@@ -358,8 +358,8 @@ def _stack_of(value) -> str | None:
 
 def _is_effectful(value, live_stacks=None) -> bool:
     """Pushes and pops change their tape: keep them while anything still reads that tape."""
-    called = spelling(value)
-    if called == "rt.scalar_seed":       # it checks that grad's output is a scalar: keep the check
+    prim = cf.primitive_of(value) if isinstance(value, cst.Call) else None
+    if prim is not None and prim.checks_input:     # rt.scalar_seed: grad's check that its output is a scalar
         return True
     if cf.tape_operation(value) not in ("push", "pop"):       # they change their tape
         return False
@@ -403,7 +403,7 @@ def _sweep(stmts, live_out: set, fresh: dict, live_stacks=None) -> tuple[list, s
             a = classify(stmt)
             if a.kind == "assign" and a.target not in live and not _is_effectful(a.value, live_stacks):
                 continue
-            if a.kind == "setitem" and a.target in fresh and not fresh[a.target] & live:
+            if a.kind == "write_into" and a.target in fresh and not fresh[a.target] & live:
                 continue
             if a.kind == "assign":
                 live.discard(a.target)

@@ -298,10 +298,9 @@ class Fence(cst.CSTVisitor):
         if r.kind == "loop":
             self.refuse(node, f"{name}() outside a for statement", f"use {name}() only as a for loop's iterable")
         if r.kind in ("primitive", "user"):
-            if r.kind == "primitive" and r.primitive.name in ("maximum", "minimum") and name in ("max", "min") \
-                    and len(node.args) != 2:
-                self.refuse(node, f"{name}() of other than two values",
-                            f"use np.{'max' if name == 'max' else 'min'}(x) for an array")
+            if r.kind == "primitive" and r.value in (max, min) and len(node.args) != 2:
+                # Python's max(a, b) is np.maximum; of one iterable or of three values it is no primitive
+                self.refuse(node, f"{name}() of other than two values", f"use np.{r.value.__name__}(x) for an array")
             return
         if r.kind == "dtype":
             return  # np.float32(x): a cast
@@ -345,8 +344,8 @@ class Fence(cst.CSTVisitor):
         r = resolve.resolve(node, self.uf.lookup, self.locals)
         if r.dotted in resolve.NAMED_CONSTANTS or r.dotted in ("True", "False", "None") or resolve.is_newaxis(r):
             return
-        if r.kind == "primitive" and r.primitive.name in ("float", "int", "bool"):
-            return  # a dtype, as in x.astype(float)
+        if r.kind == "primitive" and isinstance(r.primitive.impl, type):
+            return  # float, int or bool as a dtype, as in x.astype(float)
         # a function named (act = np.tanh, [np.sin, np.cos]) is bound, kept or passed as Python does;
         # normalize refuses one used as a value, as an operand or an array, at its line
         if r.kind == "library":

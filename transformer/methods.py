@@ -18,9 +18,10 @@ ATTRIBUTES = {prim.attribute: prim.name for prim in primitives.REGISTRY.values()
 
 
 # JAX's functional index updates, ``x.at[index].<op>(value)``: a copy of ``x`` with the update made
-# (see normalize.py).  ``add`` accumulates where an array index names a position twice, as JAX's
-# does; the others read and write each position once, so they take ints and slices only.
-AT_UPDATES = ("get", "set", "add", "multiply", "divide", "power", "min", "max")
+# (see normalize.py).  Besides ``get`` and ``set``, each is a binary primitive's (its registry
+# entry's ``at_update``): op name -> the primitive
+AT_PRIMITIVES = {prim.at_update: prim for prim in primitives.REGISTRY.values() if prim.at_update}
+AT_UPDATES = ("get", "set", *AT_PRIMITIVES)
 
 
 def at_update(call):

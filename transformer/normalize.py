@@ -18,7 +18,7 @@ import libcst as cst
 import numpy as np
 
 from . import core_form as cf
-from . import dataflow, early_returns, fence, methods, primitives, resolve, simplify, source, tree, tuple_picks, walk
+from . import custom, dataflow, early_returns, fence, methods, primitives, resolve, simplify, source, tree, tuple_picks, walk
 from .core_form import CoreFunction
 from .custom import custom_jvp, custom_vjp
 from .exits import structure_exits
@@ -31,7 +31,6 @@ from .tree import LEAF as _LEAF
 from .tree import TreeDef
 
 _LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis)
-_CAST_DTYPES = {"float": np.float64, "int": np.int64, "bool": np.bool_}
 
 
 def normalize(fn, static: dict | None = None, structures: dict | None = None) -> CoreFunction:
@@ -724,8 +723,8 @@ class _Normalizer:
             return cst.Name(self.bind_constant(r.dotted.replace(".", "_"), r.value))
         if r.kind == "dtype":
             return self.dtype_atom(node, r.value)
-        if r.kind == "primitive" and r.primitive.name in _CAST_DTYPES:
-            return self.dtype_atom(node, _CAST_DTYPES[r.primitive.name])
+        if r.kind == "primitive" and isinstance(r.primitive.impl, type):    # float, int, bool as a dtype
+            return self.dtype_atom(node, np.dtype(r.primitive.impl).type)
         if r.kind == "unknown":
             raise self.error(node, f"name {r.dotted!r} is not defined")
         what = {"primitive": "a function", "user": "a function", "module": "a module"}.get(r.kind, "this object")
@@ -929,7 +928,7 @@ class _Normalizer:
             return self.method_call(node)
         if r.kind == "primitive":
             prim = r.primitive
-            if prim.name in ("maximum", "minimum") and r.value in (max, min) and len(node.args) != 2:
+            if r.value in (max, min) and len(node.args) != 2:       # Python's max(a, b) only: np.maximum
                 raise self.error(node, f"{r.dotted}() takes exactly two values here")
             return self.primitive_call(node, prim, [a for a in node.args])
         if r.kind == "dtype":
@@ -1137,9 +1136,9 @@ class _Normalizer:
 
     def at_update(self, node: cst.Call, array, subscript: cst.Subscript, op: str):
         """``x.at[index].op(value)``, JAX's functional update: a copy of ``x`` written at ``index``
-        (``get`` reads it).  ``add`` goes through rt.add_at, so an array index that names a position
-        twice adds twice, as in JAX; the other updates read and write each position once, so they
-        take ints and slices only."""
+        (``get`` reads it).  ``add`` goes through rt.add_at (NumPy's np.add.at), so an array index
+        that names a position twice adds twice, as in JAX; the other updates read and write each
+        position once, so they take ints and slices only."""
         source = self.atom(array)
         index = self.index(subscript)
         if op == "get":
@@ -1153,7 +1152,8 @@ class _Normalizer:
         updated = self.temp()
         self.assign(updated, cf.call("np.copy", [source]))
         parts = [element.slice for element in index]
-        if op == "add":
+        combined = methods.AT_PRIMITIVES.get(op)          # None for set
+        if combined is not None and combined.impl is operator.add:
             atoms = []
             for part in parts:
                 if isinstance(part, cst.Index):
@@ -1166,7 +1166,7 @@ class _Normalizer:
             added = self.temp()
             self.assign(added, cf.call("rt.add_at", [cst.Name(updated), cf.tuple_of(atoms), value]))
             return cst.Name(added)
-        if op != "set":
+        if combined is not None:
             for part in parts:
                 if isinstance(part, cst.Index) and not isinstance(part.value, cst.Integer) \
                         and not _is_negative_literal(part.value):
@@ -1174,14 +1174,8 @@ class _Normalizer:
                                      "index with ints and slices, or write the update with np.where")
             old = self.temp()
             self.assign(old, cst.Subscript(cst.Name(updated), index))
-            combine = {"multiply": ("*", None), "divide": ("/", None), "power": ("**", None),
-                       "min": (None, "minimum"), "max": (None, "maximum")}[op]
             new = self.temp()
-            if combine[0] is not None:
-                operator_class = {"*": cst.Multiply, "/": cst.Divide, "**": cst.Power}[combine[0]]
-                self.assign(new, cst.BinaryOperation(cst.Name(old), operator_class(), value))
-            else:
-                self.assign(new, cf.apply_primitive(primitives.get(combine[1]), [cst.Name(old), value], []))
+            self.assign(new, cf.apply_primitive(combined, [cst.Name(old), value], []))
             value = cst.Name(new)
         self.emit(cf.assign(cst.Subscript(cst.Name(updated), index), value))
         return cst.Name(updated)
@@ -1207,7 +1201,7 @@ class _Normalizer:
 
     def primitive_call(self, node, prim: primitives.Primitive, args: list[cst.Arg]):
         positional = [self.atom(a.value) for a in args if a.keyword is None]
-        if prim.name == "len" and len(positional) == 1 and not any(a.keyword for a in args):
+        if prim.impl is len and len(positional) == 1 and not any(a.keyword for a in args):
             known = self.known_length(positional[0])
             if known is not None:       # len of a tuple written in the code or of a structure: decided now
                 return cf.literal(known)
@@ -1222,7 +1216,7 @@ class _Normalizer:
             if key not in prim.keywords and key not in prim.params:
                 raise self.error(node, f"{prim.spelling}() does not support the keyword {key}=",
                                  f"supported: {', '.join(prim.keywords) or 'none'}")
-        if prim.name == "arange" and len(positional) == 1:
+        if prim.range_like and len(positional) == 1:
             positional = [cf.literal(0), positional[0]]
         return cf.apply_primitive(prim, positional, keywords)
 
@@ -1909,7 +1903,7 @@ class _Normalizer:
         rule = self.scope.claim(f"{backward.__name__}")
         self.core.functions[rule] = backward
         inputs = cf.tuple_of([bound[p.name.value] for p in callee.node.params.params])
-        return cf.call("rt.custom_vjp_call", [out, inputs, residuals, cf.literal(rule)])
+        return cf.call(custom.VJP_CALL, [out, inputs, residuals, cf.literal(rule)])
 
     def custom_jvp_call(self, node: cst.Call, fn: custom_jvp):
         """``y = f(x)`` for a custom_jvp ``f``: inline its body, and mark the output
@@ -1925,7 +1919,7 @@ class _Normalizer:
         rule = self.scope.claim(f"{fn.jvp.__name__}")
         self.core.functions[rule] = fn.jvp
         inputs = cf.tuple_of([bound[p.name.value] for p in callee.node.params.params])
-        return cf.call("rt.custom_jvp_call", [out, inputs, cf.literal(rule)])
+        return cf.call(custom.JVP_CALL, [out, inputs, cf.literal(rule)])
 
     def bind_arguments(self, node: cst.Call, fn, callee) -> dict:
         """Parameter name -> atom, for a call of user function ``fn``."""

@@ -124,6 +124,14 @@ class Primitive:
     # the reduced axes named by axis= and keepdims=: where the first already broadcasts (axis=None,
     # or keepdims=True), an elementwise expression that reads the second can read it instead
     expands: bool = False
+    # JAX's functional update ``x.at[index].<at_update>(v)`` that means: x with this primitive of its
+    # entries there and v written back (maximum: "max")
+    at_update: str = ""
+    # called with one positional operand, that operand is its stop and its start is 0, as range(n)'s
+    range_like: bool = False
+    # it raises where its input is refused (rt.scalar_seed: grad of a function whose output is not a
+    # scalar), so the call stays where its result is never read
+    checks_input: bool = False
 
     @property
     def is_operator(self) -> bool:
@@ -149,13 +157,14 @@ SHAPE_RULES = ("elementwise", "reduce", "scalar", "shape_tuple", "same", "like",
 def register(name, spelling, impl, kind, params, keywords=(), aliases=(), may_alias=False, results=(),
              library_aliases=(), index_arrays=False, on_device=True, shape_rule="", shape_only=(),
              collective=None, tape="", numba=None, scalars_follow_arrays=(), methods=(), spread_argument="",
-             attribute="", expands=False) -> Primitive:
+             attribute="", expands=False, at_update="", range_like=False, checks_input=False) -> Primitive:
     """``library_aliases``: dotted names such as ``"scipy.special.erf"``, for objects of a module
     that importing transformer should not import."""
     prim = Primitive(name, spelling, impl, kind, tuple(params), tuple(keywords), tuple(aliases), may_alias,
                      tuple(results), index_arrays, on_device, shape_rule or _kind_shape_rule(kind, name),
                      tuple(shape_only), collective, tape, {"numba": numba} if numba else {},
-                     tuple(scalars_follow_arrays), tuple(methods), spread_argument, attribute, expands)
+                     tuple(scalars_follow_arrays), tuple(methods), spread_argument, attribute, expands, at_update,
+                     range_like, checks_input)
     if name in REGISTRY:
         raise ValueError(f"primitive {name!r} registered twice")
     if prim.shape_rule.partition(":")[0] not in SHAPE_RULES:
@@ -243,13 +252,16 @@ _OPERATORS = {  # name: (operator spelling, operator function, numpy ufunc)
     "power": ("**", operator.pow, np.power),
     "matmul": ("@", operator.matmul, np.matmul),
 }
+# JAX's x.at[index].<method>(v) for the binary primitives that have one
+_AT_UPDATES = {"add": "add", "multiply": "multiply", "divide": "divide", "power": "power", "maximum": "max",
+               "minimum": "min"}
 for _name, (_spell, _op, _ufunc) in _OPERATORS.items():
     _extra = (np.divide,) if _name == "divide" else (np.remainder,) if _name == "mod" else ()
     if _name == "power":
         _extra = (math.pow,)
     register(_name, _spell, _op, LINALG if _name == "matmul" else BINARY, ("x", "y"), aliases=(_ufunc, *_extra),
              shape_rule="product" if _name == "matmul" else "",
-             scalars_follow_arrays=() if _name == "matmul" else ("x", "y"))
+             scalars_follow_arrays=() if _name == "matmul" else ("x", "y"), at_update=_AT_UPDATES.get(_name, ""))
 
 _COMPARISONS = {
     "less": ("<", operator.lt, np.less), "less_equal": ("<=", operator.le, np.less_equal),
@@ -280,7 +292,8 @@ for _name in ["maximum", "minimum", "fmax", "fmin", "arctan2", "hypot", "logadde
         _aliases = [math.copysign]
     register(_name, f"np.{_name}", getattr(np, _name),
              COMPARE if _name.startswith("logical") else BINARY, ("x", "y"), aliases=_aliases,
-             scalars_follow_arrays=() if _name.startswith("logical") else ("x", "y"))
+             scalars_follow_arrays=() if _name.startswith("logical") else ("x", "y"),
+             at_update=_AT_UPDATES.get(_name, ""))
 
 # scipy.special's error and gamma functions, spelled by their names in JAX's lax (transformer.lax
 # holds them; a compiled target lowers them, numba_special and cuda_lax); polygamma is the
@@ -407,7 +420,8 @@ register("full", "np.full", np.full, CREATE, ("shape", "fill_value"), keywords=(
          shape_rule="given_shape:shape")
 register("full_like", "np.full_like", np.full_like, CREATE, ("x", "fill_value"), keywords=("dtype",),
          shape_rule="same")
-register("arange", "np.arange", np.arange, CREATE, ("start", "stop", "step"), keywords=("dtype",), shape_rule="rank:1")
+register("arange", "np.arange", np.arange, CREATE, ("start", "stop", "step"), keywords=("dtype",), shape_rule="rank:1",
+         range_like=True)
 register("linspace", "np.linspace", np.linspace, CREATE, ("start", "stop", "num"), keywords=("endpoint",),
          shape_rule="rank:1",
          numba=Lowering("linspace", ("start", "stop", "num", "endpoint"), when_written=("endpoint",)))
@@ -682,7 +696,7 @@ _HELPER_FACTS = {
     "cast_like": dict(shape_rule="like:x", shape_only=("x",)),
     "cast_derivative": dict(shape_rule="like:g", shape_only=("like",)),
     "trace_vjp": dict(shape_rule="like:x", shape_only=("x",)),
-    "scalar_seed": dict(shape_rule="scalar"),
+    "scalar_seed": dict(shape_rule="scalar", shape_only=("out",), checks_input=True),
     **{name: dict(shape_rule=f"like:{operand}") for name, operand in [
         ("dot_vjp_x", "x"), ("dot_vjp_y", "y"), ("extremum_vjp", "x"), ("prod_vjp", "x"), ("cumsum_vjp", "x"),
         ("cumprod_vjp", "x"), ("norm_vjp", "x")]},

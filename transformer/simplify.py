@@ -1,7 +1,7 @@
 """Small clean-ups of generated core form, so it reads like hand-written code.
 
-* ``merge_first_contributions``: ``x_bar = rt.zeros_like(x)`` followed by
-  ``x_bar = x_bar + c`` becomes ``x_bar = c``;
+* ``merge_first_contributions``: ``x_bar = rt.zeros_like(x)`` (reverse mode's zero start, whose
+  helper it names) followed by ``x_bar = x_bar + c`` becomes ``x_bar = c``;
 * ``fold_constants``: ``_t = 2 - 1`` is computed now, ``x ** 1`` is ``x``,
   and a temporary holding a literal or a copy is replaced by what it holds
   where that is safe.
@@ -19,12 +19,11 @@ _FOLDABLE = {cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: op
              cst.FloorDivide: operator.floordiv, cst.Modulo: operator.mod, cst.Power: operator.pow}
 
 
-def _is_zero_init(stmt, name=None) -> str | None:
+def _is_zero_init(stmt, zeros: str) -> str | None:
     if not isinstance(stmt, cst.SimpleStatementLine):
         return None
     a = dataflow.classify(stmt)
-    if a.kind == "assign" and isinstance(a.value, cst.Call) and \
-            cst.Module([]).code_for_node(a.value.func) == "rt.zeros_like" and (name is None or a.target == name):
+    if a.kind == "assign" and dataflow.spelling(a.value) == zeros:
         return a.target
     return None
 
@@ -41,16 +40,17 @@ def _accumulation(stmt, name: str):
     return None
 
 
-def merge_first_contributions(func: cst.FunctionDef, mutated: set) -> cst.FunctionDef:
-    return func.with_changes(body=cf.block(_merge_block(list(func.body.body), mutated)))
+def merge_first_contributions(func: cst.FunctionDef, mutated: set, zeros: str) -> cst.FunctionDef:
+    """``zeros``: the helper a cotangent starts from (``rt.zeros_like``)."""
+    return func.with_changes(body=cf.block(_merge_block(list(func.body.body), mutated, zeros)))
 
 
-def _merge_block(stmts, mutated) -> list:
-    stmts = [_merge_children(s, mutated) for s in stmts]
+def _merge_block(stmts, mutated, zeros) -> list:
+    stmts = [_merge_children(s, mutated, zeros) for s in stmts]
     names = [dataflow.all_names(s) for s in stmts]      # once per statement: the scan below is quadratic
     i = 0
     while i < len(stmts):
-        name = _is_zero_init(stmts[i])
+        name = _is_zero_init(stmts[i], zeros)
         if name is not None and name not in mutated:
             for j in range(i + 1, len(stmts)):
                 if name in names[j]:
@@ -80,8 +80,8 @@ def map_blocks(stmt, rewrite):
     return stmt
 
 
-def _merge_children(stmt, mutated):
-    return map_blocks(stmt, lambda block: _merge_block(block, mutated))
+def _merge_children(stmt, mutated, zeros):
+    return map_blocks(stmt, lambda block: _merge_block(block, mutated, zeros))
 
 
 # ----------------------------------------------------------- constant folding
@@ -181,7 +181,7 @@ def _can_forward(a, rest) -> bool:
     names = set(dataflow.atom_names(a.value))
     for stmt in rest:
         for b in (dataflow.walk([stmt]) if not isinstance(stmt, cst.SimpleStatementLine) else [dataflow.classify(stmt)]):
-            if b.kind in ("assign", "setitem") and b.target in names:
+            if b.kind in ("assign", "write_into") and b.target in names:
                 return False
         if isinstance(stmt, cst.For) and stmt.target.value in names:
             return False

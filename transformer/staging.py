@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from . import backends, cache, dataflow, emit, structure
+from . import backends, cache, custom, dataflow, emit, structure
 from .errors import Location, TransformError
 from . import core_form as cf
 from .normalize import normalize
@@ -148,7 +148,7 @@ class _CustomRulesAsValues(cst.CSTTransformer):
 
     def leave_Call(self, original, updated):
         prim = cf.primitive_of(updated)
-        return updated.args[0].value if prim is not None and prim.name == "rt.custom_vjp_call" else updated
+        return updated.args[0].value if prim is not None and prim.name == custom.VJP_CALL else updated
 
 
 def apply_step(core: cf.CoreFunction, step: Step) -> cf.CoreFunction:

@@ -241,8 +241,7 @@ class _Rewriter:
             return self.bind(stmt, a.target, _Node(sub, leaves))
         if a.kind == "assign" and isinstance(a.value, cst.Name) and a.value.value in self.env:
             return self.bind(stmt, a.target, self.env[a.value.value])
-        if a.kind == "assign" and isinstance(a.value, cst.Call) and \
-                cst.Module([]).code_for_node(a.value.func) == "len" and \
+        if a.kind == "assign" and _is_python_len(a.value) and \
                 isinstance(a.value.args[0].value, cst.Name) and a.value.args[0].value.value in self.env:
             n = len(self.env[a.value.args[0].value.value])
             self.lengths[a.target] = n
@@ -359,3 +358,9 @@ def adapt_steps(steps, params: list[str], structures: dict):
         if step.name not in KEEP_ARGUMENTS:
             return (*adapted, *steps[i + 1:])
     return tuple(adapted)
+
+
+def _is_python_len(value) -> bool:
+    """``len(x)``: of a structure, its length is known when the function is specialised."""
+    prim = cf.primitive_of(value) if isinstance(value, cst.Call) else None
+    return prim is not None and prim.impl is len

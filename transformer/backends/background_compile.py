@@ -25,8 +25,8 @@ def _describe(value):
     if isinstance(value, np.ndarray):
         layout = "C" if value.flags.c_contiguous else "F" if value.flags.f_contiguous else "A"
         return ("array", value.dtype.str, value.ndim, layout, bool(value.flags.writeable))
-    if isinstance(value, (bool, int, float)):
-        return ("python", type(value).__name__)
+    if type(value) in (bool, int, float):          # numba types a Python number by its type alone
+        return ("python", type(value)(1))
     if isinstance(value, np.generic) and value.dtype.kind in "biuf":
         return ("numpy", value.dtype.str)
     return None
@@ -45,7 +45,7 @@ def _example(description):
     """A value numba types exactly as the described argument."""
     kind = description[0]
     if kind == "python":
-        return {"bool": True, "int": 1, "float": 1.0}[description[1]]
+        return description[1]
     if kind == "numpy":
         return np.dtype(description[1]).type(1)
     _, dtype, ndim, layout, writeable = description

@@ -76,13 +76,13 @@ import numpy as np
 
 from .. import core_form as cf
 from .. import dataflow, primitives
-from .numba_lowering import VECTOR_MATH
+from .numba_lowering import cpu_option
 
 GROUP_MIN, GROUP_MAX = 64, 1024   # examples in a group (see group_size and the module's docstring)
 
-_BINARY_SAFE = {"add", "subtract", "multiply", "maximum", "minimum", "fmax", "fmin", "copysign",
-                "logical_and", "logical_or", "logical_xor", "hypot", "arctan2", "logaddexp"}
-_DIVIDING = {"divide", "power"}      # safe only by a nonzero literal (a positive one for power)
+# Without a ``lane_safe`` option in the cpu table (templates/cpu.py), these kinds of operation cannot
+# raise: a comparison, and a function of one number (NaN or inf where it is undefined)
+_LANE_SAFE_KINDS = (primitives.COMPARE, primitives.UNARY)
 
 
 def _literal_value(node):
@@ -114,14 +114,13 @@ def _value_ok(value) -> bool:
     operands = cf.operands(value)
     if not all(_operand_ok(op) for op in operands):
         return False
-    if prim.name in _DIVIDING:
+    safe = cpu_option(prim, "lane_safe")
+    if safe is None:
+        return prim.kind in _LANE_SAFE_KINDS
+    if safe in ("by_nonzero_literal", "by_positive_literal"):     # a division: by what?
         divisor = _literal_value(operands[1])
-        return divisor is not None and divisor != 0 and (prim.name == "divide" or divisor > 0)
-    if prim.kind == primitives.COMPARE or prim.name in ("where", "not", "logical_not"):
-        return True
-    if prim.kind == primitives.UNARY:
-        return prim.name not in ("round", "reciprocal")     # (1/x: a division)
-    return prim.kind == primitives.BINARY and prim.name in _BINARY_SAFE
+        return divisor is not None and (divisor > 0 if safe == "by_positive_literal" else divisor != 0)
+    return safe is True
 
 
 def _assigned(stmt) -> str | None:
@@ -319,26 +318,25 @@ def _state(segments, returned, params) -> list[str]:
 
 
 # ------------------------------------------------------------------ the code
-# the scalar paths of numba_vecmath, as the per-example code calls them; sin
-# and cos as their kernels alone, their range checked beside them
-_LANE_MATH = dict(VECTOR_MATH, **{"np.sin": "vm.sin_in_range", "np.cos": "vm.cos_in_range"})
-_RANGE_CHECKED = ("np.sin", "np.cos")
-
-
 class _LaneMath(cst.CSTTransformer):
     """np.exp(a) -> vm.exp(a), np.sin(a) -> vm.sin_in_range(a) (noting ``a``: its range is
-    checked), or with ``exact`` np.sin(a) -> vm.sin(a) as in the per-example code."""
+    checked), or with ``exact`` np.sin(a) -> vm.sin(a) as in the per-example code: the scalar paths
+    of numba_vecmath, as the cpu table (templates/cpu.py) names them (``lane_math``: the kernel
+    alone, its range checked beside it; else ``vector_math``)."""
 
     def __init__(self, exact: bool):
         self.arguments: list[str] = []
-        self.names = VECTOR_MATH if exact else _LANE_MATH
+        self.exact = exact
 
     def leave_Call(self, original, updated):
-        spelling = cf.code_of(updated.func)
-        if spelling in _RANGE_CHECKED and self.names is _LANE_MATH:
+        prim = primitives.BY_SPELLING.get(cf.code_of(updated.func))
+        in_lanes = None if self.exact else cpu_option(prim, "lane_math")
+        if in_lanes is not None:
             self.arguments.append(cf.code_of(updated.args[0].value))
-        if spelling in self.names:
-            return updated.with_changes(func=cf.callee(self.names[spelling]))
+            return updated.with_changes(func=cf.callee(in_lanes))
+        helper = cpu_option(prim, "vector_math")
+        if helper is not None:
+            return updated.with_changes(func=cf.callee(helper))
         return updated
 
 

@@ -100,7 +100,7 @@ def driver(core: per_example.PerExampleVmap, one_example: str, in_lanes: str | N
 
 def _lanes_lines(scope, params, results, n_examples, loop_names, call, part, in_lanes) -> list[str]:
     """The driver's groups of examples in lanes, for arguments of one scalar per example."""
-    group, start, stop, size, beyond = (scope.claim(n) for n in ("group", "start", "stop", "size", "out_of_range"))
+    group, start, stop, size, beyond = (scope.claim(n) for n in ("group", "start", "stop", "per_group", "out_of_range"))
     example, item = loop_names
     lanes = [scope.claim(f"lanes{k}") for k in range(len(results))]
     # numba drops the branch for arrays of other ranks when it compiles the driver

@@ -46,6 +46,7 @@ from .. import core_form as cf
 from .. import primitives
 from ..dataflow import all_names
 from ..dataflow import spelling as dataflow_spelling
+from .numba_lowering import cpu_option
 
 _ELEMENTWISE_KINDS = (primitives.UNARY, primitives.BINARY, primitives.COMPARE)
 
@@ -57,7 +58,8 @@ def _is_elementwise(value) -> bool:
     if isinstance(value, cst.Comparison) and len(value.comparisons) != 1:
         return False
     prim = cf.primitive_of(value)
-    return prim is not None and prim.kind in _ELEMENTWISE_KINDS and prim.name != "not"
+    # (Python's `not` has a comparison's kind, but asks one truth value: the cpu table says so)
+    return prim is not None and prim.kind in _ELEMENTWISE_KINDS and cpu_option(prim, "elementwise") is not False
 
 
 def _reachable_names(value) -> set[str]:

@@ -22,12 +22,12 @@ from .. import runtime as rt
 
 
 def _part_kinds(index) -> list:
-    """Per part of the index tuple: 'int', 'slice', 'none' (np.newaxis), 'array' (1-D integers)
-    or ('mask', ndim)."""
+    """Per part of the index tuple: 'scalar' (an integer), 'slice', 'none' (np.newaxis), 'ellipsis',
+    'array' (1-D integers), ('integers', ndim) (integers of more dimensions) or ('mask', ndim)."""
     kinds = []
     for part in index.types if isinstance(index, types.BaseTuple) else (index,):
         if isinstance(part, types.Integer):
-            kinds.append("int")
+            kinds.append("scalar")
         elif isinstance(part, types.NoneType):
             kinds.append("none")
         elif isinstance(part, types.EllipsisType):
@@ -60,7 +60,7 @@ def _add_at_source(kinds) -> str:
     target, arrays, kinds_of_target = [], [], []     # the parts of g's index in the loop
     # values' axes in a basic index: one per slice and per new axis (read at 0: its length is 1)
     values_axes = [":" if kind == "slice" else "0" for kind in kinds if kind in ("slice", "none")]
-    if "none" in kinds and any(kind not in ("int", "slice", "none") for kind in kinds):
+    if "none" in kinds and any(kind not in ("scalar", "slice", "none") for kind in kinds):
         raise TypingError("an index with np.newaxis and an array or mask is not supported in compiled reverse mode")
     for j, kind in enumerate(kinds):
         if kind == "none":
@@ -87,7 +87,7 @@ def _add_at_source(kinds) -> str:
         return "\n".join(lines)
     first = target[arrays[0]].replace("[k]", "")
     # next to an array, an integer is an array index too (NumPy broadcasts them together)
-    advanced = [i for i, part in enumerate(target) if i in arrays or kinds_of_target[i] == "int"]
+    advanced = [i for i, part in enumerate(target) if i in arrays or kinds_of_target[i] == "scalar"]
     adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
     slices_before = sum(1 for i in range(advanced[0]) if kinds_of_target[i] == "slice")
     values_at = ", ".join([":"] * slices_before + ["k"]) if adjacent else "k"
@@ -142,7 +142,7 @@ def _add_at_flat_source(kinds, at: int, ndim: int) -> str:
     flat_kinds = ["array" if j == at else kind for j, kind in enumerate(kinds)]
     loop = _add_at_source(flat_kinds).split("\n")
     # where a's axes are in values: after the leading slices when the advanced parts are adjacent
-    advanced = [j for j, kind in enumerate(kinds) if kind == "int" or j == at]
+    advanced = [j for j, kind in enumerate(kinds) if kind == "scalar" or j == at]
     adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
     first = sum(1 if kinds[j] == "slice" else kinds[j][1] if isinstance(kinds[j], tuple) and kinds[j][0] == "ellipsis"
                 else 0 for j in range(advanced[0])) if adjacent else 0

@@ -73,6 +73,7 @@ from .. import dataflow, walk
 from ..dataflow import ValueReads
 from ..transforms.sweep_fusion import COMMENT as FUSED
 from ..transforms.sweep_fusion import range_args
+from .numba_lowering import cpu_option
 
 COMMENTS = ("# the value alone: its sums in a loop of their own (a reduction in order, as in f)",
             "# the gradient: each iteration's adjoint, in a loop of its own that vectorises")
@@ -142,19 +143,18 @@ def _split(loop: cst.For, before: list, after: list, scope):
                                               for s in stmts):
         return None
     body = _Body(stmts)
-    if any(a.kind not in ("assign", "setitem") for a in body.parts) or \
+    if any(a.kind not in ("assign", "write_into") for a in body.parts) or \
             body.set_twice or not body.carried:
         return None
     index = loop.target.value
     fresh = _zeroed_arrays(before)
     sites = _accumulations(body, index, fresh)
-    writes = [k for k, a in enumerate(body.parts) if a.kind == "setitem"]
+    writes = [k for k, a in enumerate(body.parts) if a.kind == "write_into"]
     if sites is None or not writes:
         return None
     # grad's seed (rt.scalar_seed of the value so far: 1 of its type, the same in every
     # iteration) is taken once between the loops, from what the carried names end as
-    seeds = _needs(body, [k for k, a in enumerate(body.parts) if a.kind == "assign"
-                          and isinstance(a.value, cst.Call) and dataflow.spelling(a.value) == "rt.scalar_seed"],
+    seeds = _needs(body, [k for k, a in enumerate(body.parts) if a.kind == "assign" and _is_seed(a.value)],
                    stop_at=set())
     made_between = body.carried | {body.parts[k].target for k in seeds}
     if any(body.reads(body.parts[k]) & set(body.defined) - made_between for k in seeds):
@@ -163,8 +163,7 @@ def _split(loop: cst.For, before: list, after: list, scope):
     second = _needs(body, writes, stop_at=set(seeds))
     # the second loop may read a carried name for its shape only (rt.unbroadcast(s_bar, s)),
     # and of what the seed needs, only the seed: the rest changes from one iteration to the next
-    varying = body.carried | {body.parts[k].target for k in seeds
-                              if dataflow.spelling(body.parts[k].value) != "rt.scalar_seed"}
+    varying = body.carried | {body.parts[k].target for k in seeds if not _is_seed(body.parts[k].value)}
     if any(body.value_reads(body.parts[k]) & varying for k in second) or set(first) & set(writes):
         return None
     later = set().union(*(dataflow.all_names(s) for s in after)) if after else set()
@@ -176,7 +175,7 @@ def _split(loop: cst.For, before: list, after: list, scope):
     middle = [stmts[k].with_changes(leading_lines=[]) for k in seeds]
     second_stmts, setup, finish = _carried_shares(body, second, sites, bounds, scope)
     second_loop = loop.with_changes(body=cf.block(second_stmts), leading_lines=[])
-    seeds = [stmt for stmt in middle if dataflow.spelling(dataflow.classify(stmt).value) == "rt.scalar_seed"]
+    seeds = [stmt for stmt in middle if _is_seed(dataflow.classify(stmt).value)]
     return [_commented(first_loop, COMMENTS[0]), *middle, *setup, _commented(second_loop, COMMENTS[1]), *finish], seeds
 
 
@@ -187,9 +186,18 @@ def _split(loop: cst.For, before: list, after: list, scope):
 # ((x[i + 1] - x[i]) ** 2: 1.64 -> 1.71, at i - 1 1.58 -> 1.89), and where the second loop
 # computes a function again it lost most (one sin a term: 1.63-2.03 -> 3.01; one exp 1.18 -> 1.32).
 SPLIT_FROM_OPERATIONS = 16
-# the calls that are no computation of their own: a literal's type, a shape's sum (none for
-# a scalar), grad's seed
-_FREE_CALLS = frozenset({"nl.scalar_like", "rt.unbroadcast", "rt.scalar_seed"})
+
+
+def _is_seed(value) -> bool:
+    """Whether ``value`` takes grad's seed (its ``grad_seed`` option in the cpu table, templates/cpu.py)."""
+    return isinstance(value, cst.Call) and bool(cpu_option(cf.primitive_of(value), "grad_seed"))
+
+
+def _free(call: cst.Call) -> bool:
+    """Whether computing ``call`` again costs nothing worth counting: a literal's dtype witness
+    (``nl.scalar_like``, a lowering helper), or a primitive the cpu table (templates/cpu.py) says is
+    ``free_to_recompute``."""
+    return dataflow.spelling(call) == "nl.scalar_like" or bool(cpu_option(cf.primitive_of(call), "free_to_recompute"))
 
 
 def _pays(body: _Body, first: list, second: list) -> bool:
@@ -198,7 +206,7 @@ def _pays(body: _Body, first: list, second: list) -> bool:
     again = set(first) & set(second)
     for k in again:
         calls = [node for node in walk.nodes(body.parts[k].small) if isinstance(node, cst.Call)]
-        if any(dataflow.spelling(call) not in _FREE_CALLS for call in calls):
+        if not all(_free(call) for call in calls):
             return False
     operations = sum(isinstance(node, (cst.BinaryOperation, cst.UnaryOperation))
                      for k in second for node in walk.nodes(body.parts[k].small))
@@ -217,7 +225,7 @@ def _zeroed_arrays(stmts) -> set:
         if isinstance(stmt, cst.SimpleStatementLine):
             a = dataflow.classify(stmt)
             if a.kind == "assign":
-                zeroed = isinstance(a.value, cst.Call) and dataflow.spelling(a.value) == "rt.zeros_like"
+                zeroed = isinstance(a.value, cst.Call) and bool(cpu_option(cf.primitive_of(a.value), "fresh_zeros"))
                 (names.add if zeroed else names.discard)(a.target)
     return names
 
@@ -244,10 +252,10 @@ def _accumulations(body: _Body, index: str, fresh: set):
     sites = []
     used: dict = {}
     for k, a in enumerate(body.parts):
-        for name in body.reads(a) | ({a.target} if a.kind == "setitem" else set()):
+        for name in body.reads(a) | ({a.target} if a.kind == "write_into" else set()):
             used.setdefault(name, set()).add(k)
     for k, a in enumerate(body.parts):
-        if a.kind != "setitem":
+        if a.kind != "write_into":
             continue
         target = a.small.targets[0].target
         if a.target not in fresh or len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):

@@ -20,38 +20,32 @@ import importlib
 import libcst as cst
 
 from .. import core_form as cf
-from .. import dataflow
+from .. import dataflow, primitives, rules
 from ..transforms.shapes import SCALAR, Shapes
 
-# The helpers generated modules call as ``nl.<name>``, each with its numba overload, by the module
-# that defines them.  The backends that compile import them all (``load_helpers``) before numba
-# compiles anything, and generated code finds them through ``__getattr__`` below: this pass itself
-# imports no numba, so writing a cpu module (a tiered first call, transformer/tiers.py) does not
-# wait for numba to load.
-_HELPERS = {
-    "numba_arrays": ("broadcast_to", "cholesky", "clip", "det", "dot", "eigh", "eigvalsh", "flip_axis", "inner",
-                     "inv", "linspace", "matmul", "ndim", "reshape", "scalar_like", "slogdet", "solve", "squeeze",
-                     "c_ordered", "trace", "transpose", "vdot", "lstsq", "pinv", "qr", "svd", "svd_complete",
-                     "svdvals"),
-    "numba_reductions": ("all_axis", "any_axis", "cumprod_axis", "max_axis", "mean_axis", "min_axis", "norm_axis",
-                         "prod_axis", "std_axis", "sum_axis", "var_axis"),
-    "numba_indexing": ("assign_into", "put", "take", "whole"),
-    "numba_rows": ("softmax_last_axis",),
-    "numba_sorting": ("argpartition_axis", "argsort_axis", "partition_axis", "sort_axis", "take_along_axis"),
-}
+# The modules whose functions generated modules call as ``nl.<name>``, each with its numba overload.
+# The backends that compile import them all (``load_helpers``) before numba compiles anything, and
+# generated code finds a helper through ``__getattr__`` below, as the function of that name one of
+# these modules defines: this pass itself imports no numba, so writing a cpu module (a tiered first
+# call, transformer/tiers.py) does not wait for numba to load.
+_HELPER_MODULES = ("numba_arrays", "numba_reductions", "numba_indexing", "numba_rows", "numba_sorting")
 
 
 def load_helpers() -> None:
     """Import every helper module, registering their overloads before numba compiles a module that
     calls them (an overload registered while numba is typing a function is not seen by that typing)."""
-    for module_name in _HELPERS:
+    for module_name in _HELPER_MODULES:
         importlib.import_module(f"{__package__}.{module_name}")
 
 
 def __getattr__(name: str):
-    for module_name, names in _HELPERS.items():
-        if name in names:
-            helper = getattr(importlib.import_module(f"{__package__}.{module_name}"), name)
+    # (no helper's name starts with "_": the import system asks for __path__ and its kin, which must
+    # not load numba)
+    for module_name in _HELPER_MODULES if not name.startswith("_") else ():
+        module = importlib.import_module(f"{__package__}.{module_name}")
+        helper = getattr(module, name, None)
+        # a function the module defines (not one it imports: np, overload...)
+        if callable(helper) and getattr(helper, "__module__", None) == module.__name__:
             globals()[name] = helper          # looked up once
             return helper
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -301,24 +295,26 @@ def slice_writes(core: cf.CoreFunction) -> cf.CoreFunction:
                            functions=core.functions)
 
 
-# numba compiles these to one libm call per element, which no loop around
-# them can vectorise; numba_vecmath's versions are plain arithmetic that LLVM
-# turns into SIMD code, with NumPy's results to an ulp or two.
-VECTOR_MATH = {"np.exp": "vm.exp", "np.expm1": "vm.expm1", "np.tanh": "vm.tanh",
-                "np.sin": "vm.sin", "np.cos": "vm.cos", "np.log": "vm.log"}
+def cpu_option(prim, option: str):
+    """The value of ``option`` that the cpu table (templates/cpu.py) gives ``prim``: None where it
+    gives none, or ``prim`` is None (no primitive)."""
+    found = None if prim is None else rules.options("cpu", prim.name)
+    return None if found is None else found.get(option)
 
 
 class _VectorMath(cst.CSTTransformer):
     def leave_Call(self, original, updated):
-        spelling = cst.Module([]).code_for_node(updated.func)
-        if spelling in VECTOR_MATH:
-            return updated.with_changes(func=cf.callee(VECTOR_MATH[spelling]))
+        helper = cpu_option(primitives.BY_SPELLING.get(cf.code_of(updated.func)), "vector_math")
+        if helper is not None:
+            return updated.with_changes(func=cf.callee(helper))
         return updated
 
 
 def vector_math(core: cf.CoreFunction) -> cf.CoreFunction:
-    """A copy of ``core`` with exp, expm1, tanh, sin, cos and log calls going to ``numba_vecmath``
-    (run after fusion, which knows these functions by their NumPy names)."""
+    """A copy of ``core`` whose calls of exp, expm1, tanh, sin, cos and log go to ``numba_vecmath``
+    (their ``vector_math`` option in the cpu table, templates/cpu.py): numba compiles NumPy's to one
+    libm call per element, which no loop around it can vectorise.  Run after fusion, which knows
+    these functions by their NumPy names."""
     node = core.node.visit(_VectorMath())
     return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants,
                            functions=core.functions)

@@ -506,16 +506,18 @@ def _reduction(reduce_row, numpy_result_dtype, reduce_columns=None, operation=No
     """An overload typer for ``helper(x, axis, keepdims[, param])``.
 
     ``reduce_columns(blocks, param, out_type)``, where given, reduces blocks
-    with ``inner > 1`` whole rows at a time; ``operation`` names a reduction
-    without an identity (maximum, minimum), which NumPy refuses over an
-    empty axis even when there is nothing to reduce.
+    with ``inner > 1`` whole rows at a time; ``operation`` is the ufunc of a
+    reduction without an identity (np.maximum, np.minimum), which NumPy refuses
+    over an empty axis even when there is nothing to reduce; ``pairwise`` the
+    reduction (np.sum or np.mean) whose float rows NumPy adds in pairwise order.
     """
     # reduce_row and reduce_columns are closure constants, not arguments:
     # numba cannot cache code that receives a function as an argument
     if reduce_columns is None:
         reduce_columns = njit(_one_column_at_a_time(reduce_row))
     has_no_identity = operation is not None
-    empty_message = f"zero-size array to reduction operation {operation} which has no identity"
+    empty_message = (f"zero-size array to reduction operation {operation.__name__} which has no identity"
+                     if has_no_identity else "")
 
     @njit
     def reduce_blocks(blocks, param, out_type):
@@ -536,7 +538,7 @@ def _reduction(reduce_row, numpy_result_dtype, reduce_columns=None, operation=No
     # pairwise order.  A slice per row costs numba an array structure each, and so does a call per row
     # (numba's inline="always" too): for short rows (k-means' distances over d = 8 coordinates,
     # 500,000 rows) either was 4-10x the adds themselves.
-    mean = pairwise == "mean"
+    mean = pairwise is np.mean
 
     @njit
     def reduce_spans(blocks, param, out_type):
@@ -600,12 +602,12 @@ def _dtype_of(numpy_fn, **kwargs):
     return lambda dtype: np.asarray(numpy_fn(np.ones((1, 2), dtype), axis=1, **kwargs)).dtype
 
 
-_ROWS = {   # helper: (row reducer, result dtype[, columns reducer, operation without identity, pairwise rows])
-    sum_axis: (_row_sum, _dtype_of(np.sum), _sum_columns, None, "sum"),
-    mean_axis: (_row_mean, _dtype_of(np.mean), _mean_columns, None, "mean"),
+_ROWS = {   # helper: (row reducer, result dtype[, columns reducer, ufunc without identity, pairwise rows])
+    sum_axis: (_row_sum, _dtype_of(np.sum), _sum_columns, None, np.sum),
+    mean_axis: (_row_mean, _dtype_of(np.mean), _mean_columns, None, np.mean),
     prod_axis: (_row_prod, _dtype_of(np.prod)),
-    max_axis: (_row_max, _dtype_of(np.max), _columns_extreme(operator.gt, _row_max), "maximum"),
-    min_axis: (_row_min, _dtype_of(np.min), _columns_extreme(operator.lt, _row_min), "minimum"),
+    max_axis: (_row_max, _dtype_of(np.max), _columns_extreme(operator.gt, _row_max), np.maximum),
+    min_axis: (_row_min, _dtype_of(np.min), _columns_extreme(operator.lt, _row_min), np.minimum),
     any_axis: (_row_any, _dtype_of(np.any)),
     all_axis: (_row_all, _dtype_of(np.all)),
     std_axis: (_row_std, _dtype_of(np.std)),

@@ -58,12 +58,13 @@ def _float_class(t):
 
 
 def _axis_kind(axis) -> str:
+    """What ``axis`` names: "none" (every axis), "one" (an int) or "tuple" (of ints)."""
     if _is_none(axis):
         return "none"
     if isinstance(axis, types.Omitted):
         axis = typeof(axis.value)
     if isinstance(axis, types.Integer):
-        return "int"
+        return "one"
     if isinstance(axis, types.BaseTuple) and all(isinstance(a, types.Integer) for a in axis):
         return "tuple"
     raise TypingError(f"axis must be None, an int or a tuple of ints, not {axis}")
@@ -199,7 +200,7 @@ def _small_sizes_numba(big, small, axis, keepdims):
     kind = _axis_kind(axis)
     if kind == "none":
         return lambda big, small, axis, keepdims: _trailing(big, small.shape)
-    if kind == "int":
+    if kind == "one":
         def one_axis(big, small, axis, keepdims):
             if keepdims:
                 return _trailing(big, small.shape)

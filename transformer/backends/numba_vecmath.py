@@ -485,6 +485,11 @@ def _libm_beyond(libm_function, bound):
     return libm_beyond
 
 
+# by the helper's name (vm.exp: "exp"), the compiled loops over elements (their machine code is
+# checked for vector instructions)
+LOOPS: dict = {}
+
+
 def _overload_for(helper, kernel, numba_function, kernel_for_scalars, exact_up_to=None):
     """float64 arrays through the kernel; float32 ones through it in float64,
     rounded once; integers and complex numbers to numba's own function (its
@@ -493,7 +498,8 @@ def _overload_for(helper, kernel, numba_function, kernel_for_scalars, exact_up_t
     than this one (1.3x in a scalar loop), its exp, tanh, expm1, sin and cos
     slower (0.9x, 0.6x, 0.55x, 0.4x, 0.45x; exp was 1.5x before its polynomial
     was evaluated by Estrin's scheme in fmas).  A kernel exact only up to
-    ``exact_up_to`` leaves larger arguments to numba's function (libm)."""
+    ``exact_up_to`` leaves larger arguments to numba's function (libm).  The
+    loop over elements is kept in ``LOOPS``."""
     if exact_up_to is None:
         over_elements, libm_beyond = _over_elements(kernel), None
     else:
@@ -521,16 +527,15 @@ def _overload_for(helper, kernel, numba_function, kernel_for_scalars, exact_up_t
         if single:
             return lambda x: np.float32(kernel(np.float64(x)))
         return lambda x: kernel(x)
-    return over_elements
+    LOOPS[helper.__name__] = over_elements
 
 
-# by name, the compiled loops (their machine code is checked for vector instructions)
-LOOPS = {"exp": _overload_for(exp, exp64, np.exp, kernel_for_scalars=True),
-         "expm1": _overload_for(expm1, expm1_64, np.expm1, kernel_for_scalars=True),
-         "tanh": _overload_for(tanh, tanh64, np.tanh, kernel_for_scalars=True),
-         "sin": _overload_for(sin, sin64, np.sin, kernel_for_scalars=True, exact_up_to=_TRIG_BOUND),
-         "cos": _overload_for(cos, cos64, np.cos, kernel_for_scalars=True, exact_up_to=_TRIG_BOUND),
-         "log": _overload_for(log, log64, np.log, kernel_for_scalars=False)}
+_overload_for(exp, exp64, np.exp, kernel_for_scalars=True)
+_overload_for(expm1, expm1_64, np.expm1, kernel_for_scalars=True)
+_overload_for(tanh, tanh64, np.tanh, kernel_for_scalars=True)
+_overload_for(sin, sin64, np.sin, kernel_for_scalars=True, exact_up_to=_TRIG_BOUND)
+_overload_for(cos, cos64, np.cos, kernel_for_scalars=True, exact_up_to=_TRIG_BOUND)
+_overload_for(log, log64, np.log, kernel_for_scalars=False)
 
 
 # ----------------------------------------- sin and cos for vmap's SIMD lanes

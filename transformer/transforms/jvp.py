@@ -29,18 +29,14 @@ from collections import defaultdict
 import libcst as cst
 
 from .. import core_form as cf
-from .. import naming, primitives, rules
+from .. import custom, naming, primitives, rules
 from ..core_form import CoreFunction
 from ..errors import Location, TransformError
 from ..normalize import apply_template
 from . import register
 from .shapes import SCALAR, Shapes, assignments, atom_names, is_array, params_and_keywords
 
-_CUSTOM_JVP = "rt.custom_jvp_call"
-_CUSTOM_VJP = "rt.custom_vjp_call"
 
-# Template calls that take several tangents; an inactive one becomes a literal 0.0.
-_SEVERAL_TANGENTS = {"np.where": slice(1, 3), "np.linspace": slice(0, 2)}
 
 
 @register("jvp")
@@ -90,7 +86,7 @@ def _value_is_active(value, active, table, write=False) -> bool:
         return bool(atom_names(value) & active)
     prim = cf.primitive_of(value)
     args, keywords = params_and_keywords(value, prim)
-    if prim.name == "getitem":
+    if prim.kind == primitives.INDEX:       # x[index]: the index is never active
         return bool(atom_names(args["x"]) & active)
     template = table.get(prim.name)
     if template is None:            # refused: active if any operand is, so the refusal is reported
@@ -210,16 +206,16 @@ class _Forward:
             return [stmt] + self.tag(pre + [cf.assign(dot, tangent)])
         prim = cf.primitive_of(value)
         args, keywords = params_and_keywords(value, prim)
-        if prim.name == "getitem":
+        if prim.kind == primitives.INDEX:
             if not atom_names(args["x"]) & self.active:
                 return [stmt] + self.tag(self.zero_tangent(name, self.shapes.of_value(value), into=dot))
             x_dot = cst.Name(self.tangent(args["x"].value))
             return [stmt] + self.tag([cf.assign(dot, value.with_changes(value=x_dot))])
-        if prim.name == _CUSTOM_VJP and getattr(self.core.functions[args["rule"].evaluated_value], "recomputes", False):
+        if prim.name == custom.VJP_CALL and getattr(self.core.functions[args["rule"].evaluated_value], "recomputes", False):
             # tr.checkpoint: the output was computed by the function's own code, and its tangent with it
             pre, tangent = self.tangent_atom(args["out"], self.shapes.of_value(args["out"]))
             return [stmt] + self.tag(pre + [cf.assign(dot, tangent)])
-        if prim.name == _CUSTOM_JVP:
+        if prim.name == custom.JVP_CALL:
             if not _value_is_active(value, self.active, self.table):
                 return [stmt] + self.tag(self.zero_tangent(name, self.shapes.of_value(value), into=dot))
             return [stmt] + self.tag(self.custom_rule(dot, args))
@@ -429,12 +425,12 @@ def _fold_zeros(stmts, result, zero: str):
                 zeros.add(target)
                 continue
         elif isinstance(value, cst.Call):
-            spelling = cst.Module([]).code_for_node(value.func)
-            several = _SEVERAL_TANGENTS.get(spelling)
+            prim = cf.primitive_of(value)
+            several = (rules.options("tangent", prim.name) or {}).get("linear_in") if prim else None
             if several is None:                 # linear in its one tangent
                 zeros.add(target)
                 continue
-            tangents = [a.value for a in value.args[several]]
+            tangents = [value.args[prim.params.index(p)].value for p in several]
             if all(is_zero(t) for t in tangents):
                 zeros.add(target)
                 continue

@@ -18,14 +18,18 @@ from __future__ import annotations
 import libcst as cst
 
 from .. import core_form as cf
-from .. import dataflow, primitives, rules
+from .. import custom, dataflow, primitives, rules
 from ..dataflow import Assignment, ValueReads, atom_names
 from ..errors import Location, TransformError
 
 GETITEM = "getitem"
 # the primitives whose result may have another shape than their operands
 _SHAPE_MOVING = frozenset({primitives.INDEX, primitives.SHAPE, primitives.REDUCE})
-CUSTOM = "rt.custom_vjp_call"
+CUSTOM = custom.VJP_CALL
+# The runtime helpers reverse mode writes for itself, which its later passes recognise: a cotangent's
+# zero start, and the sum of a contribution down to its operand's shape (transformer/runtime.py)
+ZERO_COTANGENT = "rt.zeros_like"
+UNBROADCAST = "rt.unbroadcast"
 
 
 def rule_for(value, location=None):
@@ -91,7 +95,7 @@ class Analysis:
 
     def diff_operands(self, a: Assignment) -> list[tuple[str, str]]:
         """(parameter, variable) pairs of operands derivatives flow into."""
-        if a.kind == "setitem":
+        if a.kind == "write_into":
             return [("value", n) for n in atom_names(a.value)]
         if a.kind != "assign":
             return []
@@ -172,7 +176,7 @@ class Analysis:
 
     def is_active(self, a: Assignment) -> bool:
         return a.target in self.active and any(n in self.active for _, n in self.diff_operands(a)) \
-            or (a.kind == "setitem" and a.target in self.active)
+            or (a.kind == "write_into" and a.target in self.active)
 
     def _needed(self) -> set:
         """Variables whose values the backward sweep reads."""
@@ -180,7 +184,7 @@ class Analysis:
         for a in self.statements:
             if not self.is_active(a):
                 continue
-            if a.kind == "setitem":
+            if a.kind == "write_into":
                 needed.update(dataflow.index_names(a.small.targets[0].target))
                 needed.update(atom_names(a.value))   # unbroadcast reads v's shape
                 needed.add(a.target)
@@ -236,7 +240,7 @@ class Analysis:
                         if name not in viewed:
                             viewed.add(name)
                             changed = True
-        written = {a.target for a in self.statements if a.kind == "setitem"}
+        written = {a.target for a in self.statements if a.kind == "write_into"}
         return needed | (viewed & written)
 
     def _shapes_that_may_change(self) -> set:

@@ -1,7 +1,7 @@
 """What a transform can know about shapes without running the code.
 
 Each variable gets a *shape token* ``(ndim, same)``.  ``ndim`` is an int, or
-``"array"`` (at least one dimension, how many unknown), ``"shape"`` (the
+``"array"`` (at least one dimension, how many unknown), ``"shape_tuple"`` (the
 tuple ``np.shape`` returns) or None (unknown).  ``same`` names a shape class:
 two values with the same non-None ``same`` have equal shapes (``x`` and
 ``np.sin(x) + 1.0`` do).  Forward mode uses tokens to write a zero tangent as
@@ -21,6 +21,7 @@ from .. import core_form as cf
 
 SCALAR = (0, "()")
 UNKNOWN = (None, None)
+SHAPE_TUPLE = ("shape_tuple", None)
 
 
 def atom_names(node) -> set[str]:
@@ -180,7 +181,7 @@ class Shapes:
         if rule == "scalar":
             return SCALAR
         if rule == "shape_tuple":
-            return ("shape", None)
+            return SHAPE_TUPLE
         if rule == "same":
             return x
         if rule == "reduce":
@@ -212,9 +213,9 @@ class Shapes:
 
     def of_getitem(self, value: cst.Subscript):
         x = self.of_value(value.value)
-        if x[0] == "shape":
+        if x[0] == SHAPE_TUPLE[0]:
             whole = all(isinstance(el.slice, cst.Index) for el in value.slice)
-            return SCALAR if whole else ("shape", None)
+            return SCALAR if whole else SHAPE_TUPLE
         if not isinstance(x[0], int):
             return UNKNOWN
         ndim = x[0]

@@ -44,6 +44,7 @@ import libcst as cst
 from .. import core_form as cf
 from .. import dataflow
 from ..dataflow import ValueReads
+from .reverse_analysis import UNBROADCAST
 
 COMMENT = ("# both sweeps in one loop: each iteration's adjoint only adds into gradients, so it runs "
            "right after the iteration, not in a second loop backwards")
@@ -133,7 +134,7 @@ def _try_fuse(body: list, p: int) -> list | None:
     if accumulators is None:
         return None
     arrays, accumulation_stmts = accumulators
-    if any(a.kind not in ("assign", "setitem") for a in bwd):
+    if any(a.kind not in ("assign", "write_into") for a in bwd):
         return None
     if arrays & (fwd_written | fwd_read):
         return None
@@ -145,7 +146,7 @@ def _try_fuse(body: list, p: int) -> list | None:
     for a in bwd:
         early_reads |= _all_reads(a) - defined_here
         value_reads = _value_reads(a.value) | (set(dataflow.reads(a)) - set(dataflow.atom_names(a.value))
-                                               if a.kind == "setitem" else set())
+                                               if a.kind == "write_into" else set())
         early_value_reads |= value_reads - defined_here
         if a.kind == "assign":
             if a.target in early_reads:
@@ -201,7 +202,7 @@ def _try_fuse(body: list, p: int) -> list | None:
         in_loop_seed[0] = cf.with_comment(in_loop_seed[0], "# vjp of this iteration; the cotangent it carries is "
                                                            "grad's seed in every iteration")
     for k in seed_stmts:        # after the loop the seed checks a loop that ran no iteration too
-        if dataflow.spelling(between[k].value) == "rt.scalar_seed" and body[p + 1 + k] in staying:
+        if _checks_input(between[k].value) and body[p + 1 + k] in staying:
             staying[staying.index(body[p + 1 + k])] = cf.with_comment(
                 body[p + 1 + k].with_changes(leading_lines=()),
                 "# grad's check that the output is a scalar, also when the loop ran no iteration")
@@ -216,7 +217,7 @@ def _accumulations(bwd) -> tuple[set, set] | None:
     an in-place write is anything else, or an accumulated array is read otherwise."""
     arrays, positions = set(), set()
     for k, a in enumerate(bwd):
-        if a.kind != "setitem":
+        if a.kind != "write_into":
             continue
         target = a.small.targets[0].target
         if k < 2 or not isinstance(a.value, cst.Name):
@@ -273,7 +274,7 @@ def _seed_chains(carried, between_defs, bwd, accumulation_stmts, fwd_written) ->
         if not isinstance(update, cst.Name):
             return None
         step = bwd_defs.get(update.value)
-        if not (counts.get(update.value) == 1 and dataflow.spelling(step) == "rt.unbroadcast"
+        if not (counts.get(update.value) == 1 and dataflow.spelling(step) == UNBROADCAST
                 and isinstance(step.args[0].value, cst.Name)
                 and step.args[0].value.value == c):
             return None
@@ -291,10 +292,13 @@ def _seed_chains(carried, between_defs, bwd, accumulation_stmts, fwd_written) ->
 
 
 def _shape_free_reads(a) -> set:
-    """The names a statement reads for their values (not only their shapes or the seed's check)."""
-    if dataflow.spelling(a.value) == "rt.scalar_seed":
-        return set()
+    """The names a statement reads for their values (not only their shapes, as the seed's check)."""
     return _value_reads(a.value)
+
+
+def _checks_input(value) -> bool:
+    prim = cf.primitive_of(value) if isinstance(value, cst.Call) else None
+    return prim is not None and prim.checks_input
 
 
 def _between_closure(names, between_defs, reads) -> tuple[dict, set]:

@@ -34,8 +34,8 @@ from . import register
 from .shapes import SCALAR, Shapes
 from .sweep_fusion import fuse_backward_loops
 from ..dataflow import ValueReads
-from .reverse_analysis import (CUSTOM, GETITEM, Analysis, carried, first_touch, is_exit_break,
-                               isolate_conditions, loops, rule_for, rule_wrt)
+from .reverse_analysis import (CUSTOM, GETITEM, UNBROADCAST, ZERO_COTANGENT, Analysis, carried, first_touch,
+                               is_exit_break, isolate_conditions, loops, rule_for, rule_wrt)
 
 
 class _Reverse:
@@ -121,12 +121,12 @@ class _Reverse:
         if name in self.tapes:
             return [cf.assign(self.bar(name), cf.call("rt.stack"))]
         if name not in self.a.tuples:
-            return [cf.assign(self.bar(name), cf.call("rt.zeros_like", [cst.Name(name)]))]
+            return [cf.assign(self.bar(name), cf.call(ZERO_COTANGENT, [cst.Name(name)]))]
         out = []
         for k, bar in enumerate(self.elements(name)):
             element = self.scope.temp()
             out += [cf.assign(element, _pick(cst.Name(name), k)),
-                    cf.assign(bar, cf.call("rt.zeros_like", [cst.Name(element)]))]
+                    cf.assign(bar, cf.call(ZERO_COTANGENT, [cst.Name(element)]))]
         return out
 
     def stack(self, name: str) -> str:
@@ -226,7 +226,7 @@ class _Reverse:
         """Cotangents written in place (scatter into x_bar[idx]); they must never alias."""
         names = set()
         for a in self.a.statements:
-            if a.kind == "setitem":
+            if a.kind == "write_into":
                 names.add(self.bar(a.target))
             elif a.kind == "assign" and isinstance(a.value, cst.Subscript) and not self.a.picks_element(a.value):
                 names.update(self.bar(n) for n in atom_names(a.value.value))
@@ -244,7 +244,7 @@ class _Reverse:
         for stmt in stmts:
             if isinstance(stmt, cst.SimpleStatementLine):
                 a = dataflow.classify(stmt)
-                if a.kind == "setitem" and a.target in self.a.needed:
+                if a.kind == "write_into" and a.target in self.a.needed:
                     target = a.small.targets[0].target
                     old = self.scope.temp()
                     out.append(cf.assign(old, cst.Subscript(target.value, target.slice)))
@@ -421,10 +421,10 @@ class _Reverse:
         return list(reversed(wanted))
 
     def backward_simple(self, a: Assignment) -> list:
-        if a.kind not in ("assign", "setitem"):
+        if a.kind not in ("assign", "write_into"):
             return []
         active = self.a.is_active(a)
-        if a.kind == "setitem":
+        if a.kind == "write_into":
             return self.restore(a) + (self.backward_setitem(a) if active else [])
         out = []
         result_atom = cst.Name(a.target)
@@ -467,7 +467,7 @@ class _Reverse:
             return []
         if self.a.taped(a.target) and self._set_before_its_loop(a):
             return self.read(a.target) + self.zero_cotangent(a.target)
-        return [cf.assign(bar, cf.call("rt.zeros_like", [cst.Name(bar)]))
+        return [cf.assign(bar, cf.call(ZERO_COTANGENT, [cst.Name(bar)]))
                 for bar in atom_names(self.cotangent(a.target))]
 
     def contributions(self, a: Assignment, result_atom, out: list) -> list:
@@ -655,7 +655,7 @@ class _Reverse:
             if name in self.a.active:
                 out += self.read(name)
                 contribution = self.scope.temp()
-                out.append(cf.assign(contribution, cf.call("rt.unbroadcast", [cst.Name(part), cst.Name(name)])))
+                out.append(cf.assign(contribution, cf.call(UNBROADCAST, [cst.Name(part), cst.Name(name)])))
                 out += self.accumulate(name, cst.Name(contribution))
         out.append(cf.assign(cst.Subscript(y_bar, target.slice), cf.literal(0.0)))
         return out
@@ -824,7 +824,7 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
             grad_atoms.append(cst.Name(reverse.bar(name)))
         else:
             zero = core.scope.claim(reverse.bar(name))
-            backward.append(cf.assign(zero, cf.call("rt.zeros_like", [cst.Name(name)])))
+            backward.append(cf.assign(zero, cf.call(ZERO_COTANGENT, [cst.Name(name)])))
             grad_atoms.append(cst.Name(zero))
     grads = grad_atoms[0] if (returns != "vjp" and single) else cf.tuple_of(grad_atoms)
     if returns == "grad":
@@ -843,7 +843,7 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
         new_params.append(cst.Param(cst.Name(seed_param)))
     func = func.with_changes(params=func.params.with_changes(params=new_params), body=cf.block(new_body))
     func = dataflow.remove_dead_code(func)
-    func = simplify.merge_first_contributions(func, reverse.mutated_bars())
+    func = simplify.merge_first_contributions(func, reverse.mutated_bars(), ZERO_COTANGENT)
     func = simplify.fold_constants(func)
     core.node = dataflow.remove_dead_code(fuse_backward_loops(dataflow.remove_dead_code(func)))
     return core

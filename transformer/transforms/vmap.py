@@ -20,7 +20,7 @@ from collections import Counter
 import libcst as cst
 
 from .. import core_form as cf
-from .. import dataflow, primitives, rules
+from .. import custom, dataflow, primitives, rules
 from ..core_form import CoreFunction
 from ..errors import Location, TransformError
 from ..exits import structure_exits
@@ -52,7 +52,7 @@ class _CheckpointsAsValues(cst.CSTTransformer):
         self.functions = functions
 
     def leave_Call(self, original, updated):
-        if cf.primitive_of(updated) is not None and cf.primitive_of(updated).name == "rt.custom_vjp_call":
+        if cf.primitive_of(updated) is not None and cf.primitive_of(updated).name == custom.VJP_CALL:
             rule = updated.args[3].value.evaluated_value
             if getattr(self.functions.get(rule), "recomputes", False):
                 return updated.args[0].value
@@ -203,7 +203,7 @@ class _Batcher:
         # the examples (numba's batch-first copy of a batch-last array is slow).  Any in-place write
         # might reach a parameter through an alias (y = x; y[0] = 1.0), so then none does.
         rebinds = dataflow.write_counts(self.core.node).count
-        writes_in_place = any(a.kind == "setitem" for a in dataflow.walk(self.core.node.body.body))
+        writes_in_place = any(a.kind == "write_into" for a in dataflow.walk(self.core.node.body.body))
         param_rows = {param: (self.scope.claim(f"{param}_rows"), axis) for param, axis in zip(params, self.in_axes)
                       if axis is not None and rebinds.get(param) == 1 and not writes_in_place}
         self.rows = {param: name for param, (name, _) in param_rows.items()}
