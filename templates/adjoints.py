@@ -398,7 +398,11 @@ def det(z_bar, z, x):
 
 @rule("adjoint", "solve", wrt=("a", "b"))
 def solve(z_bar, z, a, b):
-    return rt.solve_vjp_a(z_bar, a, z), rt.solve_vjp_b(z_bar, a, z)
+    # a z = b: b's cotangent solves a^T b_bar = z_bar, and a's is -b_bar z^T, per matrix of a stack
+    # (as columns: see rt.solve_columns); each is summed over the stack axes it was broadcast along
+    b_bar = np.linalg.solve(np.swapaxes(a, -1, -2), rt.solve_columns(z_bar, b))
+    a_bar = -(b_bar @ np.swapaxes(rt.solve_columns(z, b), -1, -2))
+    return rt.unbroadcast(a_bar, a), rt.unbroadcast(rt.solve_uncolumns(b_bar, b), b)
 
 
 # The decompositions below assume a symmetric x (NumPy reads one triangle of it) and, as JAX does, give
@@ -870,8 +874,14 @@ def cumprod_vjp(z_bar, z, g, x, products, axis=None):
     return rt.cumprod_jvp(z_bar, x, axis), rt.cumprod_vjp_jvp(g, z_bar, x, axis)
 
 
-unsupported("adjoint", ["rt.solve_vjp_a", "rt.solve_vjp_b"],
-            "second derivatives of np.linalg.solve are not implemented")
+@rule("adjoint", "rt.solve_columns", wrt=("x",))
+def solve_columns(z_bar, z, x, b):
+    return rt.solve_uncolumns(z_bar, b)
+
+
+@rule("adjoint", "rt.solve_uncolumns", wrt=("x",))
+def solve_uncolumns(z_bar, z, x, b):
+    return rt.solve_columns(z_bar, b)
 @rule("adjoint", "rt.add_at", wrt=("g", "values"))
 def add_at(z_bar, z, g, index, values):
     # linear: g passes through, and each value gets the cotangent of the position it was added at

@@ -449,7 +449,7 @@ machinery("batching", "rt.expand_to", "rt.dot_batched_x", "rt.dot_batched_y", "r
       "rt.matmul_batched_y", "rt.dot_vjp_x_batched_g", "rt.matmul_vjp_x_batched_g", "rt.matmul_vjp_y_batched_g",
       "rt.matmul_vjp_y_batched_gx",
       "rt.dot_vjp_y_batched_g", "rt.dot_vjp_y_batched_gx", "rt.dot_rows_x", "rt.dot_vjp_y_rows_gx", "rt.dot_identity_y", "rt.extremum_vjp", "rt.prod_vjp", "rt.cumsum_vjp", "rt.cumprod_vjp", "rt.inner_vjp_x", "rt.inner_vjp_y", "rt.norm_vjp", "rt.norm_ord_weights", "rt.norm_ord_curvature", "rt.transpose_vjp",
-      "rt.trace_vjp", "rt.solve_vjp_a", "rt.solve_vjp_b", "rt.add_at", "rt.take_at", "rt.kept_writes",
+      "rt.trace_vjp", "rt.solve_columns", "rt.solve_uncolumns", "rt.add_at", "rt.take_at", "rt.kept_writes",
           strategy="loop")
 
 

@@ -419,9 +419,11 @@ def inv_tangent(z, x_dot):
 
 
 @rule("tangent", "solve")
-def solve_tangent(a, z, a_dot, b_dot):
-    # a z = b  =>  a z_dot = b_dot - a_dot z
-    return np.linalg.solve(a, b_dot) - np.linalg.solve(a, a_dot @ z)
+def solve_tangent(a, b, z, a_dot, b_dot):
+    # a z = b  =>  a z_dot = b_dot - a_dot z, the product taken as solve pairs a with b (a vector b
+    # is one vector for every matrix of a stack: as columns, a_dot @ z is a product of matrices)
+    columns = rt.solve_columns(b_dot, b) - a_dot @ rt.solve_columns(z, b)
+    return rt.solve_uncolumns(np.linalg.solve(a, columns), b)
 
 
 @rule("tangent", "det")
@@ -821,18 +823,14 @@ def norm_vjp_tangent(g, x, norm, g_dot, x_dot, norm_dot, axis=None, keepdims=Fal
         rt.expand_to(g / norm, x, axis=axis, keepdims=keepdims) * x_dot
 
 
-@rule("tangent", "rt.solve_vjp_b")
-def solve_vjp_b_tangent(a, solution, z, g_dot, a_dot):
-    # z = solve(a.T, g), so a.T z_dot = g_dot - a_dot.T z
-    return rt.solve_vjp_b(g_dot - np.transpose(a_dot) @ z, a, solution)
+@rule("tangent", "rt.solve_columns")
+def solve_columns_tangent(b, x_dot):
+    return rt.solve_columns(x_dot, b)
 
 
-@rule("tangent", "rt.solve_vjp_a")
-def solve_vjp_a_tangent(g, a, solution, g_dot, a_dot, solution_dot):
-    # solve_vjp_a is -(b_bar times solution.T) with b_bar = solve(a.T, g): the product rule
-    b_bar = rt.solve_vjp_b(g, a, solution)
-    b_bar_dot = rt.solve_vjp_b(g_dot - np.transpose(a_dot) @ b_bar, a, solution)
-    return -(rt.dot_vjp_x(b_bar_dot, a, solution) + rt.dot_vjp_x(b_bar, a, solution_dot))
+@rule("tangent", "rt.solve_uncolumns")
+def solve_uncolumns_tangent(b, x_dot):
+    return rt.solve_uncolumns(x_dot, b)
 
 
 @rule("tangent", "rt.norm_ord_weights")

@@ -772,8 +772,14 @@ def _rows():
     add_(Row("vdot", vdot, lambda r: (U(r, 3, 2), U(r, 3, 2))))
     add_(Row("trace", trace, lambda r: (U(r, 3, 3),)))
     add_(Row("inv", inv, lambda r: (spd(r, 3),)))
-    add_(Row("solve", solve, lambda r: (spd(r, 3), U(r, 3)), refuses=no(SECOND_ORDER, "np.linalg.solve")))
-    add_(Row("solve_matrix", solve, lambda r: (spd(r, 3), U(r, 3, 2)), refuses=no(SECOND_ORDER, "np.linalg.solve")))
+    add_(Row("solve", solve, lambda r: (spd(r, 3), U(r, 3))))
+    add_(Row("solve_matrix", solve, lambda r: (spd(r, 3), U(r, 3, 2))))
+    # a stack of matrices: a vector b is solved against each matrix (NumPy 2's rule), with as many
+    # matrices as rows too (where a product a_dot @ z that misreads the pairing still has a shape)
+    add_(Row("solve_stack_vector", solve, lambda r: (U(r, 2, 3, 3) + 3 * np.eye(3), U(r, 3))))
+    add_(Row("solve_stack_vector_square", solve, lambda r: (U(r, 3, 3, 3) + 3 * np.eye(3), U(r, 3))))
+    add_(Row("solve_stack_matrix", solve, lambda r: (U(r, 2, 3, 3) + 3 * np.eye(3), U(r, 2, 3, 2))))
+    add_(Row("solve_stack_broadcast", solve, lambda r: (spd(r, 3), U(r, 2, 3, 2))))
     add_(Row("det", det, lambda r: (spd(r, 3),)))
     # decompositions; cholesky, eigh and eigvalsh take a symmetric matrix, perturbed symmetrically
     # (of_symmetric_part), slogdet any well-conditioned one; stacks are NumPy's leading axes

@@ -696,6 +696,8 @@ _HELPER_FACTS = {
     "cast_like": dict(shape_rule="like:x", shape_only=("x",)),
     "cast_derivative": dict(shape_rule="like:g", shape_only=("like",)),
     "trace_vjp": dict(shape_rule="like:x", shape_only=("x",)),
+    "solve_columns": dict(shape_only=("b",)),
+    "solve_uncolumns": dict(shape_only=("b",)),
     "scalar_seed": dict(shape_rule="scalar", shape_only=("out",), checks_input=True),
     **{name: dict(shape_rule=f"like:{operand}") for name, operand in [
         ("dot_vjp_x", "x"), ("dot_vjp_y", "y"), ("extremum_vjp", "x"), ("prod_vjp", "x"), ("cumsum_vjp", "x"),
@@ -709,8 +711,8 @@ _HELPER_FACTS = {
 }
 for _name in ["zeros_like", "scalar_seed", "copy", "align_batch", "has_cotangent", "unbroadcast", "expand_to", "stack", "push", "pop",
               "top", "add_to_top", "dot_vjp_x", "dot_vjp_y", "matmul_vjp_x", "matmul_vjp_y", "inner_vjp_x", "inner_vjp_y", "extremum_vjp", "prod_vjp", "cumsum_vjp", "cumprod_vjp",
-              "norm_vjp", "norm_ord_weights", "norm_ord_curvature", "transpose_vjp", "trace_vjp", "solve_vjp_a",
-              "solve_vjp_b", "cast_like", "cast_derivative", "index_slice", "add_at", "take_at", "kept_writes", "add_along_axis", "custom_vjp_call", "custom_jvp_call"]:
+              "norm_vjp", "norm_ord_weights", "norm_ord_curvature", "transpose_vjp", "trace_vjp", "solve_columns",
+              "solve_uncolumns", "cast_like", "cast_derivative", "index_slice", "add_at", "take_at", "kept_writes", "add_along_axis", "custom_vjp_call", "custom_jvp_call"]:
     _impl = getattr(runtime, _name)
     _sig = _inspect.signature(_impl)
     _params = tuple(p.name for p in _sig.parameters.values() if p.default is _inspect.Parameter.empty)

@@ -553,13 +553,18 @@ def kept_writes(g, index):
     return np.where(order[index] == positions, part, 0.0 * part)
 
 
-def solve_vjp_b(g, a, solution):
-    return np.linalg.solve(np.transpose(a), g)
+def solve_columns(x, b):
+    """``x``, shaped as ``np.linalg.solve(a, b)``'s result, as a stack of matrices of columns.
+
+    NumPy's solve pairs each matrix of ``a`` with the vector ``b`` where ``b`` has one axis (its
+    result is then one vector per matrix), and with a matrix of columns otherwise.  The rules of
+    solve work on columns alone, so that ``a_dot @ z`` is a product of matrices for every stack."""
+    return np.expand_dims(x, -1) if np.ndim(b) == 1 else x
 
 
-def solve_vjp_a(g, a, solution):
-    b_bar = np.linalg.solve(np.transpose(a), g)
-    return -np.outer(b_bar, solution) if np.ndim(solution) == 1 else -np.dot(b_bar, np.transpose(solution))
+def solve_uncolumns(x, b):
+    """The inverse of ``solve_columns``: columns back to the shape that ``b`` (or the result) has."""
+    return x[..., 0] if np.ndim(b) == 1 else x
 
 
 def cast_like(g, x):

@@ -493,7 +493,33 @@ def _det(x):
 @overload(solve)
 def _solve(a, b):
     cast_a, cast_b = njit(_as_float(a)), njit(_as_float(b))
-    return lambda a, b: np.linalg.solve(cast_a(a), cast_b(b))
+    vector = _is_array(b) and b.ndim == 1
+    # what LAPACK computes in: the float dtype the two operands are cast to, promoted together
+    result = np.promote_types(*(as_dtype(t.dtype) if _is_float_array(t) else np.float64 for t in (a, b))).type
+    if not _is_stack(a) and (vector or not _is_stack(b)):
+        return lambda a, b: np.linalg.solve(cast_a(a), cast_b(b))
+    if vector:
+        # NumPy's rule: a vector b is solved against every matrix of the stack a
+        def each_matrix(a, b):
+            stack, rhs = _stacked(cast_a(a)), cast_b(b)
+            out = np.empty((stack.shape[0], stack.shape[1]), result)
+            for k in range(stack.shape[0]):
+                out[k] = np.linalg.solve(stack[k], rhs)
+            return out.reshape(a.shape[:-1])
+        return each_matrix
+
+    # otherwise b is a stack of matrices of columns, and the stack axes of a and b broadcast
+    def each_pair(a, b):
+        stack_shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        matrices = np.ascontiguousarray(np.broadcast_to(cast_a(a), stack_shape + a.shape[-2:]))
+        columns = np.ascontiguousarray(np.broadcast_to(cast_b(b), stack_shape + b.shape[-2:]))
+        matrices = matrices.reshape((-1,) + a.shape[-2:])
+        columns = columns.reshape((-1,) + b.shape[-2:])
+        out = np.empty(columns.shape, result)
+        for k in range(columns.shape[0]):
+            out[k] = np.linalg.solve(matrices[k], columns[k])
+        return out.reshape(stack_shape + b.shape[-2:])
+    return each_pair
 
 
 overload(cholesky)(_each_matrix(np.linalg.cholesky))

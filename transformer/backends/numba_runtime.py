@@ -1097,16 +1097,18 @@ def trace_vjp(g, x):
 
 
 # ------------------------------------------------------------------- linalg
-@overload(rt.solve_vjp_b)
-def solve_vjp_b(g, a, solution):
-    return lambda g, a, solution: np.linalg.solve(np.transpose(a), g)
+@overload(rt.solve_columns)
+def solve_columns(x, b):
+    if _is_array(b) and b.ndim == 1:
+        return lambda x, b: np.expand_dims(x, -1)
+    return lambda x, b: x
 
 
-@overload(rt.solve_vjp_a)
-def solve_vjp_a(g, a, solution):
-    if _is_array(solution) and solution.ndim == 1:
-        return lambda g, a, solution: -np.outer(np.linalg.solve(np.transpose(a), g), solution)
-    return lambda g, a, solution: -np.dot(np.linalg.solve(np.transpose(a), g), np.transpose(solution))
+@overload(rt.solve_uncolumns)
+def solve_uncolumns(x, b):
+    if _is_array(b) and b.ndim == 1:
+        return lambda x, b: x[..., 0]
+    return lambda x, b: x
 
 
 # -------------------------------------------------------------------- casts
