@@ -252,6 +252,12 @@ class _Reverse:
                     out.append(cf.assign(saved, cf.call("rt.copy", [cst.Name(old)])))
                     tape = self.overwritten_tape(a)
                     out.append(cf.assign(tape, cf.call("rt.push", [cst.Name(tape), cst.Name(saved)])))
+                if a.kind == "assign" and cf.primitive_of(a.value) is not None and \
+                        cf.primitive_of(a.value).name == CUSTOM:
+                    # the custom rule is spent on this sweep: what the forward sweep computes is the
+                    # output its fwd function made, and a transform of this code differentiates that
+                    # code and the backward rule as written, as JAX's nested transforms do
+                    stmt = stmt.with_changes(body=[a.small.with_changes(value=a.value.args[0].value)])
                 out.append(stmt)
                 if a.kind == "assign" and self.a.taped(a.target):
                     stack = self.stack(a.target)
