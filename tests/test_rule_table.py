@@ -426,15 +426,18 @@ def cells(check):
 
 
 def run_or_refuse(row, check, run):
-    """``run()``, where a row declares a documented refusal for ``check``: then either the
-    TransformError says what the row declares (None is returned), or the result is checked as usual."""
+    """``run()``; where a row declares a documented refusal for ``check``, the TransformError must
+    say what the row declares (None is returned), and a check that runs instead fails: a refusal
+    that is no longer made must leave the row, so that the cell's result is checked."""
     if check not in row.refuses:
         return run()
     try:
-        return run()
+        run()
     except tr.TransformError as error:
         assert row.refuses[check] in str(error), str(error)
         return None
+    raise AssertionError(f"{row.name}: {check} is declared refused ({row.refuses[check]!r}) but runs: "
+                         "take the refusal out of the row, so that its result is checked")
 
 
 # ------------------------------------------------------------------ the checks
