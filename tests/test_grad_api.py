@@ -160,7 +160,17 @@ def test_forward_mode_of_a_custom_vjp_function_is_refused_at_its_line():
     # as in JAX: the user's rule is for reverse mode only, and differentiating the forward rule's
     # code instead could disagree with it
     with pytest.raises(tr.TransformError, match=r"corpus_extra\.py:\d+: jvp cannot differentiate rt.custom_vjp_call"):
-        tr.hessian(corpus_extra.uses_softplus)(np.array([0.5, -2.0, 1.5]))
+        tr.jacfwd(corpus_extra.uses_softplus)(np.array([0.5, -2.0, 1.5]))
+
+
+def test_hessian_of_a_custom_vjp_function_differentiates_its_rules():
+    # forward over reverse, as JAX's hessian: jvp of the gradient's code, where the rule's fwd and bwd
+    # are plain code (it was refused as forward mode of the custom function itself)
+    x = np.array([0.5, -2.0, 1.5])
+    sigmoid = 1.0 / (1.0 + np.exp(-x))
+    # d2/dx2 of softplus(x) * x, with softplus' = sigmoid (the bwd rule) and sigmoid' = s (1 - s)
+    want = np.diag(sigmoid * (1.0 - sigmoid) * x + 2.0 * sigmoid)
+    np.testing.assert_allclose(tr.hessian(corpus_extra.uses_softplus)(x), want, rtol=1e-12, atol=1e-12)
 
 
 def test_decorator_forms_and_lambdas():
