@@ -30,11 +30,11 @@ import threading
 import numpy as np
 
 from .. import primitives
+from .device_code import COLLECTIVES
 
 # Codes shared with the compiled side (cpu_devices): opcode, dtype code.  The opcodes number the
 # registry's collectives in registry order, then one more question device code asks the host:
 # "axis_size", the number of devices.
-COLLECTIVES = tuple(prim for prim in primitives.REGISTRY.values() if prim.collective)
 OPS = tuple(prim.name for prim in COLLECTIVES) + ("axis_size",)
 OP = {name: code for code, name in enumerate(OPS)}
 AXIS_SIZE = OP["axis_size"]

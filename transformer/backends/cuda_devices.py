@@ -109,10 +109,6 @@ def _reduce(prim, x):
     return _meet(prim, x)
 
 
-def _gather(prim, x):
-    return _meet(prim, x)
-
-
 def _index(prim):
     return cpu_threads.current_device()[1]
 
@@ -123,7 +119,7 @@ def _permute(prim, x, perm, inverse):
 
 
 # What each collective does -> how a device runs it, given the device's operands (device_code).
-_RUNS = {"reduce": _reduce, "gather": _gather, "index": _index, "permute": _permute}
+_RUNS = {"reduce": _reduce, "gather": _meet, "index": _index, "permute": _permute}
 
 
 def _host_collective(prim):
