@@ -292,6 +292,27 @@ def blocks(stmt) -> list:
     return [stmt.body.body, [orelse] if isinstance(orelse, cst.If) else orelse.body.body]
 
 
+def branches(stmt: cst.If) -> tuple[list, list]:
+    """An ``if``'s two blocks, the second empty when it has no ``else``."""
+    inner = blocks(stmt)
+    return inner[0], inner[1] if len(inner) > 1 else []
+
+
+def map_blocks(stmt, rewrite):
+    """``stmt`` with ``rewrite(list_of_statements)`` applied to each block ``blocks`` finds in it,
+    the statement's own test and formatting kept; a simple statement is returned as it is."""
+    if isinstance(stmt, cst.If):
+        orelse = stmt.orelse
+        if isinstance(orelse, cst.If):                  # an elif: its own block of one ``if``
+            orelse = cst.Else(block(rewrite([orelse])))
+        elif orelse is not None:
+            orelse = orelse.with_changes(body=block(rewrite(list(orelse.body.body))))
+        return stmt.with_changes(body=block(rewrite(list(stmt.body.body))), orelse=orelse)
+    if isinstance(stmt, (cst.For, cst.While)):
+        return stmt.with_changes(body=block(rewrite(list(stmt.body.body))))
+    return stmt
+
+
 def walk(stmts):
     """Every simple statement under ``stmts``, however deeply nested, in program order."""
     for stmt in stmts:
@@ -378,11 +399,10 @@ def _check_block(stmts):
         elif isinstance(stmt, cst.If):
             if not is_atom(stmt.test):
                 _fail(stmt.test, "if-condition is not an atom")
-            _check_block(stmt.body.body)
-            if stmt.orelse is not None:
-                if isinstance(stmt.orelse, cst.If):
-                    _fail(stmt.orelse, "elif (should be a nested if)")
-                _check_block(stmt.orelse.body.body)
+            if isinstance(stmt.orelse, cst.If):
+                _fail(stmt.orelse, "elif (should be a nested if)")
+            for inner in blocks(stmt):
+                _check_block(inner)
         elif isinstance(stmt, cst.For):
             it = stmt.iter
             if not (isinstance(stmt.target, cst.Name) and isinstance(it, cst.Call) and is_range(it)

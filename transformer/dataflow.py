@@ -412,9 +412,8 @@ def _sweep(stmts, live_out: set, fresh: dict, live_stacks=None) -> tuple[list, s
             live |= set(reads(a))
             kept.append(stmt)
         elif isinstance(stmt, cst.If):
-            body, live_body = _sweep(stmt.body.body, live, fresh, live_stacks)
-            orelse, live_else = _sweep(stmt.orelse.body.body, live, fresh, live_stacks) if stmt.orelse is not None \
-                else ([], set(live))
+            (body, live_body), (orelse, live_else) = (_sweep(block, live, fresh, live_stacks)
+                                                      for block in cf.branches(stmt))
             if not _has_statements(body) and not _has_statements(orelse):
                 continue
             live = live_body | live_else | set(atom_names(stmt.test))

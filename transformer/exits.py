@@ -110,11 +110,13 @@ class _Rewriter:
         if isinstance(small, cst.Continue):
             return [cf.assign(ctx["skip"], cst.Name("True")).with_changes(leading_lines=keep)], True
         if isinstance(stmt, cst.If):
-            body, skips1 = self.block(stmt.body.body, ctx)
-            orelse, skips2 = (self.block(stmt.orelse.body.body, ctx) if stmt.orelse is not None else ([], False))
-            new = stmt.with_changes(body=cf.block(body),
-                                    orelse=cst.Else(cf.block(orelse)) if stmt.orelse is not None else None)
-            return [new], skips1 or skips2
+            skips = []
+
+            def rewrite(block):
+                new, skipped = self.block(block, ctx)
+                skips.append(skipped)
+                return new
+            return [cf.map_blocks(stmt, rewrite)], any(skips)
         if isinstance(stmt, (cst.For, cst.While)):
             return self.loop(stmt, ctx)
         return [stmt], False

@@ -110,7 +110,7 @@ def _results_returned_as_a_tuple(body: list, scope: NameScope) -> list:
                 value = unpacked(small.value, picks)
                 out += picks + [stmt.with_changes(body=[small.with_changes(value=value)])]
             else:
-                out.append(simplify.map_blocks(stmt, rewrite))
+                out.append(cf.map_blocks(stmt, rewrite))
         return out
     return rewrite(body) if sizes else body
 

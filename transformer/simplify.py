@@ -69,19 +69,8 @@ def _merge_block(stmts, mutated, zeros) -> list:
     return stmts
 
 
-def map_blocks(stmt, rewrite):
-    """``stmt`` with ``rewrite(list_of_statements)`` applied to each block it contains."""
-    if isinstance(stmt, cst.If):
-        return stmt.with_changes(body=cf.block(rewrite(list(stmt.body.body))),
-                                 orelse=cst.Else(cf.block(rewrite(list(stmt.orelse.body.body))))
-                                 if stmt.orelse is not None else None)
-    if isinstance(stmt, (cst.For, cst.While)):
-        return stmt.with_changes(body=cf.block(rewrite(list(stmt.body.body))))
-    return stmt
-
-
 def _merge_children(stmt, mutated, zeros):
-    return map_blocks(stmt, lambda block: _merge_block(block, mutated, zeros))
+    return cf.map_blocks(stmt, lambda block: _merge_block(block, mutated, zeros))
 
 
 # ----------------------------------------------------------- constant folding
@@ -189,4 +178,4 @@ def _can_forward(a, rest) -> bool:
 
 
 def _fold_children(stmt, counts):
-    return map_blocks(stmt, lambda block: _fold_block(block, counts))
+    return cf.map_blocks(stmt, lambda block: _fold_block(block, counts))

@@ -152,16 +152,10 @@ class _Rewriter:
             unrolled = self.unroll(stmt)
             if unrolled is not None:
                 return unrolled
-            return [stmt.with_changes(body=cf.block(self.block(list(stmt.body.body))))]
-        if isinstance(stmt, cst.While):
+            return [cf.map_blocks(stmt, self.block)]
+        if isinstance(stmt, (cst.While, cst.If)):
             self.check_reads(stmt, dataflow.atom_names(stmt.test))
-            return [stmt.with_changes(body=cf.block(self.block(list(stmt.body.body))))]
-        if isinstance(stmt, cst.If):
-            self.check_reads(stmt, dataflow.atom_names(stmt.test))
-            orelse = stmt.orelse
-            return [stmt.with_changes(body=cf.block(self.block(list(stmt.body.body))),
-                                      orelse=cst.Else(cf.block(self.block(list(orelse.body.body))))
-                                      if orelse is not None else None)]
+            return [cf.map_blocks(stmt, self.block)]
         return [stmt]
 
     def bind(self, stmt, target: str, node: _Node) -> list:

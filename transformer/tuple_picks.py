@@ -17,7 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from . import core_form as cf
-from . import dataflow, simplify
+from . import dataflow
 
 
 def plain(body: list, scope) -> list:
@@ -76,7 +76,7 @@ def _each_assignment(stmts: list, change) -> list:
     out = []
     for stmt in stmts:
         if not isinstance(stmt, cst.SimpleStatementLine):
-            out.append(simplify.map_blocks(stmt, lambda block: _each_assignment(block, change)))
+            out.append(cf.map_blocks(stmt, lambda block: _each_assignment(block, change)))
             continue
         a = dataflow.classify(stmt)
         out += change(stmt, a) if a.kind == "assign" else [stmt]

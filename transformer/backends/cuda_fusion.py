@@ -173,15 +173,10 @@ class _Driver:
         return out
 
     def statement(self, stmt):
-        if isinstance(stmt, cst.If):
-            orelse = stmt.orelse.with_changes(body=cf.block(self.block(stmt.orelse.body.body))) \
-                if stmt.orelse is not None else None
-            return [stmt.with_changes(test=_host_value(stmt.test), body=cf.block(self.block(stmt.body.body)),
-                                      orelse=orelse)]
-        if isinstance(stmt, cst.While):
-            return [stmt.with_changes(test=_host_value(stmt.test), body=cf.block(self.block(stmt.body.body)))]
+        if isinstance(stmt, (cst.If, cst.While)):
+            return [cf.map_blocks(stmt, self.block).with_changes(test=_host_value(stmt.test))]
         if isinstance(stmt, cst.For):
-            return [stmt.with_changes(body=cf.block(self.block(stmt.body.body)))]
+            return [cf.map_blocks(stmt, self.block)]
         small = stmt.body[0]
         if isinstance(small, cst.Return) and small.value is not None:
             value = cst.parse_expression(f"cu.result({self.code(small.value)}, {self.on_device})")

@@ -95,11 +95,7 @@ class _KernelBody:
             new = [s if isinstance(s, cst.BaseStatement) else cst.SimpleStatementLine([s]) for s in new]
             new[0] = new[0].with_changes(leading_lines=stmt.leading_lines)
             return new
-        if isinstance(stmt, cst.If):
-            orelse = stmt.orelse.with_changes(body=cf.block(self.block(stmt.orelse.body.body))) \
-                if stmt.orelse is not None else None
-            return [stmt.with_changes(body=cf.block(self.block(stmt.body.body)), orelse=orelse)]
-        return [stmt.with_changes(body=cf.block(self.block(stmt.body.body)))]
+        return [cf.map_blocks(stmt, self.block)]
 
     def simple(self, small):
         if isinstance(small, cst.Return):

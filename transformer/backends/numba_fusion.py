@@ -274,20 +274,8 @@ def _single_target(stmt) -> str | None:
     return None
 
 
-def _in_blocks(stmt, rewrite_block):
-    """``stmt`` with ``rewrite_block(statements)`` applied to each block of an if, for or while."""
-    if isinstance(stmt, cst.If):
-        orelse = stmt.orelse
-        if orelse is not None:
-            orelse = orelse.with_changes(body=cf.block(rewrite_block(list(orelse.body.body))))
-        return stmt.with_changes(body=cf.block(rewrite_block(list(stmt.body.body))), orelse=orelse)
-    if isinstance(stmt, (cst.For, cst.While)):
-        return stmt.with_changes(body=cf.block(rewrite_block(list(stmt.body.body))))
-    return stmt
-
-
 def _fuse_children(stmt, counts, params):
-    return _in_blocks(stmt, lambda stmts: _fuse_block(stmts, counts, params))
+    return cf.map_blocks(stmt, lambda stmts: _fuse_block(stmts, counts, params))
 
 
 def fuse(core: cf.CoreFunction) -> cf.CoreFunction:
@@ -393,7 +381,7 @@ def _fuse_rows_in_block(stmts: list, used_only_here) -> list:
     while i < len(stmts):
         stmt = stmts[i]
         if not isinstance(stmt, cst.SimpleStatementLine):
-            out.append(_in_blocks(stmt, lambda block: _fuse_rows_in_block(block, used_only_here)))
+            out.append(cf.map_blocks(stmt, lambda block: _fuse_rows_in_block(block, used_only_here)))
             i += 1
             continue
         found = _softmax_at(stmts, i, used_only_here) if i + 5 <= len(stmts) else None

@@ -157,11 +157,8 @@ class _Forward:
             self.note_origin(stmt)
             if isinstance(stmt, cst.SimpleStatementLine):
                 out += self.simple(stmt)
-            elif isinstance(stmt, cst.If):
-                orelse = stmt.orelse and stmt.orelse.with_changes(body=cf.block(self.block(stmt.orelse.body.body)))
-                out.append(stmt.with_changes(body=cf.block(self.block(stmt.body.body)), orelse=orelse))
-            else:                                   # for / while: the loop variable is an integer
-                out.append(stmt.with_changes(body=cf.block(self.block(stmt.body.body))))
+            else:                           # if / for / while: a loop variable is an integer
+                out.append(cf.map_blocks(stmt, self.block))
         return out
 
     def note_origin(self, stmt):
@@ -567,10 +564,7 @@ def _keep(stmts, dead: set[str], tangent_names: set[str]) -> list:
             out.append(stmt)
             continue
         orphan = None
-        changes = {"body": cf.block(_keep(stmt.body.body, dead, tangent_names))}
-        if getattr(stmt, "orelse", None) is not None:
-            changes["orelse"] = stmt.orelse.with_changes(body=cf.block(_keep(stmt.orelse.body.body, dead, tangent_names)))
-        out.append(stmt.with_changes(**changes))
+        out.append(cf.map_blocks(stmt, lambda block: _keep(block, dead, tangent_names)))
     return out
 
 

@@ -25,7 +25,7 @@ import ast
 import libcst as cst
 
 from .. import core_form as cf
-from .. import primitives, simplify
+from .. import primitives
 from ..core_form import CoreFunction
 from ..errors import Location, TransformError
 from . import TRANSFORMS, register
@@ -141,7 +141,7 @@ def ppermutes_as_gathers(core, stmts, axis_name, origin=None) -> list:
     for stmt in stmts:
         origin = cf.origin_of(stmt) or origin
         if not isinstance(stmt, cst.SimpleStatementLine):
-            out.append(simplify.map_blocks(stmt, lambda block: ppermutes_as_gathers(core, block, axis_name, origin)))
+            out.append(cf.map_blocks(stmt, lambda block: ppermutes_as_gathers(core, block, axis_name, origin)))
             continue
         small = stmt.body[0]
         found = collective_call(small.value) if isinstance(small, cst.Assign) else None

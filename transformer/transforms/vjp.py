@@ -263,10 +263,7 @@ class _Reverse:
                     stack = self.stack(a.target)
                     out.append(cf.assign(stack, cf.call("rt.push", [cst.Name(stack), cst.Name(a.target)])))
             elif isinstance(stmt, cst.If):
-                orelse = stmt.orelse
-                out.append(stmt.with_changes(
-                    body=cf.block(self.forward(stmt.body.body, depth)),
-                    orelse=cst.Else(cf.block(self.forward(orelse.body.body, depth))) if orelse is not None else None))
+                out.append(cf.map_blocks(stmt, lambda block: self.forward(block, depth)))
             elif isinstance(stmt, (cst.For, cst.While)):
                 out += self.forward_loop(stmt, depth)
             else:
@@ -368,8 +365,8 @@ class _Reverse:
         pre = []
         for name in atom_names(stmt.test):
             pre += self.read(name)
-        body = self.backward(stmt.body.body, path + ((id(stmt), 0),))
-        orelse = self.backward(stmt.orelse.body.body, path + ((id(stmt), 1),)) if stmt.orelse is not None else []
+        body, orelse = (self.backward(block, path + ((id(stmt), which),))
+                        for which, block in enumerate(cf.branches(stmt)))
         if not (_has_code(body) or _has_code(orelse)):
             return []
         if not _has_code(body):     # keep the if readable: negate rather than leave an empty branch

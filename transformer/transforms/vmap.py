@@ -1033,10 +1033,9 @@ class _Batcher:
     def if_statement(self, stmt: cst.If):
         if not _is_batched(self._atom_state(stmt.test)):
             comment, self.comment = self.comment, None
-            body = self.block(stmt.body.body)
-            orelse = cst.Else(cf.block(self.block(stmt.orelse.body.body))) if stmt.orelse is not None else None
+            same_for_all = cf.map_blocks(stmt, self.block).with_changes(leading_lines=())
             self.comment = comment
-            self.emit(cst.If(test=stmt.test, body=cf.block(body), orelse=orelse))
+            self.emit(same_for_all)
             return
         self.add_comment("# strategy: the condition differs per example: run both branches, keep each example's own")
         outer = self.mask
