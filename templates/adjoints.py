@@ -912,7 +912,8 @@ unsupported("adjoint", ["rt.norm_ord_curvature"],
 unsupported("adjoint", ["rt.custom_vjp_call"], "a custom_vjp rule is not itself differentiable")
 
 
-@rule("adjoint", "rt.custom_jvp_call", wrt=("out",))
-def custom_jvp_call(z_bar, z, out):
-    # reverse mode of a custom_jvp function differentiates its own body (JAX would transpose the rule)
-    return z_bar
+@rule("adjoint", "rt.custom_jvp_call", by_transform=True)
+def custom_jvp_call_adjoint(inputs_bar):
+    """A custom_jvp function's output: the cotangents of its inputs are the user's jvp rule
+    transposed (custom.transposed_rule), which the transform inlines as it inlines a custom_vjp's
+    backward rule; none flows through the function's own code."""

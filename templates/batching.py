@@ -466,9 +466,9 @@ rule("batching", "rt.zeros_like", "rt.copy", "rt.cast_like", "rt.cast_derivative
 
 # reverse mode's tape (strategy "tape" in the transform): a value pushed unbatched on a tape of batched ones
 machinery("batching", "rt.stack", "rt.push", "rt.pop", "rt.top", "rt.add_to_top", strategy="tape")
-unsupported("batching", ["rt.custom_vjp_call"], "custom_vjp functions cannot be batched yet")
-unsupported("batching", ["rt.custom_jvp_call"],
-            "vmap of a custom_jvp function is not written yet; vmap the function without its custom rule")
+# a custom function's call (strategy "custom" in the transform): the marker stays, the batch in its
+# operands, and names the user's rule applied to each example (custom.batched_rule)
+machinery("batching", "rt.custom_vjp_call", "rt.custom_jvp_call", strategy="custom")
 unsupported("batching", ["ppermute"], "lax.ppermute over an axis other than this vmap's own axis_name has no "
             "batching rule (over its own axis it is rewritten with all_gather first)")
 

@@ -814,7 +814,11 @@ def custom_jvp_call_tangent(inputs_dot):
 
 
 unsupported("tangent", ["rt.custom_vjp_call"],
-            "forward mode of a custom_vjp function needs its custom_jvp rule, which is not supported yet")
+            "forward mode of a custom_vjp function has no rule to follow: its backward rule gives cotangents, "
+            "not tangents, and its own code is what the rule replaces (JAX refuses it too); write the "
+            "function with tr.custom_jvp for forward mode and for both modes")
+
+
 @rule("tangent", "rt.norm_vjp")
 def norm_vjp_tangent(g, x, norm, g_dot, x_dot, norm_dot, axis=None, keepdims=False):
     # norm_vjp is expand_to(g / norm) * x: the quotient rule, then the product rule

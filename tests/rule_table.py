@@ -857,13 +857,9 @@ def _rows():
     # special
     add_(Row("stop_gradient", stop_gradient, one, oracle=stop_gradient_oracle))
     no_jax = {"jax": "uses transformer's own custom rule objects, which jax cannot call"}
-    no_forward = "forward mode of a custom_vjp function needs its custom_jvp rule"
-    add_(Row("custom_vjp", custom_vjp, one, skip=no_jax,
-             refuses={**no(("jvp", "jit_jvp", "transpose"), no_forward),
-                      # vmap alone drops the marker, as nothing differentiates after it; not with in_axes None
-                      "vmap_none": "custom_vjp functions cannot be batched yet"}))
-    add_(Row("custom_jvp", custom_jvp, one, skip=no_jax,
-             refuses=no(VMAPS, "vmap of a custom_jvp function is not written yet")))
+    no_forward = "forward mode of a custom_vjp function has no rule to follow"
+    add_(Row("custom_vjp", custom_vjp, one, skip=no_jax, refuses=no(("jvp", "jit_jvp", "transpose"), no_forward)))
+    add_(Row("custom_jvp", custom_jvp, one, skip=no_jax))
     add_(Row("nn_functions", nn_functions, lambda r: (U(r, 3, 4, lo=-2.0, hi=2.0),)))
     # definitions
     square = lambda r: (U(r, 3, 3),)                            # noqa: E731

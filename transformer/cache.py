@@ -29,6 +29,7 @@ except ImportError:      # not POSIX: the in-process lock in staging still holds
 import numpy as np
 
 from . import primitives, resolve
+from .custom import custom_jvp, custom_vjp
 
 _PACKAGE_ROOT = Path(__file__).resolve().parent
 _code_hash: str | None = None
@@ -168,6 +169,14 @@ def _visit_value(name, value, digest, seen, attributes=()):
     elif inner is not None:
         digest.update(repr(getattr(value, "__transformer_chain__", "")).encode())
         _visit(inner, digest, seen)
+    elif isinstance(value, (custom_vjp, custom_jvp)):
+        # its rules are inlined as well as its own code: a name rebound to another custom function,
+        # or a rule edited, must not find the module written for the old one
+        digest.update(f"{name}={type(value).__name__}".encode())
+        for part in (value.fun, getattr(value, "fwd", None), getattr(value, "bwd", None), getattr(value, "jvp", None)):
+            if part is not None:
+                digest.update(repr(getattr(part, "__qualname__", "")).encode())
+                _visit(part, digest, seen)
     elif isinstance(value, types.FunctionType) and primitives.lookup(value) is None:
         if not value.__module__ or not value.__module__.startswith(("numpy", "math")):
             _visit(value, digest, seen)

@@ -32,10 +32,15 @@ through the function's own code.
 
 Called from a transformed function, its own body is inlined and its output
 marked with ``rt.custom_jvp_call(out, inputs, rule)``; forward mode inlines
-the rule there for the output's tangent.  Reverse mode differs from JAX: JAX
-transposes the jvp rule, here reverse mode differentiates the function's own
-body (the marker passes the cotangent straight to ``out``), so the gradient
-of a custom_jvp function is that of its primal code.
+the rule there for the output's tangent.  Reverse mode, as JAX's, transposes
+the rule: the rule's output tangent is linear in the tangents, and the
+gradient in the tangents of its product with the cotangent is the transpose
+(``transposed_rule``, which reverse mode inlines as it inlines a custom_vjp's
+backward rule).
+
+A transform called from Python on a custom function itself (``tr.jvp(f, ...)``)
+transforms a plain function that calls it (``called_form``), so it meets the
+rule as a call from code does.
 """
 from __future__ import annotations
 
@@ -46,6 +51,7 @@ import functools
 # markers (the function's output, its inputs, its rule); the transforms apply the user's rule there.
 VJP_CALL = "rt.custom_vjp_call"
 JVP_CALL = "rt.custom_jvp_call"
+MARKERS = (VJP_CALL, JVP_CALL)
 
 
 class custom_vjp:
@@ -63,6 +69,9 @@ class custom_vjp:
     def __call__(self, *args, **kwargs):
         return self.fun(*args, **kwargs)
 
+    def called_form(self):
+        return _called_form(self)
+
 
 class custom_jvp:
     def __init__(self, fun):
@@ -77,4 +86,98 @@ class custom_jvp:
 
     def __call__(self, *args, **kwargs):
         return self.fun(*args, **kwargs)
+
+    def called_form(self):
+        return _called_form(self)
+
+
+def _called_form(fun):
+    """What a transform from Python transforms (``Transformed.of``): a plain function that calls
+    ``fun``, so the transform meets the call and the rule with it, as a call from code does.  The
+    function is written once per custom function and kept; its rules may be set later (defvjp)."""
+    made = getattr(fun, "_called", None)
+    if made is None:
+        from .derived_code import calling_custom        # derived_code's imports reach this module
+        from .transformed import Transformed
+        made = fun._called = Transformed(calling_custom(fun))
+    return made
+
+
+def transposed_rule(jvp_rule, arity: int, outputs: int | None):
+    """The backward rule reverse mode applies for a custom_jvp function of ``arity`` arguments
+    whose jvp rule is ``jvp_rule``, for an output that is one array (``outputs`` None) or a
+    tuple of ``outputs``: ``bwd(primals, g)``, one cotangent per argument.  The rule's output
+    tangent is linear in the tangents, so its product with ``g``, summed, has as gradient in the
+    tangents the transpose of the rule applied to ``g``, at any tangent (zeros here)."""
+    from . import emit              # emit's cache key reads this module: imported when first used
+    xs = [f"x{k}" for k in range(arity)]
+    ts = [f"t{k}" for k in range(arity)]
+    comma = "," if arity == 1 else ""
+    if outputs is None:
+        project = ["    out, out_dot = rule(primals, tangents)", "    return np.sum(out_dot * g)"]
+    else:
+        project = ["    out, out_dot = rule(primals, tangents)",
+                   "    return " + " + ".join(f"np.sum(out_dot[{k}] * g[{k}])" for k in range(outputs))]
+    argnums = tuple(range(arity, 2 * arity)) if arity > 1 else arity
+    zeros = ", ".join(f"np.zeros(np.shape({x}))" for x in xs)
+    shape = "one array" if outputs is None else f"a tuple of {outputs}"
+    text = "\n".join([
+        f"# the transpose of a custom_jvp rule for a function of {arity} argument{'s' if arity != 1 else ''} "
+        f"returning {shape},",
+        "# as written by transformer/custom.py: `rule` is the user's jvp rule",
+        "import numpy as np",
+        "",
+        "import transformer as tr",
+        "",
+        "",
+        f"def projected_tangent({', '.join(xs + ts)}, g):",
+        f"    primals = ({', '.join(xs)}{comma})",
+        f"    tangents = ({', '.join(ts)}{comma})",
+        *project,
+        "",
+        "",
+        "def transposed_rule(primals, g):",
+        f"    {', '.join(xs)}{comma} = primals",
+        "    # linear in the tangents: its gradient there is the same at every tangent",
+        f"    return {'(' if arity == 1 else ''}tr.grad(projected_tangent, argnums={argnums})"
+        f"({', '.join(xs)}, {zeros}, g){',)' if arity == 1 else ''}",
+        "",
+    ])
+    module = emit.load_written(text, f"custom_jvp_transposed_{arity}", {"rule": jvp_rule})
+    return module.transposed_rule
+
+
+def batched_rule(kind: str, rule, axes: tuple, summed: tuple = ()):
+    """A rule for a custom function's call under vmap, where each batched value carries the batch as
+    its last axis (vmap's layout): the user's ``rule`` (a jvp rule, ``kind`` "jvp", or a backward
+    rule, "vjp") applied to each example with ``tr.vmap``, in ``axes`` (-1 or None, nested as the
+    operands are: the primals' for a jvp rule, whose tangents are batched as their primals; the
+    residuals' for a backward rule, whose cotangent is batched).  Every result is batched; the
+    cotangents of the inputs in ``summed``, the same for every example, are summed over the batch."""
+    from . import emit
+    if kind == "jvp":
+        body = [f"    return tr.vmap(rule, in_axes=({axes!r}, {axes!r}), out_axes=-1)(primals, tangents)"]
+        signature = "primals, tangents"
+    else:
+        count = len(summed)
+        body = [f"    cotangents = tr.vmap(rule, in_axes=({axes!r}, -1), out_axes=-1)(residuals, g)"]
+        pieces = [f"np.sum(cotangents[{k}], axis=-1)" if summed[k] else f"cotangents[{k}]" for k in range(count)]
+        if any(summed):
+            body.insert(0, "    # an input the same for every example gets the sum of its examples' cotangents")
+        body.append(f"    return ({', '.join(pieces)}{',' if count == 1 else ''})")
+        signature = "residuals, g"
+    text = "\n".join([
+        f"# a custom_{kind} rule applied to each example of a batch (batch axes {axes!r}),",
+        "# as written by transformer/custom.py: `rule` is the user's rule",
+        "import numpy as np",
+        "",
+        "import transformer as tr",
+        "",
+        "",
+        f"def batched_rule({signature}):",
+        *body,
+        "",
+    ])
+    module = emit.load_written(text, f"custom_{kind}_batched", {"rule": rule})
+    return module.batched_rule
 

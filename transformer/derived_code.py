@@ -28,6 +28,7 @@ name.  The code form is of one array output: a function returning a tuple is ref
 """
 from __future__ import annotations
 
+import inspect
 import re
 
 from . import emit
@@ -68,6 +69,35 @@ def called(fun, arity: int):
             f"def {name}({xs}):\n"
             f"    return fun({xs})\n")
     module = emit.load_written(text, f"called_{arity}", {"fun": fun})
+    return getattr(module, name)
+
+
+def calling_custom(fun):
+    """A plain function with the parameters of ``fun`` (a custom_vjp or custom_jvp function) whose
+    body calls it: what a transform from Python transforms, so that it meets the call and applies
+    the user's rule there (``fun``'s own code gives only its value).  Defaults are the module's
+    ``d0``, ``d1``...; ``*args`` and ``**kwargs`` cannot be passed on to a rule, and are refused."""
+    own = inspect.signature(fun.fun)
+    params, passed, defaults = [], [], {}
+    for p in own.parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise TypeError(f"{fun.fun.__qualname__} takes {'*' if p.kind is p.VAR_POSITIONAL else '**'}{p.name}: "
+                            f"a custom_vjp or custom_jvp function transformed from Python takes named parameters")
+        if p.kind is p.KEYWORD_ONLY and not any(q.startswith("*") for q in params):
+            params.append("*")
+        written_default = ""
+        if p.default is not p.empty:
+            written_default = f"=d{len(defaults)}"
+            defaults[f"d{len(defaults)}"] = p.default
+        params.append(f"{p.name}{written_default}")
+        passed.append(p.name if p.kind is not p.KEYWORD_ONLY else f"{p.name}={p.name}")
+    name = _name_of(fun.fun)
+    name = "called_fun" if name == "fun" else name
+    text = (f"# a {type(fun).__name__} function called, written by transformer/derived_code.py, so that a\n"
+            f"# transform of it applies the function's own rule where fun is called\n\n\n"
+            f"def {name}({', '.join(params)}):\n"
+            f"    return fun({', '.join(passed)})\n")
+    module = emit.load_written(text, f"custom_{len(passed)}", {"fun": fun, **defaults})
     return getattr(module, name)
 
 

@@ -62,7 +62,7 @@ def make_cores(fn, steps, static: dict | None, structures: dict | None, for_back
     if any(step.name in DIFFERENTIATING_STEPS for step in steps):
         refuse_writes_through_views(core)
     core = copy_written_arguments(core)
-    # once no derivative is left to take, a custom_vjp's marker is its value (vmap and jit need no rule)
+    # once no derivative is left to take, a custom rule's marker is its value (vmap and jit need no rule)
     last_derivative = max((k for k, step in enumerate(steps) if step.name in DIFFERENTIATING_STEPS), default=-1)
     if last_derivative < 0 and not inlined:
         core = custom_rules_as_values(core)
@@ -136,19 +136,19 @@ def refuse_writes_through_views(core: cf.CoreFunction):
 
 
 def custom_rules_as_values(core: cf.CoreFunction) -> cf.CoreFunction:
-    """``y = rt.custom_vjp_call(out, ...)`` made ``y = out``.  The marker only tells a later
-    reverse mode to apply the user's backward rule (or jvp to refuse); with no derivative left to
+    """``y = rt.custom_vjp_call(out, ...)`` and ``y = rt.custom_jvp_call(out, ...)`` made ``y = out``.
+    A marker only tells a later derivative to apply the user's rule; with no derivative left to
     take, batching or compiling the function needs only the value."""
     core.node = core.node.visit(_CustomRulesAsValues())
     return core
 
 
 class _CustomRulesAsValues(cst.CSTTransformer):
-    """Each ``rt.custom_vjp_call(out, ...)`` replaced by ``out``."""
+    """Each custom rule's marker replaced by its ``out``."""
 
     def leave_Call(self, original, updated):
         prim = cf.primitive_of(updated)
-        return updated.args[0].value if prim is not None and prim.name == custom.VJP_CALL else updated
+        return updated.args[0].value if prim is not None and prim.name in custom.MARKERS else updated
 
 
 def apply_step(core: cf.CoreFunction, step: Step) -> cf.CoreFunction:

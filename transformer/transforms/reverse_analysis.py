@@ -25,7 +25,7 @@ from ..errors import Location, TransformError
 GETITEM = "getitem"
 # the primitives whose result may have another shape than their operands
 _SHAPE_MOVING = frozenset({primitives.INDEX, primitives.SHAPE, primitives.REDUCE})
-CUSTOM = custom.VJP_CALL
+CUSTOM = custom.MARKERS
 # The runtime helpers reverse mode writes for itself, which its later passes recognise: a cotangent's
 # zero start, and the sum of a contribution down to its operand's shape (transformer/runtime.py)
 ZERO_COTANGENT = "rt.zeros_like"
@@ -104,7 +104,7 @@ class Analysis:
         prim = cf.primitive_of(a.value)
         if prim.name == GETITEM:
             return [("x", n) for n in atom_names(a.value.value)]
-        if prim.name == CUSTOM:
+        if prim.name in CUSTOM:
             return [("inputs", n) for n in atom_names(a.value.args[1].value)]
         template = rule_for(a.value, self.location(a.line))
         if template is None:
@@ -198,8 +198,8 @@ class Analysis:
                     needed.update(dataflow.index_names(a.value))
                     needed.update(atom_names(a.value.value))
                 continue
-            if prim.name == CUSTOM:      # the backward rule reads the residuals
-                needed.update(atom_names(a.value.args[2].value))
+            if prim.name in CUSTOM:      # the backward rule reads the residuals (a custom_jvp's: its inputs)
+                needed.update(atom_names(a.value.args[2 if prim.name == custom.VJP_CALL else 1].value))
                 continue
             reads = _template_reads(rule_for(a.value, self.location(a.line)))
             if "z" in reads:

@@ -24,7 +24,7 @@ import inspect
 import libcst as cst
 
 from .. import core_form as cf
-from .. import dataflow, naming, simplify
+from .. import custom, dataflow, naming, simplify
 from ..core_form import CoreFunction
 from ..dataflow import Assignment, atom_names
 from ..errors import Location, TransformError
@@ -253,7 +253,7 @@ class _Reverse:
                     tape = self.overwritten_tape(a)
                     out.append(cf.assign(tape, cf.call("rt.push", [cst.Name(tape), cst.Name(saved)])))
                 if a.kind == "assign" and cf.primitive_of(a.value) is not None and \
-                        cf.primitive_of(a.value).name == CUSTOM:
+                        cf.primitive_of(a.value).name == custom.VJP_CALL:
                     # the custom rule is spent on this sweep: what the forward sweep computes is the
                     # output its fwd function made, and a transform of this code differentiates that
                     # code and the backward rule as written, as JAX's nested transforms do
@@ -497,7 +497,7 @@ class _Reverse:
             return [((tuple_name, self.a.element_of(a.value, self.location(a.line))), z_bar)]
         if prim.name == GETITEM:
             return self.scatter(a.value, z_bar, out)
-        if prim.name == CUSTOM:
+        if prim.name in CUSTOM:
             return self.custom_rule(a.value, z_bar, out)
         template = rule_for(a.value, self.location(a.line))
         bound = {"z_bar": z_bar, "z": result_atom}
@@ -548,9 +548,16 @@ class _Reverse:
         return pairs
 
     def custom_rule(self, value: cst.Call, z_bar, out: list) -> list:
-        """A custom_vjp's output: the user's backward rule gives one cotangent per input."""
-        inputs, residuals, rule = (arg.value for arg in value.args[1:])
-        bwd = self.core.functions[rule.evaluated_value]
+        """A custom function's output: the user's backward rule gives one cotangent per input (a
+        custom_jvp's: its jvp rule transposed, at the inputs)."""
+        inputs = value.args[1].value
+        if cf.primitive_of(value).name == custom.VJP_CALL:
+            residuals, rule = value.args[2].value, value.args[3].value
+            bwd = self.core.functions[rule.evaluated_value]
+        else:
+            output, residuals, rule = value.args[0].value, inputs, value.args[2].value
+            bwd = custom.transposed_rule(self.core.functions[rule.evaluated_value], len(inputs.elements),
+                                         len(output.elements) if isinstance(output, cst.Tuple) else None)
         for name in atom_names(residuals):
             out += self.read(name)
         params = list(inspect.signature(bwd).parameters)

@@ -68,6 +68,16 @@ def _all_batched(state):
     return tuple(_all_batched(s) for s in state) if isinstance(state, tuple) else True
 
 
+def _all_batched_leaves(state) -> bool:
+    return all(_all_batched_leaves(s) for s in state) if isinstance(state, tuple) else bool(state)
+
+
+def _batch_axes(state):
+    """vmap's in_axes for a value in this batch's layout: -1 (the batch last) or None, nested as
+    ``state`` is."""
+    return tuple(_batch_axes(s) for s in state) if isinstance(state, tuple) else (-1 if state else None)
+
+
 def _merge(old, new):
     if old is None:
         return new
@@ -699,6 +709,39 @@ class _Batcher:
             else:
                 entries.append(value if _is_batched(self._atom_state(value)) else self.broadcast(value))
         return cf.call("np.stack", [cf.tuple_of(entries)])
+
+    def rule_custom(self, prim, rule, args, keywords, states):
+        """A custom function's call: the marker stays, every element of its output given the batch,
+        and names the user's rule applied to each example (``custom.batched_rule``), which a later
+        derivative inlines as it would the user's own."""
+        operands, state = dict(zip(prim.params, args)), dict(zip(prim.params, states))
+        for k, input_state in enumerate(state["inputs"]):
+            if isinstance(input_state, tuple) and _is_batched(input_state) and not _all_batched_leaves(input_state):
+                raise self.error(f"argument {k} of a custom function is a tuple whose arrays are batched "
+                                 f"differently: its rule takes the batch in all of them or none",
+                                 "pass the arrays of that tuple as arguments of their own")
+        operands["out"] = self.given_the_batch(operands["out"], state["out"])
+        user_rule = self.core.functions[operands["rule"].evaluated_value]
+        if prim.name == custom.VJP_CALL:
+            made = custom.batched_rule("vjp", user_rule, _batch_axes(state["residuals"]),
+                                       tuple(not _is_batched(s) for s in state["inputs"]))
+        else:
+            made = custom.batched_rule("jvp", user_rule, _batch_axes(state["inputs"]))
+        name = self.scope.claim(f"{operands['rule'].evaluated_value}_batched")
+        self.core.functions[name] = made
+        operands["rule"] = cf.literal(name)
+        return cf.apply_primitive(prim, [operands[p] for p in prim.params])
+
+    def given_the_batch(self, atom, state):
+        """``atom`` with every array it holds batched (a tuple display element by element)."""
+        if isinstance(atom, cst.Tuple):
+            return cf.tuple_of([self.given_the_batch(el.value, s) for el, s in zip(atom.elements, state)])
+        if not _is_batched(state):
+            return self.broadcast(atom)
+        if isinstance(state, tuple) and not _all_batched_leaves(state):
+            raise self.error("a custom function's output is a tuple whose arrays are batched differently",
+                             "return a tuple written as a display, (a, b)")
+        return atom
 
     def rule_collective(self, prim, rule, args, keywords, states):
         """A collective over another vmap's axis: applied per example, as an elementwise primitive."""

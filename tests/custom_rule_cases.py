@@ -1,0 +1,90 @@
+"""Custom functions whose rules differ from their code's own derivative, so that a transform that
+follows the code instead of the rule gives a different number (tests/test_custom_rules.py)."""
+import numpy as np
+
+import transformer as tr
+
+
+@tr.custom_jvp
+def sin_said_three(x):
+    return np.sin(x)
+
+
+@sin_said_three.defjvp
+def sin_said_three_jvp(primals, tangents):
+    x, = primals
+    t, = tangents
+    return sin_said_three(x), 3.0 * t          # the code's derivative would be cos(x)
+
+
+@tr.custom_vjp
+def sin_told_three(x):
+    return np.sin(x)
+
+
+def sin_told_three_fwd(x):
+    return sin_told_three(x), x
+
+
+def sin_told_three_bwd(x, g):
+    return (3.0 * g,)
+
+
+sin_told_three.defvjp(sin_told_three_fwd, sin_told_three_bwd)
+
+
+@tr.custom_jvp
+def scaled_product(a, x):
+    return a * x
+
+
+@scaled_product.defjvp
+def scaled_product_jvp(primals, tangents):
+    a, x = primals
+    a_dot, x_dot = tangents
+    return a * x, 2.0 * x * a_dot + 5.0 * a * x_dot     # the code's: x a_dot + a x_dot
+
+
+@tr.custom_vjp
+def scaled_product_vjp(a, x):
+    return a * x
+
+
+def scaled_product_vjp_fwd(a, x):
+    return a * x, (a, x)
+
+
+def scaled_product_vjp_bwd(residuals, g):
+    a, x = residuals
+    return np.sum(2.0 * x * g), 5.0 * a * g      # a is a number, x an array
+
+
+scaled_product_vjp.defvjp(scaled_product_vjp_fwd, scaled_product_vjp_bwd)
+
+
+@tr.custom_jvp
+def log1pexp(x):
+    return np.log1p(np.exp(x))
+
+
+@log1pexp.defjvp
+def log1pexp_jvp(primals, tangents):
+    x, = primals
+    x_dot, = tangents
+    return log1pexp(x), x_dot / (1.0 + np.exp(-x))     # finite where the code's exp overflows
+
+
+def sum_log1pexp(x):
+    return np.sum(log1pexp(x))
+
+
+@tr.custom_vjp
+def sin_without_rule(x):      # no defvjp: transforms follow its code
+    return np.sin(x)
+
+
+def calls_the_global(x):
+    return np.sum(RULED(x))
+
+
+RULED = sin_told_three
