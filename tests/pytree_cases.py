@@ -196,3 +196,54 @@ def mixed_outputs(params, x):
     # a dict output, of a tuple argument and an array
     w, b = params
     return {"scaled": w * x, "total": np.sum(np.sin(b) * x)}
+
+
+# ------------------------------------------- dict parameters, as a JAX training step writes them
+def layered_loss(params, x):
+    # a dict holding a list of dicts: each layer's dict is reached through the loop over the list
+    h = x
+    for layer in params["layers"]:
+        h = np.tanh(h @ layer["W"] + layer["b"])
+    return np.sum(h ** 2) + params["scale"] * np.sum(h)
+
+
+def layered_step(params, x):
+    loss, grads = tr.value_and_grad(layered_loss)(params, x)
+    layers = [{k: layer[k] - 0.1 * g[k] for k in layer} for layer, g in zip(params["layers"], grads["layers"])]
+    return loss, {"layers": layers, "scale": params["scale"] - 0.1 * grads["scale"]}
+
+
+def layered_pullback(params, x):
+    _, pull = tr.vjp(layered_loss, params, x)
+    grads, x_bar = pull(1.0)
+    return grads["layers"][1]["W"], x_bar
+
+
+def layered_push(params, x):
+    along = {"layers": [{"W": np.ones_like(layer["W"]), "b": np.zeros_like(layer["b"])} for layer in params["layers"]],
+             "scale": 1.0}
+    return tr.jvp(layered_loss, (params, x), (along, np.zeros_like(x)))[1]
+
+
+def layered_per_example(params, xs):
+    return tr.vmap(layered_loss, in_axes=(None, 0))(params, xs)
+
+
+def pair_loss(params, x):
+    w, b = params
+    return np.sum(np.tanh(x @ w + b) ** 2)
+
+
+# a module's tuple of arrays: a structure as a tuple written in the code is
+PAIR_TANGENT = (np.linspace(-1.0, 1.0, 6).reshape(3, 2), np.array([0.5, -0.25]))
+
+
+def along_a_global_tangent(params, x):
+    return tr.jvp(pair_loss, (params, x), (PAIR_TANGENT, np.zeros_like(x)))[1]
+
+
+def sum_of_a_global_tuple(x):
+    total = 0.0
+    for entry in PAIR_TANGENT:
+        total = total + np.sum(entry * x[0])
+    return total

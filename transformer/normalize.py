@@ -492,7 +492,11 @@ class _Normalizer:
             if it.value in self.substitute:      # a helper's parameter: a tuple built by the caller, or a structure
                 atom = self.substitute[it.value]
                 return isinstance(atom, cst.Tuple) or isinstance(atom, cst.Name) and atom.value in self.core.structures
-            return it.value in self.locals and self.local(it.value) in self.core.structures
+            if it.value in self.locals:
+                return self.local(it.value) in self.core.structures
+        if isinstance(it, (cst.Name, cst.Attribute)):      # a module's tuple of arrays (constant_atom)
+            r = resolve.resolve(it, self.uf.lookup, self.locals)
+            return r.kind == "constant" and _is_tuple_of_arrays(r.value)
         return False
 
     def unrolled_loop(self, node: cst.For, rows: list):
@@ -720,7 +724,7 @@ class _Normalizer:
         if resolve.is_newaxis(r):
             return cst.Name("None")
         if r.kind == "constant":
-            return cst.Name(self.bind_constant(r.dotted.replace(".", "_"), r.value))
+            return self.constant_atom(r.dotted.replace(".", "_"), r.value)
         if r.kind == "dtype":
             return self.dtype_atom(node, r.value)
         if r.kind == "primitive" and isinstance(r.primitive.impl, type):    # float, int, bool as a dtype
@@ -737,6 +741,19 @@ class _Normalizer:
         if getattr(np, name, None) is not np.dtype(dtype).type:
             raise self.error(node, f"the dtype {dtype!r} is not supported")
         return cst.Attribute(cst.Name("np"), cst.Name(name))
+
+    def constant_atom(self, hint: str, value):
+        """A global's value as an atom: a tuple holding arrays is a tuple of its entries, each a
+        constant of its own, so that it is a structure as a tuple written in the code is (a
+        tangent held in a module's tuple, passed to tr.jvp); other values are one constant."""
+        if _is_tuple_of_arrays(value):
+            entries = [self.constant_atom(f"{hint}_{k}", entry) for k, entry in enumerate(value)]
+            held = self.temp()
+            self.assign(held, cf.tuple_of(entries))
+            self.core.structures[held] = TreeDef("tuple", tuple(self.core.structures.get(entry.value, _LEAF)
+                                                                for entry in entries))
+            return cst.Name(held)
+        return cst.Name(self.bind_constant(hint, value))
 
     def bind_constant(self, hint: str, value) -> str:
         for existing, bound in self.core.constants.items():
@@ -1536,8 +1553,9 @@ class _Normalizer:
             return (list(map(cf.literal, held.keys)) if held.by_key else held.entries)[which]
         if held is not None:
             atom = held                         # a display of values, built now
-        elif isinstance(node, (cst.Name, cst.Attribute)):
-            atom = self.atom(node)
+        elif isinstance(node, (cst.Name, cst.Attribute)) or isinstance(node, cst.Subscript) and \
+                all(isinstance(element.slice, cst.Index) for element in node.slice):
+            atom = self.atom(node)              # params["layers"]: an entry of a structure may be one
         else:
             return None
         if isinstance(atom, cst.Tuple):         # a tuple written in the code, or passed to a helper
@@ -1817,9 +1835,6 @@ class _Normalizer:
             raise self.error(node, f"{fn!r} of an argument that is a tuple, list or dict, inside transformed "
                                    f"code: this chain of transforms takes arrays and numbers here",
                              "call the transform outside, or pass the arrays one by one")
-        if any(t.kind == "dict" for t in structured.values()):
-            raise self.error(node, "a dict argument to a transform inside transformed code",
-                             "pass a tuple or list of arrays")
 
     def leaf_count(self, atom) -> int:
         """How many parameters ``atom`` is passed as: one per leaf of a structure, else one."""
@@ -1827,8 +1842,9 @@ class _Normalizer:
         return 1 if treedef is None else treedef.num_leaves
 
     def leaves_of(self, atom, treedef) -> list:
-        """Atoms for the leaves of the structure ``atom`` holds, each picked with literal keys
-        (``_t1 = params[0]; _t2 = _t1[1]``), which structure.py resolves to leaf parameters."""
+        """Atoms for the leaves of the structure ``atom`` holds, each picked by its position
+        (``_t1 = params[0]; _t2 = _t1[1]``; a dict's entries in its sorted keys' order), which
+        structure.py resolves to leaf parameters."""
         if treedef.kind == "leaf":
             return [atom]
         found = []
@@ -2093,6 +2109,11 @@ def _tree_maps() -> tuple:
 
 
 _TREE_MAPS = _tree_maps()
+
+
+def _is_tuple_of_arrays(value) -> bool:
+    """A global holding a tuple with arrays in it: read as a structure, entry by entry."""
+    return isinstance(value, tuple) and any(isinstance(leaf, np.ndarray) for leaf in tree.leaves(value))
 
 
 def _is_negative_literal(node) -> bool:

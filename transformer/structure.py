@@ -55,7 +55,11 @@ class _Node:
 
     def child(self, key):
         t = self.treedef
-        if t.kind in ("tuple", "list", "namedtuple", "node", "dict"):   # by position (normalize reads a dict's keys)
+        if t.kind == "dict" and not isinstance(key, int) and key in t.keys:
+            # a dict's key: normalize reads those of a structure it knows as positions, but a dict
+            # reached here first (an element of a list a loop unrolls over) is read by its key
+            key = t.keys.index(key)
+        if t.kind in ("tuple", "list", "namedtuple", "node", "dict"):   # by position
             if not isinstance(key, int):
                 raise KeyError(key)
             position = key if key >= 0 else len(t.children) + key
