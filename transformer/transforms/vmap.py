@@ -40,7 +40,91 @@ def vmap_transform(core: CoreFunction, in_axes=(), out_axes=0, axis_name=None, a
         core.node = core.node.with_changes(body=cf.block(ppermutes_as_gathers(core, list(core.node.body.body),
                                                                               axis_name)))
     core.node = core.node.visit(_CheckpointsAsValues(core.functions))
-    return _Batcher(core, tuple(in_axes), out_axes, axis_name, axis_size, identity_basis).run()
+    as_given = core.node
+    batcher = _Batcher(core, tuple(in_axes), out_axes, axis_name, axis_size, identity_basis)
+    try:
+        return batcher.run()
+    except _PassesDifferPerExample as refusal:
+        if axis_name is not None or all(axis is None for axis in in_axes):
+            raise                       # collectives over the axis, or no batched argument: no loop to run
+        core.node = as_given
+        return _loop_over_examples(core, tuple(in_axes), out_axes, batcher.state, refusal)
+
+
+class _PassesDifferPerExample(TransformError):
+    """What the vectorized strategies cannot batch: reverse mode's tape in a loop whose passes
+    differ per example.  vmap then runs the function once per example (``_loop_over_examples``)."""
+
+
+def _loop_over_examples(core: CoreFunction, in_axes, out_axes, state, refusal) -> CoreFunction:
+    """vmap as a loop that runs the whole function for one example at a time, so each example runs
+    its own passes of each loop and pops its own tape: the function's body is written once for
+    example 0, which fixes each output's shape and dtype, and once in the loop over the others.
+    ``state``: the batching the vectorized strategy inferred, which says which outputs are tuples."""
+    core = structure_exits(core)
+    body = list(core.node.body.body)
+    returns = [a for a in dataflow.walk(body) if a.kind == "return"]
+    if len(returns) != 1 or not isinstance(body[-1], cst.SimpleStatementLine) or \
+            not isinstance(body[-1].body[0], cst.Return):
+        raise refusal
+    result = body[-1].body[0].value if body[-1].body[0].value is not None else cst.Name("None")
+    body = body[:-1]
+    outputs = [el.value for el in result.elements] if isinstance(result, cst.Tuple) else [result]
+    if any(isinstance(atom, cst.Name) and isinstance(state.get(atom.value), tuple) for atom in outputs):
+        raise refusal                          # a tuple held in a name: its arrays' rows are not written here
+    axes = out_axes if isinstance(out_axes, tuple) else (out_axes,) * len(outputs)
+    if len(axes) != len(outputs) or any(axis is None for axis in axes):
+        raise refusal
+    scope, params = core.scope, core.params
+    batch_size, example = scope.claim("batch_size"), scope.claim("example")
+    batches = {p: scope.claim(f"{p}_batch") for p, axis in zip(params, in_axes) if axis is not None}
+    entry = []
+    for p, axis in zip(params, in_axes):
+        if axis not in (None, 0):         # each example a row of the batch-first argument
+            entry.append(cf.assign(batches[p], cf.call("np.moveaxis", [cst.Name(batches[p]), cf.literal(axis),
+                                                                      cf.literal(0)])))
+    first = next(p for p in params if p in batches)
+    shape = scope.temp()
+    entry[:0] = [cf.assign(shape, cf.call("np.shape", [cst.Name(batches[first])])),
+                 cf.assign(batch_size, cst.Subscript(cst.Name(shape), _index([cst.SubscriptElement(
+                     cst.Index(cf.literal(0 if in_axes[params.index(first)] is None else
+                                          in_axes[params.index(first)])))])))]
+
+    def one_example(index):
+        taken = [cf.assign(p, cst.Subscript(cst.Name(batches[p]), _index([cst.SubscriptElement(cst.Index(index))])))
+                 for p in params if p in batches]
+        return taken + [stmt.deep_clone() for stmt in body]
+    rows = []
+    entry += one_example(cf.literal(0))
+    for atom in outputs:
+        statements, room = apply_template(core, _templates().rows_like, {"x": atom,
+                                                                         "batch_size": cst.Name(batch_size)})
+        entry += statements
+        rows.append(room)
+    loop_body = one_example(cst.Name(example)) + [
+        cf.assign(cst.Subscript(room, _index([cst.SubscriptElement(cst.Index(cst.Name(example)))])), atom)
+        for room, atom in zip(rows, outputs)]
+    entry.append(cf.with_comment(cst.For(target=cst.Name(example), iter=cf.call("range", [
+        cf.literal(1), cst.Name(batch_size)]), body=cf.block(loop_body)),
+        "# strategy: a loop over the examples, each running the function on its own: reverse mode's tape is "
+        "used in a loop whose passes differ per example"))
+    finished = []
+    for room, axis in zip(rows, axes):
+        if axis == 0:
+            finished.append(room)
+        else:
+            moved = scope.temp()
+            entry.append(cf.assign(moved, cf.call("np.moveaxis", [room, cf.literal(0), cf.literal(axis)])))
+            finished.append(cst.Name(moved))
+    out = cf.tuple_of(finished) if isinstance(result, cst.Tuple) else finished[0]
+    entry.append(cf.statement(cst.Return(out)))
+    entry[0] = cf.with_comment(entry[0], "# vmap: the function runs once per example (see the loop below)")
+    new_params = [batches.get(p, p) for p in params]
+    signature = core.node.params.with_changes(params=[
+        param.with_changes(name=cst.Name(new)) for param, new in zip(core.node.params.params, new_params)])
+    core.node = core.node.with_changes(params=signature, body=cf.block(entry))
+    cf.check(core.node)
+    return core
 
 
 class _CheckpointsAsValues(cst.CSTTransformer):
@@ -486,12 +570,12 @@ class _Batcher:
         its own values (``if_statement`` orders the branches so that pops meet their pushes), and
         they do not in a loop whose passes differ: refused there."""
         if self.masked_loops:
-            raise self.error("grad's tape is used in a loop whose passes differ between examples: batched, the "
-                             "loop runs every example for the most passes, so in the backward sweep an example "
-                             "with fewer would pop the entries of passes it never ran",
-                             "vmap(grad(f)) batches loops that run the same passes for every example, with "
-                             "branches on per-example values inside them; give the loop a fixed count and "
-                             "mask its body with np.where")
+            raise _PassesDifferPerExample(
+                "grad's tape is used in a loop whose passes differ between examples: batched, the loop runs "
+                "every example for the most passes, so in the backward sweep an example with fewer would pop "
+                "the entries of passes it never ran", self.origin,
+                "vmap runs such a function once per example; with collectives over the vmap's axis it "
+                "cannot: give the loop a fixed count and mask its body with np.where")
         args = cf.operands(value)
         tape_batched = bool(args) and _is_batched(self._atom_state(args[0]))
         if prim.tape == "push":
