@@ -913,7 +913,7 @@ unsupported("adjoint", ["rt.custom_vjp_call"], "a custom_vjp rule is not itself 
 
 
 @rule("adjoint", "rt.custom_jvp_call", by_transform=True)
-def custom_jvp_call_adjoint(inputs_bar):
+def custom_jvp_call_adjoint(z_bar, z, out, inputs, rule):
     """A custom_jvp function's output: the cotangents of its inputs are the user's jvp rule
     transposed (custom.transposed_rule), which the transform inlines as it inlines a custom_vjp's
     backward rule; none flows through the function's own code."""
