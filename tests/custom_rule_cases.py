@@ -62,6 +62,44 @@ def scaled_product_vjp_bwd(residuals, g):
 scaled_product_vjp.defvjp(scaled_product_vjp_fwd, scaled_product_vjp_bwd)
 
 
+@tr.custom_vjp
+def clipped_gradient(x, bound):
+    return x
+
+
+def clipped_gradient_fwd(x, bound):
+    return x, (bound, None)         # a number and None among the residuals
+
+
+def clipped_gradient_bwd(residuals, g):
+    bound, _ = residuals
+    return np.clip(g, -bound, bound), None
+
+
+clipped_gradient.defvjp(clipped_gradient_fwd, clipped_gradient_bwd)
+
+
+def clipped_triple(x):
+    return np.sum(clipped_gradient(x, 1.0) * 3.0)
+
+
+@tr.custom_jvp
+def sin_and_cos_said_otherwise(x):
+    return np.sin(x), np.cos(x)
+
+
+@sin_and_cos_said_otherwise.defjvp
+def sin_and_cos_said_otherwise_jvp(primals, tangents):
+    x, = primals
+    t, = tangents
+    return sin_and_cos_said_otherwise(x), (2.0 * t, -5.0 * t)      # the code's: cos(x) t, -sin(x) t
+
+
+def both_outputs(x):
+    s, c = sin_and_cos_said_otherwise(x)
+    return np.sum(s + 10.0 * c)
+
+
 @tr.custom_jvp
 def log1pexp(x):
     return np.log1p(np.exp(x))

@@ -88,6 +88,24 @@ def test_key_follows_attributes_of_config_objects():
     assert keys[0] != keys[1]
 
 
+class _CallableConfig:
+    def __init__(self, scale):
+        self.SCALE = scale
+
+    def __call__(self, x):
+        return x * self.SCALE
+
+
+def test_key_follows_attributes_of_objects_that_are_also_callable():
+    # the same, of an object with __call__: its attributes were not hashed, so OBJ.SCALE changed
+    # from 3 to 5 found the module written for 3, and gave its numbers
+    code = compile("def f(x):\n    return x * config.SCALE\n", fc.__file__, "exec")
+    fn_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    keys = [cache.fingerprint(types.FunctionType(fn_code, {"config": _CallableConfig(scale)}), "n")
+            for scale in (3.0, 5.0)]
+    assert keys[0] != keys[1]
+
+
 chosen_reduction = np.sum
 
 

@@ -84,6 +84,17 @@ def test_the_rule_of_a_function_of_two_arguments_under_jvp_of_vmap():
     np.testing.assert_allclose(out_dot, want, rtol=1e-12)
 
 
+@pytest.mark.parametrize("fn, want", [(cases.clipped_triple, 1.0), (cases.both_outputs, 2.0 - 50.0)],
+                         ids=["residuals with a number and None", "a tuple output"])
+def test_rules_of_more_shapes_under_every_order_of_grad_and_vmap(fn, want):
+    # grad(vmap) of these failed: a residual tuple holding a number was no structure inside the
+    # batched rule, and a tuple output of the marker was one batched value
+    expected = np.full_like(BATCH, want)
+    np.testing.assert_allclose(tr.grad(fn)(X), expected[0], rtol=1e-12)
+    np.testing.assert_allclose(tr.vmap(tr.grad(fn))(BATCH), expected, rtol=1e-12)
+    np.testing.assert_allclose(tr.grad(lambda b: np.sum(tr.vmap(fn)(b)))(BATCH), expected, rtol=1e-12)
+
+
 def test_reverse_mode_of_a_custom_jvp_function_is_its_rule_transposed():
     # as JAX's: the gradient of log1p(exp(x)) at 1000 by its rule is 1; the code's own derivative
     # divides exp(1000) = inf by 1 + inf, which is nan

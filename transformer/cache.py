@@ -185,8 +185,10 @@ def _visit_value(name, value, digest, seen, attributes=()):
             _visit_attributes(name, value, digest, seen, attributes)   # a user module: mod.NAME
     elif resolve.is_constant_value(value):
         _hash_value(name, value, digest)
-    elif not callable(value) or isinstance(value, type):
-        _visit_attributes(name, value, digest, seen, attributes)   # a config object or class
+    elif not isinstance(value, (types.BuiltinFunctionType, np.ufunc)):
+        # a config object or class, or an object that is also callable: the attributes the code
+        # reads are baked into the generated code (OBJ.k), so a change to one must not find it
+        _visit_attributes(name, value, digest, seen, attributes)
 
 
 def _visit_attributes(name, value, digest, seen, attributes):

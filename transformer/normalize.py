@@ -158,9 +158,11 @@ class _Normalizer:
         known = self.core.structures.get(value.value) if isinstance(value, cst.Name) else None
         if isinstance(value, cst.Subscript):          # params[0] of a list of named tuples: a structure too
             known = self.child_structure(value)
-        if isinstance(value, cst.Tuple) and all(isinstance(el.value, cst.Name) for el in value.elements):
+        if isinstance(value, cst.Tuple) and all(isinstance(el.value, cst.Name) or _is_number_literal(el.value)
+                                                for el in value.elements):     # (lo, None), (x, -1.0)
             known = TreeDef("list" if id(value) in self.lists else "tuple",
-                            tuple(self.core.structures.get(el.value.value, _LEAF) for el in value.elements))
+                            tuple(self.core.structures.get(el.value.value, _LEAF) if isinstance(el.value, cst.Name)
+                                  else _LEAF for el in value.elements))
         if known is not None:
             self.core.structures[target] = known
         else:
@@ -2109,6 +2111,12 @@ def _tree_maps() -> tuple:
 
 
 _TREE_MAPS = _tree_maps()
+
+
+def _is_number_literal(node) -> bool:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Float))
 
 
 def _is_tuple_of_arrays(value) -> bool:

@@ -281,6 +281,11 @@ class _Batcher:
         if len(params) != len(self.in_axes):
             raise ValueError(f"in_axes has {len(self.in_axes)} entries but {self.core.name} takes "
                              f"{len(params)} arguments")
+        for param, axis in zip(params, self.in_axes):
+            if axis is not None and not isinstance(axis, int):   # a prefix spread over leaves, but no leaves
+                raise TransformError(f"vmap's in_axes entry {axis!r} for {param!r}, which is not a tuple, list or "
+                                     f"dict whose structure is known here", None,
+                                     "give an int or None for an array, or pass a tuple written in the call")
         # batching is decided per name: a reused loop index gets a name per loop first
         self.core = own_loop_names(self.core)
         self.all_reads = _reads(self.core.node.body)
@@ -393,6 +398,9 @@ class _Batcher:
         options = getattr(self.table.get(prim.name), "rule_options", {})
         if options.get("strategy") == "query":
             return False
+        if options.get("strategy") == "custom":     # its output, a tuple's elements each given the batch
+            out_state = self._atom_state(args[0])
+            return _all_batched(out_state) if batched else out_state
         if options.get("strategy") == "collective" and self._own_axis(prim, args):
             return options.get("batched_result", False)
         if prim.results:          # a tuple (np.linalg.eigh): each result batched as the call is
