@@ -126,3 +126,20 @@ def calls_the_global(x):
 
 
 RULED = sin_told_three
+
+
+@tr.custom_jvp
+def sine_times(x, y):
+    return np.sin(x) * y
+
+
+# JAX's defjvps: a rule per argument, the parts added up; x's part is not the code's cos(x) y
+sine_times.defjvps(lambda x_dot, out, x, y: 3.0 * x_dot * y, lambda y_dot, out, x, y: np.sin(x) * y_dot)
+
+
+@tr.custom_jvp
+def sine_times_fixed_x(x, y):
+    return np.sin(x) * y
+
+
+sine_times_fixed_x.defjvps(None, lambda y_dot, out, x, y: 7.0 * y_dot)

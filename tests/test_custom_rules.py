@@ -122,3 +122,15 @@ def test_a_custom_function_with_star_args_transformed_from_python_is_refused():
         return xs[0]
     with pytest.raises(TypeError, match=r"takes \*xs"):
         tr.grad(star)(X)
+
+
+def test_rules_given_per_argument_by_defjvps():
+    x, y = X, np.array([1.5, -2.0, 0.5])
+    _, out_dot = tr.jvp(cases.sine_times, (x, y), (np.ones(3), np.ones(3)))
+    np.testing.assert_allclose(out_dot, 3.0 * y + np.sin(x), rtol=1e-12)
+    gx, gy = tr.grad(lambda a, b: np.sum(cases.sine_times(a, b)), argnums=(0, 1))(x, y)
+    np.testing.assert_allclose(gx, 3.0 * y, rtol=1e-12)
+    np.testing.assert_allclose(gy, np.sin(x), rtol=1e-12)
+    gx, gy = tr.grad(lambda a, b: np.sum(cases.sine_times_fixed_x(a, b)), argnums=(0, 1))(x, y)
+    np.testing.assert_allclose(gx, np.zeros(3), atol=0)           # None: no derivative in x
+    np.testing.assert_allclose(gy, np.full(3, 7.0), rtol=1e-12)

@@ -84,6 +84,12 @@ class custom_jvp:
         self.jvp = jvp
         return jvp
 
+    def defjvps(self, *jvps):
+        """Set the rule from one function per argument, as JAX's ``defjvps``: ``jvps[k](t_k, out,
+        *primals)`` is the output tangent's part from argument ``k`` (None: none), and the rule adds
+        the parts up (``summed_jvps``)."""
+        self.jvp = summed_jvps(self.fun, jvps)
+
     def __call__(self, *args, **kwargs):
         return self.fun(*args, **kwargs)
 
@@ -180,4 +186,39 @@ def batched_rule(kind: str, rule, axes: tuple, summed: tuple = ()):
     ])
     module = emit.load_written(text, f"custom_{kind}_batched", {"rule": rule})
     return module.batched_rule
+
+
+def summed_jvps(fun, jvps):
+    """A jvp rule ``rule(primals, tangents)`` that adds up the parts ``jvps[k](t_k, out, *primals)``
+    of the arguments whose entry is not None, written as code (a tuple output's parts add leaf by
+    leaf, as JAX's do)."""
+    from . import emit
+    xs = [f"x{k}" for k in range(len(jvps))]
+    ts = [f"t{k}" for k in range(len(jvps))]
+    comma = "," if len(jvps) == 1 else ""
+    parts = [f"jvp{k}({ts[k]}, out, {', '.join(xs)})" for k, jvp in enumerate(jvps) if jvp is not None]
+    if not parts:
+        total = ["    return out, tr.tree_util.tree_map(np.zeros_like, out)"]
+    else:
+        total = [f"    part{k} = {part}" for k, part in enumerate(parts)]
+        total.append("    tangent = part0")
+        total += [f"    tangent = tr.tree_util.tree_map(np.add, tangent, part{k})" for k in range(1, len(parts))]
+        total.append("    return out, tangent")
+    text = "\n".join([
+        f"# a custom_jvp rule from defjvps for a function of {len(jvps)} argument{'s' if len(jvps) != 1 else ''},",
+        "# as written by transformer/custom.py: `fun` is the function, `jvpK` the rule of argument K",
+        "import numpy as np",
+        "",
+        "import transformer as tr",
+        "",
+        "",
+        "def summed_rule(primals, tangents):",
+        f"    {', '.join(xs)}{comma} = primals",
+        f"    {', '.join(ts)}{comma} = tangents",
+        f"    out = fun({', '.join(xs)})",
+        *total,
+        "",
+    ])
+    bindings = {"fun": fun, **{f"jvp{k}": jvp for k, jvp in enumerate(jvps) if jvp is not None}}
+    return emit.load_written(text, f"custom_jvps_{len(jvps)}", bindings).summed_rule
 
