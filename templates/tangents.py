@@ -602,7 +602,11 @@ def ppermute_tangent(x_dot, axis_name, perm, inverse=False):
     return lax.ppermute(x_dot, axis_name, perm, inverse=inverse)
 
 
-unsupported("tangent", ["pmax", "pmin"], "forward mode of pmax/pmin across a mapped axis is not written yet")
+@rule("tangent", "pmax", "pmin")
+def pextremum_tangent(x, z, x_dot, axis_name):
+    # the tangent of the examples (devices) that attain it, averaged over ties (as max's is)
+    hits = rt.cast_like(x == z, x_dot)
+    return lax.psum(x_dot * hits, axis_name) / lax.psum(hits, axis_name)
 
 
 # ------------------------------------------- runtime helpers of reverse mode

@@ -217,6 +217,26 @@ def test_collectives_over_the_vmapped_axis(target):
     np.testing.assert_allclose(run(tr.vmap(c.index_of, axis_name="batch"))(x), x * np.arange(B)[:, None])
 
 
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_forward_mode_of_pmax_and_pmin_inside_the_vmap(target):
+    # the tangent of the examples that attain the extremum, ties averaged; oracle: central differences
+    # of the same function written with NumPy's max and min over the batch
+    x, t = r(B, 3), r(B, 3)
+    x[1, 0] = x[2, 0] = x[:, 0].max() + 1.0        # a tie at the maximum
+    run = (lambda f: tr.jit(f)) if target == "cpu" else (lambda f: f)
+    got = run(tr.vmap(c.pmax_pmin_directional, axis_name="batch"))(x, t)
+
+    def same(v):
+        return v * v.max(0) + np.sin(v.min(0))
+    eps = 1e-6
+    at_tie = same(x + eps * t) - same(x - eps * t)      # one-sided at the tie: the rule averages
+    tie_tangent = (t[1, 0] + t[2, 0]) / 2.0
+    want = at_tie / (2 * eps)
+    want[:, 0] = t[:, 0] * x[:, 0].max() + x[:, 0] * tie_tangent + \
+        np.cos(x[:, 0].min()) * t[np.argmin(x[:, 0]), 0]
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
 def test_collective_outside_vmap_is_an_unbound_axis():
     with pytest.raises(NameError, match="unbound axis name"):
         tr.lax.psum(1.0, "batch")
