@@ -235,6 +235,8 @@ class _Forward:
         primals, tangents_param = list(inspect.signature(jvp_rule).parameters)[:2]
         stmts, result = apply_template(self.core, jvp_rule, {primals: args["inputs"],
                                                              tangents_param: cf.tuple_of(tangents)})
+        if stmts:                   # the lines that follow are the user's rule, not the function's code
+            stmts[0] = cf.with_comment(stmts[0], f"# the custom jvp rule {args['rule'].evaluated_value}")
         for stmt in cf.walk(stmts):             # the rule's own lines are tangent code: unused ones go
             small = stmt.body[0]
             if isinstance(small, cst.Assign) and isinstance(small.targets[0].target, cst.Name):

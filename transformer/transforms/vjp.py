@@ -562,6 +562,9 @@ class _Reverse:
             out += self.read(name)
         params = list(inspect.signature(bwd).parameters)
         statements, result = apply_template(self.core, bwd, {params[0]: residuals, params[1]: z_bar})
+        if statements:              # the lines that follow are the user's rule, not the function's code
+            what = "backward rule" if cf.primitive_of(value).name == custom.VJP_CALL else "jvp rule, transposed:"
+            statements[0] = cf.with_comment(statements[0], f"# the custom {what} {rule.evaluated_value}")
         out += statements
         elements = [el.value for el in inputs.elements]
         if not (isinstance(result, cst.Tuple) and len(result.elements) == len(elements)):
