@@ -247,3 +247,22 @@ def sum_of_a_global_tuple(x):
     for entry in PAIR_TANGENT:
         total = total + np.sum(entry * x[0])
     return total
+
+
+def loss_and_report(params, x):
+    h = x
+    for layer in params["layers"]:
+        h = np.tanh(h @ layer["W"] + layer["b"])
+    return np.sum(h ** 2), {"prediction": h, "size": np.sum(np.abs(h))}
+
+
+def step_with_aux(params, x):
+    # JAX's training step: the loss's aux (a dict) beside the gradients, inside the jitted step
+    (loss, report), grads = tr.value_and_grad(loss_and_report, has_aux=True)(params, x)
+    layers = [{k: layer[k] - 0.1 * g[k] for k in layer} for layer, g in zip(params["layers"], grads["layers"])]
+    return loss, report["size"], {"layers": layers, "scale": params["scale"]}
+
+
+def gradient_with_aux(params, x):
+    grads, report = tr.grad(loss_and_report, has_aux=True)(params, x)
+    return grads["layers"][0]["b"], report["prediction"]

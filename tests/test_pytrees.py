@@ -269,3 +269,30 @@ def test_a_tangent_held_in_a_module_tuple(target):
     x0 = RNG.normal(size=(1, 2))
     np.testing.assert_allclose(tr.jit(case.sum_of_a_global_tuple, target=target)(x0),
                                case.sum_of_a_global_tuple(x0), rtol=1e-12)
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_has_aux_at_dict_parameters_inside_a_jitted_step(target):
+    # grad and value_and_grad with has_aux inside transformed code at structured arguments were
+    # refused ("takes arrays and numbers here"); the aux keeps the dict the function returns
+    params, x = _layered_params(), RNG.normal(size=(5, 3))
+    grads = leafwise_difference(lambda p, v: case.loss_and_report(p, v)[0], params, x)
+    loss, report = case.loss_and_report(params, x)
+    got_loss, size, new = tr.jit(case.step_with_aux, target=target)(params, x)
+    np.testing.assert_allclose(got_loss, loss, rtol=1e-12)
+    np.testing.assert_allclose(size, report["size"], rtol=1e-12)
+    np.testing.assert_allclose(new["layers"][1]["W"], params["layers"][1]["W"] - 0.1 * grads["layers"][1]["W"],
+                               rtol=1e-6, atol=1e-8)
+    b_bar, prediction = tr.jit(case.gradient_with_aux, target=target)(params, x)
+    np.testing.assert_allclose(b_bar, grads["layers"][0]["b"], rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(prediction, report["prediction"], rtol=1e-12)
+
+
+def test_has_aux_from_python_keeps_the_aux_structure():
+    # the aux came back as a tuple of its leaves where the function returned a dict
+    params, x = _layered_params(), RNG.normal(size=(5, 3))
+    (_, report), _ = tr.value_and_grad(case.loss_and_report, has_aux=True)(params, x)
+    _, report2 = tr.grad(case.loss_and_report, has_aux=True)(params, x)
+    for got in (report, report2):
+        assert isinstance(got, dict) and sorted(got) == ["prediction", "size"]
+        np.testing.assert_allclose(got["size"], case.loss_and_report(params, x)[1]["size"], rtol=1e-12)

@@ -9,7 +9,7 @@ import functools
 
 import numpy as np
 
-from . import tree
+from . import staging, tree
 from .batching import vmap
 from .staging import Step
 from .transformed import Boundary, Transformed, TransformsItself
@@ -33,10 +33,12 @@ class _ReverseBoundary(Boundary):
     """grad's Python side: differentiated arguments must be floating point, and
     gradients of pytree arguments come back in the arguments' structure."""
 
-    def __init__(self, kind, argnums, has_aux):
+    def __init__(self, kind, argnums, has_aux, base=None):
         self.kind = kind
         self.argnums = argnums
         self.has_aux = has_aux
+        self.base = base                    # the Transformed differentiated: what has_aux's aux is of
+        self._aux_structures: dict = {}     # the arguments' structures -> the aux's TreeDef, or None
 
     def before(self, args):
         for i in (self.argnums if isinstance(self.argnums, tuple) else (self.argnums,)):
@@ -57,10 +59,28 @@ class _ReverseBoundary(Boundary):
         if self.kind == "grad":
             if self.has_aux:
                 grads, aux = result
-                return self._regroup(grads, args), aux
+                return self._regroup(grads, args), self._aux_rebuilt(aux, args)
             return self._regroup(result, args)
         value, grads = result
+        if self.has_aux:
+            value = (value[0], self._aux_rebuilt(value[1], args))
         return value, self._regroup(grads, args)
+
+    def _aux_rebuilt(self, aux, args):
+        """has_aux's aux in the structure the function returns it in (a dict, a named tuple): generated
+        code returns it as a tuple of its leaves.  The structure is read from the function normalized
+        at these arguments' structures, once for each."""
+        if not isinstance(aux, tuple) or self.base is None:
+            return aux
+        structures = self.base.structures(args)
+        key = tuple(sorted((name, str(treedef)) for name, treedef in structures.items()))
+        if key not in self._aux_structures:
+            own = staging.result_structure(self.base.__transformer_fn__, self.base.steps,
+                                           self.base.static_values(args) or None, structures or None)
+            pair = own is not None and own.kind == "tuple" and len(own.children) == 2
+            self._aux_structures[key] = own.children[1] if pair and own.children[1].kind != "leaf" else None
+        treedef = self._aux_structures[key]
+        return aux if treedef is None else tree.rebuilt(treedef, aux)
 
     def _indices(self):
         return self.argnums if isinstance(self.argnums, tuple) else (self.argnums,)
@@ -94,7 +114,7 @@ def _reverse(name, fn, argnums, has_aux):
     n = len(transformed.signature.parameters)
     argnums = _normalized(argnums, n)
     return transformed.then(Step(name, (("argnums", argnums), ("has_aux", has_aux))),
-                            _ReverseBoundary(name, argnums, has_aux))
+                            _ReverseBoundary(name, argnums, has_aux, transformed))
 
 
 def grad(fn=None, argnums=0, has_aux=False):

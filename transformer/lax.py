@@ -54,8 +54,8 @@ def ppermute(x, axis_name, perm, *, inverse=False):
     ``inverse=True`` reads the pairs the other way round, (destination, source):
     the adjoint of a ppermute is the ppermute with the inverted permutation, and
     a flag keeps the permutation a static literal in generated code."""
-    raise NameError(f"lax.ppermute over {axis_name!r} runs only inside pmap(..., axis_name={axis_name!r}): "
-                    f"vmap has no ppermute rule yet")
+    raise NameError(f"lax.ppermute over {axis_name!r} runs only inside transformed code that maps that axis: "
+                    f"pmap(..., axis_name={axis_name!r}) or vmap(..., axis_name={axis_name!r})")
 
 
 # ----------------------------------------------------------- special functions

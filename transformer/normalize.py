@@ -1833,7 +1833,9 @@ class _Normalizer:
         options = dict(fn.steps[0].options) if fn.steps else {}
         rest = names[1:] if names[:1] in (["grad"], ["value_and_grad"], ["jvp"], ["vjp"]) else names
         allowed = {"jit"} if names[:1] in (["jvp"], ["vjp"]) else {"jit", "vmap", "pmap"}
-        if any(n not in allowed for n in rest) or options.get("has_aux"):
+        # regrouped keeps an aux beside the gradients, of the structure the function returns it in
+        aux_kept = names[0] in ("grad", "value_and_grad") and set(rest) <= {"jit"}
+        if any(n not in allowed for n in rest) or options.get("has_aux") and not aux_kept:
             raise self.error(node, f"{fn!r} of an argument that is a tuple, list or dict, inside transformed "
                                    f"code: this chain of transforms takes arrays and numbers here",
                              "call the transform outside, or pass the arrays one by one")
@@ -1866,9 +1868,19 @@ class _Normalizer:
             primals = len(inspect.signature(fn.__transformer_fn__).parameters)
             flat = iter(self.picked_all(returned, sum(structured.get(i, _LEAF).num_leaves for i in range(primals))))
             return cf.tuple_of([self.rebuilt(structured.get(i, _LEAF), flat) for i in range(primals)])
-        argnums = dict(step.options)["argnums"]
-        if step.name == "value_and_grad":
+        argnums, has_aux = dict(step.options)["argnums"], dict(step.options).get("has_aux")
+        aux = None
+        if step.name == "value_and_grad":       # ((value, aux), grads) with has_aux
             value, grads = (el.value for el in returned.elements)
+            if has_aux and isinstance(value, cst.Tuple) and len(value.elements) == 2:
+                # (value, aux) held in a name: assign records its structure, the aux's in it
+                pair = self.temp()
+                self.assign(pair, cf.tuple_of([self.held(value.elements[0].value),
+                                               self.aux_of(value.elements[1].value, fn, structured)]))
+                value = cst.Name(pair)
+        elif has_aux and isinstance(returned, cst.Tuple) and len(returned.elements) == 2:    # (grads, aux)
+            value, (grads, aux) = None, (el.value for el in returned.elements)
+            aux = self.aux_of(aux, fn, structured)
         else:
             value, grads = None, returned
         flat = iter([el.value for el in grads.elements] if isinstance(grads, cst.Tuple) else [grads])
@@ -1879,7 +1891,22 @@ class _Normalizer:
             result = cst.Name(grouped)
         else:
             result = groups[0]
+        if aux is not None:
+            return cf.tuple_of([result, aux])
         return result if value is None else cf.tuple_of([value, result])
+
+    def aux_of(self, aux, fn, structured):
+        """has_aux's aux, known as the structure the function returns it in (a dict, a tuple), so that
+        ``aux["pred"]`` picks from it: read from the function normalized at these arguments."""
+        names = list(inspect.signature(fn.__transformer_fn__).parameters)
+        own = normalize(fn.__transformer_fn__, None, {names[i]: t for i, t in structured.items() if i < len(names)})
+        result = own.result_structure
+        treedef = result.children[1] if result is not None and len(result.children) == 2 else None
+        if treedef is None or treedef.kind == "leaf":
+            return aux
+        held = self.held(aux, fresh=True)
+        self.core.structures[held.value] = treedef
+        return held
 
     def picked_all(self, returned, count: int) -> list:
         """The ``count`` entries of a tuple generated code returns, as atoms."""
