@@ -106,6 +106,17 @@ def test_key_follows_attributes_of_objects_that_are_also_callable():
     assert keys[0] != keys[1]
 
 
+def test_key_follows_every_entry_of_a_tuple_holding_a_large_array():
+    # a tuple was hashed by its repr, which elides all but the ends of a large array: an entry
+    # changed in the middle found the module and the constants written for the old values
+    code = compile("def f(x):\n    return x * np.sum(T[0])\n", fc.__file__, "exec")
+    fn_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    big = np.zeros(5000)
+    before = cache.fingerprint(types.FunctionType(fn_code, {"T": (big, 1.0), "np": np}), "n")
+    big[2500] = 1.0
+    assert cache.fingerprint(types.FunctionType(fn_code, {"T": (big, 1.0), "np": np}), "n") != before
+
+
 chosen_reduction = np.sum
 
 

@@ -204,6 +204,11 @@ def _visit_attributes(name, value, digest, seen, attributes):
 
 def _hash_value(name, value, digest):
     digest.update(name.encode())
+    if isinstance(value, tuple):        # each entry on its own: an array's repr elides all but its ends
+        digest.update(f"tuple of {len(value)}".encode())
+        for k, entry in enumerate(value):
+            _hash_value(f"{name}[{k}]", entry, digest)
+        return
     if isinstance(value, np.ndarray):
         digest.update(f"{value.dtype}{value.shape}".encode())
         digest.update(np.ascontiguousarray(value).tobytes())
