@@ -133,3 +133,20 @@ def sine_times_fixed_x(x, y):
 
 
 sine_times_fixed_x.defjvps(None, lambda y_dot, out, x, y: 7.0 * y_dot)
+
+
+@tr.custom_vjp
+def product_without_y(x, y):
+    return x * y
+
+
+def product_without_y_fwd(x, y):
+    return x * y, (x, y)
+
+
+def product_without_y_bwd(residuals, g):
+    x, y = residuals
+    return g * y, None          # as in JAX: None is a zero cotangent
+
+
+product_without_y.defvjp(product_without_y_fwd, product_without_y_bwd)

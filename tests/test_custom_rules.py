@@ -134,3 +134,17 @@ def test_rules_given_per_argument_by_defjvps():
     gx, gy = tr.grad(lambda a, b: np.sum(cases.sine_times_fixed_x(a, b)), argnums=(0, 1))(x, y)
     np.testing.assert_allclose(gx, np.zeros(3), atol=0)           # None: no derivative in x
     np.testing.assert_allclose(gy, np.full(3, 7.0), rtol=1e-12)
+
+
+def test_a_backward_rule_s_none_is_a_zero_cotangent():
+    # grad gave None for y, where JAX gives zeros
+    x, y = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    gx, gy = tr.grad(lambda a, b: np.sum(cases.product_without_y(a, b)), argnums=(0, 1))(x, y)
+    np.testing.assert_allclose(gx, y, rtol=1e-12)
+    np.testing.assert_allclose(gy, np.zeros(2), atol=0)
+    # under vmap, y batched and x the same for every example: y's cotangent was nan there
+    ys = np.stack([y, 2.0 * y])
+    gx, gys = tr.grad(lambda a, b: np.sum(tr.vmap(cases.product_without_y, in_axes=(None, 0))(a, b)),
+                      argnums=(0, 1))(x, ys)
+    np.testing.assert_allclose(gx, y + 2.0 * y, rtol=1e-12)
+    np.testing.assert_allclose(gys, np.zeros((2, 2)), atol=0)

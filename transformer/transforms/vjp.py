@@ -575,6 +575,11 @@ class _Reverse:
                 pieces.append(cst.Name(piece))
         else:
             pieces = [el.value for el in result.elements]
+        for j, (element, piece) in enumerate(zip(elements, pieces)):
+            if _is_none(piece, statements):                                # as in JAX: a zero cotangent
+                zero = self.scope.temp()
+                out.append(cf.assign(zero, cf.call(ZERO_COTANGENT, [element])))
+                pieces[j] = cst.Name(zero)
         return [(el.value, piece) for el, piece in zip(elements, pieces)
                 if isinstance(el, cst.Name) and el.value in self.a.active]
 
@@ -745,6 +750,21 @@ def _common_prefix(paths: list) -> tuple:
             n += 1
         prefix = prefix[:n]
     return prefix
+
+
+def _is_none(atom, statements) -> bool:
+    """Whether ``atom`` is None: the literal, or a pick ``t[k]`` in ``statements`` of a tuple
+    display there whose entry ``k`` is (a batched custom rule's cotangents, ``(g * y, None)``)."""
+    if isinstance(atom, cst.Name) and atom.value == "None":
+        return True
+    bound = {a.target: a.value for a in dataflow.walk(statements) if a.kind == "assign"}
+    value = bound.get(atom.value) if isinstance(atom, cst.Name) else None
+    if not (isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and len(value.slice) == 1
+            and isinstance(value.slice[0].slice, cst.Index)):
+        return False
+    display, k = bound.get(value.value.value), cf.int_literal(value.slice[0].slice.value)
+    return isinstance(display, cst.Tuple) and k is not None and -len(display.elements) <= k < len(display.elements) \
+        and _is_none(display.elements[k].value, [])
 
 
 def _has_code(stmts) -> bool:

@@ -1358,6 +1358,8 @@ class _Batcher:
         return atoms
 
     def output(self, atom, axis):
+        if isinstance(atom, cst.Name) and atom.value == "None":
+            return atom                 # None holds no array (a pytree without leaves, as in JAX)
         batched = _is_batched(self._atom_state(atom))
         if axis is None:
             if batched:
