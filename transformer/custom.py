@@ -115,7 +115,6 @@ def transposed_rule(jvp_rule, arity: int, outputs: int | None):
     tuple of ``outputs``: ``bwd(primals, g)``, one cotangent per argument.  The rule's output
     tangent is linear in the tangents, so its product with ``g``, summed, has as gradient in the
     tangents the transpose of the rule applied to ``g``, at any tangent (zeros here)."""
-    from . import emit              # emit's cache key reads this module: imported when first used
     xs = [f"x{k}" for k in range(arity)]
     ts = [f"t{k}" for k in range(arity)]
     comma = "," if arity == 1 else ""
@@ -127,15 +126,10 @@ def transposed_rule(jvp_rule, arity: int, outputs: int | None):
     argnums = tuple(range(arity, 2 * arity)) if arity > 1 else arity
     zeros = ", ".join(f"np.zeros(np.shape({x}))" for x in xs)
     shape = "one array" if outputs is None else f"a tuple of {outputs}"
-    text = "\n".join([
+    return _written([
         f"# the transpose of a custom_jvp rule for a function of {arity} argument{'s' if arity != 1 else ''} "
         f"returning {shape},",
-        "# as written by transformer/custom.py: `rule` is the user's jvp rule",
-        "import numpy as np",
-        "",
-        "import transformer as tr",
-        "",
-        "",
+        "# as written by transformer/custom.py: `rule` is the user's jvp rule"], [
         f"def projected_tangent({', '.join(xs + ts)}, g):",
         f"    primals = ({', '.join(xs)}{comma})",
         f"    tangents = ({', '.join(ts)}{comma})",
@@ -146,11 +140,8 @@ def transposed_rule(jvp_rule, arity: int, outputs: int | None):
         f"    {', '.join(xs)}{comma} = primals",
         "    # linear in the tangents: its gradient there is the same at every tangent",
         f"    return {'(' if arity == 1 else ''}tr.grad(projected_tangent, argnums={argnums})"
-        f"({', '.join(xs)}, {zeros}, g){',)' if arity == 1 else ''}",
-        "",
-    ])
-    module = emit.load_written(text, f"custom_jvp_transposed_{arity}", {"rule": jvp_rule})
-    return module.transposed_rule
+        f"({', '.join(xs)}, {zeros}, g){',)' if arity == 1 else ''}"],
+        f"custom_jvp_transposed_{arity}", {"rule": jvp_rule}).transposed_rule
 
 
 def batched_rule(kind: str, rule, axes: tuple, summed: tuple = ()):
@@ -160,7 +151,6 @@ def batched_rule(kind: str, rule, axes: tuple, summed: tuple = ()):
     operands are: the primals' for a jvp rule, whose tangents are batched as their primals; the
     residuals' for a backward rule, whose cotangent is batched).  Every result is batched; the
     cotangents of the inputs in ``summed``, the same for every example, are summed over the batch."""
-    from . import emit
     if kind == "jvp":
         body = [f"    return tr.vmap(rule, in_axes=({axes!r}, {axes!r}), out_axes=-1)(primals, tangents)"]
         signature = "primals, tangents"
@@ -172,27 +162,15 @@ def batched_rule(kind: str, rule, axes: tuple, summed: tuple = ()):
             body.insert(0, "    # an input the same for every example gets the sum of its examples' cotangents")
         body.append(f"    return ({', '.join(pieces)}{',' if count == 1 else ''})")
         signature = "residuals, g"
-    text = "\n".join([
-        f"# a custom_{kind} rule applied to each example of a batch (batch axes {axes!r}),",
-        "# as written by transformer/custom.py: `rule` is the user's rule",
-        "import numpy as np",
-        "",
-        "import transformer as tr",
-        "",
-        "",
-        f"def batched_rule({signature}):",
-        *body,
-        "",
-    ])
-    module = emit.load_written(text, f"custom_{kind}_batched", {"rule": rule})
-    return module.batched_rule
+    return _written([f"# a custom_{kind} rule applied to each example of a batch (batch axes {axes!r}),",
+                     "# as written by transformer/custom.py: `rule` is the user's rule"],
+                    [f"def batched_rule({signature}):", *body], f"custom_{kind}_batched", {"rule": rule}).batched_rule
 
 
 def summed_jvps(fun, jvps):
     """A jvp rule ``rule(primals, tangents)`` that adds up the parts ``jvps[k](t_k, out, *primals)``
     of the arguments whose entry is not None, written as code (a tuple output's parts add leaf by
     leaf, as JAX's do)."""
-    from . import emit
     xs = [f"x{k}" for k in range(len(jvps))]
     ts = [f"t{k}" for k in range(len(jvps))]
     comma = "," if len(jvps) == 1 else ""
@@ -204,21 +182,21 @@ def summed_jvps(fun, jvps):
         total.append("    tangent = part0")
         total += [f"    tangent = tr.tree_util.tree_map(np.add, tangent, part{k})" for k in range(1, len(parts))]
         total.append("    return out, tangent")
-    text = "\n".join([
+    bindings = {"fun": fun, **{f"jvp{k}": jvp for k, jvp in enumerate(jvps) if jvp is not None}}
+    return _written([
         f"# a custom_jvp rule from defjvps for a function of {len(jvps)} argument{'s' if len(jvps) != 1 else ''},",
-        "# as written by transformer/custom.py: `fun` is the function, `jvpK` the rule of argument K",
-        "import numpy as np",
-        "",
-        "import transformer as tr",
-        "",
-        "",
+        "# as written by transformer/custom.py: `fun` is the function, `jvpK` the rule of argument K"], [
         "def summed_rule(primals, tangents):",
         f"    {', '.join(xs)}{comma} = primals",
         f"    {', '.join(ts)}{comma} = tangents",
         f"    out = fun({', '.join(xs)})",
-        *total,
-        "",
-    ])
-    bindings = {"fun": fun, **{f"jvp{k}": jvp for k, jvp in enumerate(jvps) if jvp is not None}}
-    return emit.load_written(text, f"custom_jvps_{len(jvps)}", bindings).summed_rule
+        *total], f"custom_jvps_{len(jvps)}", bindings).summed_rule
+
+
+def _written(header: list, body: list, stem: str, bindings: dict):
+    """The module of code written for a custom function's rule (emit.load_written), its header
+    comment, the imports its lines use, and ``body``."""
+    from . import emit              # emit's cache key reads this module: imported when first used
+    lines = [*header, "import numpy as np", "", "import transformer as tr", "", "", *body, ""]
+    return emit.load_written("\n".join(lines), stem, bindings)
 
