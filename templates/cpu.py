@@ -18,6 +18,10 @@ The passes over a cpu module read these options from the ``"cpu"`` table
   numba_fusion does not substitute it into another expression.
 - ``free_to_recompute``, ``grad_seed``, ``fresh_zeros``: what numba_loops' split of an accumulating
   loop needs to know of reverse mode's runtime calls.
+- ``small_arrays``: how numba_small_arrays computes the elements of the operation's result where its
+  operands are arrays of a few elements kept as a number each (elementwise operations need none: their
+  ufunc says it).  One of ``"from_tuple"``, ``"sum"``, ``"sum_to_shape_of"``, ``"expand"``,
+  ``"broadcast"``, ``"zeros"``, ``"seed"``, ``"shape"``, ``"index"`` (that module's forms).
 """
 from transformer.rules import machinery
 
@@ -50,9 +54,19 @@ machinery("cpu", "not", elementwise=False)
 # ------------------------------------------------------------ numba_loops
 # Computing these again costs nothing worth counting: a sum over broadcast axes (none for a
 # scalar), grad's seed (1 of a type).  A split loop's second half may compute them again.
-machinery("cpu", "rt.unbroadcast", free_to_recompute=True)
+machinery("cpu", "rt.unbroadcast", free_to_recompute=True, small_arrays="sum_to_shape_of")
 # grad's seed: 1 of its operand's type, the same in every iteration, so a split loop takes it once
 # between its two halves
-machinery("cpu", "rt.scalar_seed", free_to_recompute=True, grad_seed=True)
+machinery("cpu", "rt.scalar_seed", free_to_recompute=True, grad_seed=True, small_arrays="seed")
 # a new array of zeros: an accumulator of a cotangent, which a split loop may carry in a scalar
-machinery("cpu", "rt.zeros_like", fresh_zeros=True)
+machinery("cpu", "rt.zeros_like", fresh_zeros=True, small_arrays="zeros")
+
+# ------------------------------------------------------------ numba_small_arrays
+# np.array((0.0, y)): its elements; np.sum and a reduction's cotangent (rt.expand_to) in NumPy's
+# order of addition; np.shape, a literal; x[1] and x[0, 2], the element
+machinery("cpu", "asarray", small_arrays="from_tuple")
+machinery("cpu", "sum", small_arrays="sum")
+machinery("cpu", "rt.expand_to", small_arrays="expand")
+machinery("cpu", "broadcast_to", small_arrays="broadcast")
+machinery("cpu", "shape", small_arrays="shape")
+machinery("cpu", "getitem", small_arrays="index")

@@ -263,7 +263,8 @@ def shared_memory(a: Assignment) -> list[str]:
     if prim is not None and not prim.may_alias:          # (the registry says which return views)
         return []
     operands = cf.operands(a.value)
-    return atom_names(operands[0]) if operands else []
+    # a tuple display is no array: what is made of one (np.asarray((x, 1.0))) is a new array
+    return atom_names(operands[0]) if operands and not isinstance(operands[0], cst.Tuple) else []
 
 
 def _aliases(func: cst.FunctionDef, roots: list[str]) -> list[set]:

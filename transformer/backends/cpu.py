@@ -18,7 +18,7 @@ import warnings
 
 from ..emit import MODULE_PREAMBLE, user_location_in
 from ..errors import CompileError
-from . import numba_fusion, numba_loops, numba_lowering, numba_parallel, per_example
+from . import numba_fusion, numba_loops, numba_lowering, numba_parallel, numba_small_arrays, per_example
 
 NAME = "cpu"
 PREAMBLE = (MODULE_PREAMBLE + "from transformer.backends import numba_lowering as nl\n"
@@ -53,6 +53,7 @@ def source(core):
 
 
 def _lowered(core):
+    core = numba_small_arrays.scalarize(core)                # arrays of a few elements -> a number each
     core = numba_lowering.lower_tapes(numba_lowering.lower(core))   # rt.* helpers: typed tapes; overloads do the rest
     core, parallel_import = numba_parallel.lower(core)       # vmap's per-example loops -> prange
     core = numba_loops.split_accumulating_loops(core)        # a gradient's sum and adjoint in loops of their own

@@ -626,6 +626,20 @@ def _scalar_like(x, value):
     return lambda x, value: target(value)
 
 
+def as_float64(x):
+    """An element of a small array kept as a number per element (numba_small_arrays.py), which the
+    code made from a tuple holding a float: the number as ``np.asarray`` stores it, a float64."""
+    return np.float64(x)
+
+
+@overload(as_float64)
+def _as_float64(x):
+    # np.asarray of a tuple holding an array fails in numba too: only numbers are cast
+    if isinstance(x, (types.Float, types.Integer, types.Boolean)):
+        return lambda x: np.float64(x)
+    return None
+
+
 # ------------------------------------------------------------------- linalg2
 # numba's np.linalg.svd takes full_matrices by position only and has no compute_uv; its svd, qr and
 # pinv take one 2-D float matrix (pinv with NumPy's default rcond, 1e-15): stacks go one matrix at a

@@ -1,0 +1,93 @@
+"""The CPU target keeps arrays of a few elements whose shape the code fixes as a number per element
+(backends/numba_small_arrays.py).  Its results must be the python target's (the generated NumPy,
+not compiled), to the bit where NumPy's order of addition is kept, and an array used in a way the
+pass cannot follow keeps its array."""
+import numpy as np
+import pytest
+
+import small_array_cases as cases
+import transformer as tr
+from oracles import central_difference_grad
+from transformer import rules
+from transformer.backends import numba_small_arrays
+
+
+def compiled_and_python(fn, *args):
+    compiled = tr.jit(fn)
+    return compiled, compiled(*args), fn(*args), tr.show(compiled, *args)
+
+
+def test_a_particle_loop_and_its_gradient_are_numbers_per_element():
+    for transform in (lambda f: f, tr.grad):
+        compiled, got, want, code = compiled_and_python(transform(cases.particle), 0.2)
+        assert "np.asarray" not in code and "x_0 = 0.0" in code and "x_1 = 8.0" in code
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+    # the gradient against an oracle that needs nothing of ours
+    np.testing.assert_allclose(tr.jit(tr.grad(cases.particle))(0.2),
+                               central_difference_grad(cases.particle, (0.2,), argnum=0), rtol=1e-6)
+    # the tape of a two-element array holds tuples of its elements
+    assert "x_stack.append((x_0, x_1))" in tr.show(tr.jit(tr.grad(cases.particle)), 0.2)
+
+
+def test_a_for_loop_over_three_vectors_and_its_gradient():
+    compiled, got, want, code = compiled_and_python(cases.damped_spring, 1.3)
+    assert "np.asarray" not in code and "v_2 = 0.5" in code
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+    gradient = tr.jit(tr.grad(cases.damped_spring))
+    assert "np.asarray" not in tr.show(gradient, 1.3)
+    np.testing.assert_allclose(gradient(1.3), tr.grad(cases.damped_spring)(1.3), rtol=1e-12)
+    np.testing.assert_allclose(gradient(1.3), central_difference_grad(cases.damped_spring, (1.3,), argnum=0),
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("fn", [cases.sums_in_numpy_order, cases.sums_along_axes])
+def test_sums_add_in_numpy_s_order(fn):
+    for x in (0.7, -3.25, 1e9):
+        compiled, got, want, code = compiled_and_python(fn, x)
+        assert "np.asarray" not in code
+        assert got == want                       # to the bit
+
+
+def test_a_float32_element_is_cast_as_np_array_casts_it():
+    compiled, got, want, code = compiled_and_python(cases.float32_element, np.float32(0.1))
+    assert "nl.as_float64(w)" in code
+    assert got == want and np.asarray(got).dtype == np.float64
+
+
+def test_division_by_zero_gives_inf_as_the_array_did():
+    compiled, got, want, code = compiled_and_python(cases.division_by_zero, 2.0)
+    assert "np.asarray" not in code and "np.divide(" in code
+    assert got == want == np.inf
+
+
+@pytest.mark.parametrize("fn", [cases.returned, cases.shared_then_written, cases.shared_then_written_in_a_loop])
+def test_arrays_used_another_way_stay_arrays(fn):
+    compiled, got, want, code = compiled_and_python(fn, 1.5)
+    assert "np.asarray" in code
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("fn", [cases.written_while_fresh, cases.written_after_made_from_a_tuple,
+                                cases.names_like_elements])
+def test_an_array_written_while_nothing_else_holds_it_is_numbers(fn):
+    compiled, got, want, code = compiled_and_python(fn, 1.5)
+    assert "np.asarray" not in code
+    assert got == want
+
+
+def test_a_read_out_of_bounds_keeps_its_array():
+    # numba reads arrays unchecked: the pass does not make that read a number
+    assert "np.asarray" in tr.show(tr.jit(cases.read_out_of_bounds), 1.0)
+    with pytest.raises(IndexError):
+        cases.read_out_of_bounds(1.0)
+
+
+def test_an_array_inside_the_tuple_is_refused_as_before():
+    with pytest.raises(tr.TransformError):
+        tr.jit(cases.element_is_an_array)(np.ones(2))
+
+
+def test_the_cpu_table_names_only_forms_the_pass_has():
+    named = {options["small_arrays"] for name in rules.table("cpu")
+             if (options := rules.options("cpu", name)) and "small_arrays" in options}
+    assert named and named <= set(numba_small_arrays._FORMS)
