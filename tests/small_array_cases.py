@@ -119,3 +119,15 @@ def written_after_made_from_a_tuple(x):
     v = np.array([x, 1.0, 2.0])
     v[2] = v[0] * v[1] + 4.0
     return np.sum(v * v)
+
+
+def spring_of_stiffness(k):
+    # k may be a number (one stiffness) or an array (one per axis): numbers per element where it
+    # is a number, arrays where it is not
+    x = np.array([1.0, 0.0, 0.0])
+    v = np.array([0.0, 1.0, 0.5])
+    for _ in range(40):
+        a = -k * x - 0.1 * v
+        v = v + 0.01 * a
+        x = x + 0.01 * v
+    return np.sum(x * x)

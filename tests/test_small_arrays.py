@@ -91,3 +91,28 @@ def test_the_cpu_table_names_only_forms_the_pass_has():
     named = {options["small_arrays"] for name in rules.table("cpu")
              if (options := rules.options("cpu", name)) and "small_arrays" in options}
     assert named and named <= set(numba_small_arrays._FORMS)
+
+
+@pytest.mark.parametrize("stiffnesses", [(1.3, np.float32(1.3), 2, np.array(1.3), np.array([1.0, 2.0, 3.0])),
+                                         (np.array([1.0, 2.0, 3.0]), 1.3)])
+def test_an_argument_met_by_a_small_array_is_checked_to_be_a_number(stiffnesses):
+    # numbers per element while k is a number; where it is an array the function kept with its
+    # arrays runs (from then on), giving what NumPy gives either way
+    compiled = tr.jit(cases.spring_of_stiffness, tiered=False)
+    code = tr.show(compiled, 1.3)
+    assert "nl.number(_t0) * x_0" in code and "def spring_of_stiffness_with_arrays(k):" in code
+    for k in stiffnesses:
+        assert compiled(k) == cases.spring_of_stiffness(k)
+        if not isinstance(k, int):                             # (grad takes no integer)
+            gradient = tr.jit(tr.grad(cases.spring_of_stiffness), tiered=False)(k)
+            np.testing.assert_allclose(gradient, tr.grad(cases.spring_of_stiffness)(k), rtol=1e-13)
+
+
+def test_a_tiered_first_call_compiles_the_function_that_runs():
+    # the background compile meets the refused check too, and compiles the function with arrays
+    compiled = tr.jit(cases.spring_of_stiffness, tiered=True)
+    k = np.array([1.0, 2.0, 3.0])
+    assert compiled(k) == cases.spring_of_stiffness(k) and tr.tier_of(compiled) == "python"
+    (build,) = compiled.tiers()
+    assert build.wait(120) and build.process.returncode == 0
+    assert compiled(k) == cases.spring_of_stiffness(k) and tr.tier_of(compiled) == "compiled"

@@ -66,7 +66,7 @@ def main(request_file: str) -> int:
     module_path = Path(request_["path"])
     compiled = cpu.finish(getattr(emit.load(module_path), request_["entry"]), module_path)
     dispatcher = compiled.dispatcher
-    dispatcher.compile(tuple(dispatcher.typeof_pyval(_example(d)) for d in request_["arguments"]))
+    compiled.compile_for(tuple(dispatcher.typeof_pyval(_example(d)) for d in request_["arguments"]))
     return 0
 
 

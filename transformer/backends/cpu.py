@@ -16,6 +16,9 @@ import functools
 import re
 import warnings
 
+import libcst as cst
+
+from .. import core_form as cf
 from ..emit import MODULE_PREAMBLE, user_location_in
 from ..errors import CompileError
 from . import numba_fusion, numba_loops, numba_lowering, numba_parallel, numba_small_arrays, per_example
@@ -49,11 +52,23 @@ def source(core):
                      + cpu_lanes.lanes_function(lowered, lanes, in_lanes))
             preamble += cpu_lanes.PREAMBLE
         return code + "\n\n" + cpu_vmap.driver(core, one_example, in_lanes), preamble + cpu_vmap.PREAMBLE
-    return _lowered(core)
+    return _lowered(core, check_numbers=True)
 
 
-def _lowered(core):
-    core = numba_small_arrays.scalarize(core)                # arrays of a few elements -> a number each
+def _lowered(core, check_numbers=False):
+    """The cpu module's function; where its small arrays as numbers rest on arguments being numbers
+    (``check_numbers``: Python calls it, and can take the other), the function kept with its
+    arrays follows it (numba_small_arrays.with_arrays_name)."""
+    small, checks_numbers = numba_small_arrays.scalarize(core, check_numbers)   # arrays of a few elements -> a number each
+    code, preamble = _compiled_form(small)
+    if checks_numbers:
+        name = numba_small_arrays.with_arrays_name(core.name)
+        with_arrays = cf.CoreFunction(**{**vars(core), "node": core.node.with_changes(name=cst.Name(name))})
+        code += "\n\n" + _compiled_form(with_arrays)[0]
+    return code, preamble
+
+
+def _compiled_form(core):
     core = numba_lowering.lower_tapes(numba_lowering.lower(core))   # rt.* helpers: typed tapes; overloads do the rest
     core, parallel_import = numba_parallel.lower(core)       # vmap's per-example loops -> prange
     core = numba_loops.split_accumulating_loops(core)        # a gradient's sum and adjoint in loops of their own
@@ -93,13 +108,20 @@ def finish(function, path):
     from numba.core import errors as numba_errors
     _quiet_performance_advice(path.parent)
     dispatcher = numba.njit(cache=True, parallel=numba_parallel.is_parallel(function))(function)
+    with_arrays = function.__globals__.get(numba_small_arrays.with_arrays_name(function.__name__))
+    if with_arrays is not None:
+        with_arrays = numba.njit(cache=True, parallel=numba_parallel.is_parallel(with_arrays))(with_arrays)
+    running = [dispatcher]
 
     @functools.wraps(function)
     def compiled(*args):
         try:
-            result = dispatcher(*args)
-            return _numpy_scalars(dispatcher, args, result) if isinstance(result, (float, complex, tuple)) else result
+            result = running[0](*args)
+            return _numpy_scalars(running[0], args, result) if isinstance(result, (float, complex, tuple)) else result
         except (numba_errors.TypingError, numba_errors.LoweringError, numba_errors.UnsupportedError) as err:
+            if running[0] is dispatcher and with_arrays is not None and _not_a_number(err):
+                running[0] = with_arrays         # an argument it needs as a number is not one: from now on
+                return compiled(*args)
             raise _user_error(err, str(path)) from None
         except SystemError as err:
             # an exception raised inside a prange loop reaches Python wrapped in a SystemError
@@ -107,8 +129,22 @@ def finish(function, path):
                 raise err.__cause__ from None
             raise
 
+    def compile_for(signature):
+        """Compile for ``signature`` ahead of a call (background_compile.py)."""
+        try:
+            dispatcher.compile(signature)
+        except numba_errors.TypingError as err:
+            if with_arrays is None or not _not_a_number(err):
+                raise
+            with_arrays.compile(signature)
+
     compiled.dispatcher = dispatcher
+    compiled.compile_for = compile_for
     return compiled
+
+
+def _not_a_number(err) -> bool:
+    return numba_small_arrays.NOT_A_NUMBER in str(err)
 
 
 def _numpy_scalars(dispatcher, args, result):

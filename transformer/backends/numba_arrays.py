@@ -18,6 +18,7 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from .. import lax, runtime
 from .numba_reductions import _axis_index
+from .numba_small_arrays import NOT_A_NUMBER
 
 
 def _is_array(t) -> bool:
@@ -638,6 +639,22 @@ def _as_float64(x):
     if isinstance(x, (types.Float, types.Integer, types.Boolean)):
         return lambda x: np.float64(x)
     return None
+
+
+def number(x):
+    """An argument met in arithmetic by a small array kept as numbers (numba_small_arrays.py), which
+    must be a number there: as a float64, the type the array's arithmetic gave the result."""
+    return np.float64(x)
+
+
+@overload(number)
+def _number(x):
+    if isinstance(x, (types.Float, types.Integer, types.Boolean)):
+        return lambda x: np.float64(x)
+    if isinstance(x, types.Array) and x.ndim == 0 and isinstance(x.dtype, (types.Float, types.Integer, types.Boolean)):
+        return lambda x: np.float64(x[()])
+    # an array (or a complex number): the cpu target runs the function kept with its arrays
+    raise TypingError(NOT_A_NUMBER)
 
 
 # ------------------------------------------------------------------- linalg2

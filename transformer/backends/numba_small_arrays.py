@@ -51,15 +51,30 @@ ARRAY, TAPE, SHAPE = "array", "tape", "shape"
 NEUTRAL = ("neutral",)     # a new empty tape: it agrees with whatever is pushed on it
 
 
-def scalarize(core: cf.CoreFunction) -> cf.CoreFunction:
+def scalarize(core: cf.CoreFunction, check_numbers: bool = False) -> tuple[cf.CoreFunction, bool]:
+    """``core`` with its small arrays as numbers, and whether it checks that some arguments are
+    numbers (``check_numbers``: allowed to; see ``with_arrays_name``)."""
     body = list(core.node.body.body)
-    facts = _facts(core, body)
+    check_numbers = check_numbers and with_arrays_name(core.name) not in core.scope.taken | set(core.constants)
+    facts = _facts(core, body, check_numbers)
     if not any(_is_small_array(f) for f in facts.values()):
-        return core
+        return core, False
     core.scope.taken |= atom_names(core.node)          # every name the function has: no element takes one
     writer = _Writer(core.scope, facts)
     node = core.node.with_changes(body=cf.block(writer.block(body)))
-    return cf.CoreFunction(**{**vars(core), "node": node})
+    return cf.CoreFunction(**{**vars(core), "node": node}), writer.checks_numbers
+
+
+def with_arrays_name(name: str) -> str:
+    """The name of the function kept with its arrays beside one that checks numbers: an argument
+    met in arithmetic by a small array may be an array of any shape (a stiffness per axis), or a
+    number (the usual case).  The function with numbers per element checks it is a number
+    (``nl.number``, which refuses anything else with ``NOT_A_NUMBER``) and the cpu target then
+    runs this one instead."""
+    return f"{name}_with_arrays"
+
+
+NOT_A_NUMBER = "transformer small arrays: not a number"
 
 
 # ----------------------------------------------------------------------------- what is known
@@ -68,7 +83,17 @@ def _is_small_array(fact) -> bool:
     return fact is not None and fact[0] in (ARRAY, TAPE) and len(fact[1]) > 0
 
 
-def _facts(core, body) -> dict:
+class _Facts(dict):
+    """name -> fact, and which names without one may be checked to be numbers where they meet a
+    small array in arithmetic (``maybe_numbers``: the arguments, loop indices and arithmetic of
+    those; none unless ``check_numbers``)."""
+
+    def __init__(self, maybe_numbers=frozenset()):
+        super().__init__()
+        self.maybe_numbers = maybe_numbers
+
+
+def _facts(core, body, check_numbers) -> _Facts:
     """name -> fact, for the names whose every definition and every use the pass can follow."""
     assigned: dict[str, list] = {}
     for stmt in cf.walk(body):
@@ -76,13 +101,33 @@ def _facts(core, body) -> dict:
         if isinstance(small, cst.Assign) and isinstance(small.targets[0].target, cst.Name):
             assigned.setdefault(small.targets[0].target.value, []).append(small.value)
     unknown = set(core.params) | _loop_indices(body)
+    maybe_numbers = _maybe_numbers(assigned, unknown) if check_numbers else frozenset()
     poisoned: set[str] = set()
     while True:
-        facts = _propagate(assigned, unknown | poisoned)
+        facts = _propagate(assigned, unknown | poisoned, maybe_numbers - poisoned)
         bad = _disagreeing(assigned, facts) | _misused(body, facts)
         if not bad - poisoned:
-            return {n: f for n, f in facts.items() if n not in bad}
+            final = _Facts(facts.maybe_numbers)
+            final.update((n, f) for n, f in facts.items() if n not in bad)
+            return final
         poisoned |= bad
+
+
+def _maybe_numbers(assigned, unknown) -> frozenset:
+    """The arguments and loop indices, and names every definition of which is arithmetic of those
+    and of number literals: what may be a number when the function runs (or may not)."""
+    names = set(unknown)
+    changed = True
+    while changed:
+        changed = False
+        for name, values in assigned.items():
+            if name not in names and all(
+                    not cf.is_atom(v) and ufunc_of(cf.primitive_of(v)) is not None and not cf.keywords(v)
+                    and all(_number(o) is not None or (isinstance(o, cst.Name) and o.value in names)
+                            for o in cf.operands(v)) for v in values):
+                names.add(name)
+                changed = True
+    return frozenset(names)
 
 
 def _loop_indices(body) -> set:
@@ -95,9 +140,9 @@ def _loop_indices(body) -> set:
     return names
 
 
-def _propagate(assigned, excluded) -> dict:
+def _propagate(assigned, excluded, maybe_numbers) -> _Facts:
     """Facts learnt from the first definition of each name that gives one, until nothing changes."""
-    facts: dict = {}
+    facts = _Facts(maybe_numbers)
     changed = True
     while changed:
         changed = False
@@ -234,6 +279,12 @@ def _operand_shape(node, facts):
     return None
 
 
+def _checked_number(node, facts) -> bool:
+    """Whether an elementwise operand is a name the pass knows nothing of that may be a number:
+    the function then checks it is (``nl.number``) where it meets a small array."""
+    return isinstance(node, cst.Name) and node.value not in facts and node.value in facts.maybe_numbers
+
+
 def _broadcast(*shapes):
     try:
         shape = np.broadcast_shapes(*shapes)
@@ -280,10 +331,13 @@ def _fact_of(value, facts):
         return (ARRAY, tape[1]) if tape is not None and tape[0] == TAPE else None
     if ufunc_of(prim) is not None and not keywords:
         shapes = [_operand_shape(o, facts) for o in operands]
+        checked = [_checked_number(o, facts) for o in operands]
+        shapes = [() if c else s for s, c in zip(shapes, checked)]
         if None in shapes or all(_number(o) is not None and not isinstance(_number(o), float) for o in operands):
             return None
         shape = _broadcast(*shapes)
-        return None if shape is None else (ARRAY, shape)
+        # a checked number beside a small array: its result is no number, whatever the check says
+        return None if shape is None or (any(checked) and not shape) else (ARRAY, shape)
     form = cpu_option(prim, "small_arrays")
     if form is None:
         return None
@@ -545,6 +599,7 @@ class _Writer:
         self.scope = scope
         self.facts = facts
         self._names: dict[tuple, str] = {}
+        self.checks_numbers = False
 
     def element_name(self, name: str, index: tuple) -> str:
         key = (name, index)
@@ -632,7 +687,13 @@ class _Writer:
                 for i in _indices(shape)]
 
     def elementwise(self, prim, ufunc, value, index):
-        operands = [self.elements_of(o, index) for o in cf.operands(value)]
+        operands = []
+        for operand in cf.operands(value):
+            if _checked_number(operand, self.facts):
+                self.checks_numbers = True
+                operands.append(cf.call("nl.number", [operand]))
+            else:
+                operands.append(self.elements_of(operand, index))
         safe = cpu_option(prim, "lane_safe")
         if safe is True or (safe is None and ufunc.nin == 1):   # cannot raise on numbers: as written
             if isinstance(value, cst.BinaryOperation):
