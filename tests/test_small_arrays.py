@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import small_array_cases as cases
+import small_array_programs
 import transformer as tr
 from oracles import central_difference_grad
 from transformer import rules
@@ -116,3 +117,24 @@ def test_a_tiered_first_call_compiles_the_function_that_runs():
     (build,) = compiled.tiers()
     assert build.wait(120) and build.process.returncode == 0
     assert compiled(k) == cases.spring_of_stiffness(k) and tr.tier_of(compiled) == "compiled"
+
+
+# ------------------------------------------------------------------ random programs
+@pytest.mark.parametrize("seed", range(16))
+def test_random_programs_give_numpy_s_numbers_to_the_bit(seed, tmp_path):
+    f = small_array_programs.load(small_array_programs.program(seed), tmp_path, f"small_arrays_{seed}")
+    compiled = tr.jit(f, tiered=False)
+    for a, b, k in [(0.3, -1.2, 0.7), (2.5, 0.5, np.float32(-1.5)), (-0.75, 3.0, 2)]:
+        want = f(a, b, k)
+        assert compiled(a, b, k) == want or (np.isnan(want) and np.isnan(compiled(a, b, k)))
+
+
+@pytest.mark.parametrize("seed", range(100, 106))
+def test_random_programs_gradients_agree_with_the_python_target(seed, tmp_path):
+    f = small_array_programs.load(small_array_programs.program(seed, shared_writes=False), tmp_path, f"small_arrays_{seed}")
+    for argnum in (0, 2):
+        want = tr.grad(f, argnums=argnum)(0.3, -1.2, 0.7)
+        got = tr.jit(tr.grad(f, argnums=argnum), tiered=False)(0.3, -1.2, 0.7)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(got, central_difference_grad(f, (0.3, -1.2, 0.7), argnum=argnum),
+                                   rtol=1e-5, atol=1e-7)
