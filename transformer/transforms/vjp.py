@@ -24,7 +24,7 @@ import inspect
 import libcst as cst
 
 from .. import core_form as cf
-from .. import custom, dataflow, naming, simplify
+from .. import custom, dataflow, naming, primitives, simplify
 from ..core_form import CoreFunction
 from ..dataflow import Assignment, atom_names
 from ..errors import Location, TransformError
@@ -57,6 +57,7 @@ class _Reverse:
         self.tapes = {a.target for a in analysis.statements
                       if a.kind == "assign" and cf.tape_operation(a.value) in ("new", "push")}
         self.homes = self._homes()
+        self.unread_writes = _writes_into_unread_new_arrays(analysis.func.body.body)
         self._shapes: Shapes | None = None        # which index atoms are numbers, found when first asked
 
     # ------------------------------------------------------------- helpers
@@ -244,7 +245,7 @@ class _Reverse:
         for stmt in stmts:
             if isinstance(stmt, cst.SimpleStatementLine):
                 a = dataflow.classify(stmt)
-                if a.kind == "write_into" and a.target in self.a.needed:
+                if a.kind == "write_into" and a.target in self.a.needed and id(stmt) not in self.unread_writes:
                     target = a.small.targets[0].target
                     old = self.scope.temp()
                     out.append(cf.assign(old, cst.Subscript(target.value, target.slice)))
@@ -644,7 +645,7 @@ class _Reverse:
     def restore(self, a: Assignment) -> list:
         """Put back what ``y[idx] = v`` overwrote, where the backward sweep reads ``y``
         (or a view of it) as it was before: active or not, the write is undone."""
-        if a.target not in self.a.needed:
+        if a.target not in self.a.needed or id(a.line) in self.unread_writes:
             return []
         target = a.small.targets[0].target
         out = []
@@ -731,6 +732,39 @@ def _paths(stmts, path=()):
         else:
             for branch, block in enumerate(cf.blocks(stmt)):
                 yield from _paths(block, path + ((id(stmt), branch),))
+
+
+def _writes_into_unread_new_arrays(stmts) -> set[int]:
+    """The in-place writes (their statements' ids) into an array made in the same block by a
+    creating primitive (np.empty_like, np.zeros...) and read by nothing since: what such a write
+    overwrites was never read, so the backward sweep need not keep it to put it back (a NumPy
+    right-hand side's ``z = np.empty_like(y); z[0] = ...; z[1:] = ...``).  No creating primitive's
+    rule reads the array it made, only its cotangent."""
+    found: set[int] = set()
+    unread: set[str] = set()               # made in this block, read by nothing since
+    for stmt in stmts:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            unread -= dataflow.all_names(stmt)
+            for block in cf.blocks(stmt):
+                found |= _writes_into_unread_new_arrays(block)
+            continue
+        a = dataflow.classify(stmt)
+        if a.kind == "write_into":
+            target = a.small.targets[0].target
+            reads = set(dataflow.index_names(target)) | set(atom_names(a.small.value))
+            if a.target in unread and a.target not in reads:
+                found.add(id(stmt))
+            unread -= reads
+            continue
+        if a.kind != "assign":
+            unread -= dataflow.all_names(stmt)
+            continue
+        unread -= set(dataflow.value_reads(a.value)) | set(atom_names(a.value))
+        unread.discard(a.target)
+        prim = cf.primitive_of(a.value)
+        if prim is not None and prim.kind == primitives.CREATE:
+            unread.add(a.target)
+    return found
 
 
 def _ifs(stmts):
