@@ -354,6 +354,17 @@ def _literal(node):
     return ast.literal_eval(cf.code_of(node))
 
 
+def _reduction(args, ndim):
+    """(axes counted from 0, keepdims) of a reduction's literal ``axis=`` and ``keepdims=``, or None
+    where they are no literals the pass can read."""
+    try:
+        axis, keepdims = _literal(args.get("axis", cst.Name("None"))), _literal(args.get("keepdims", cst.Name("False")))
+    except (ValueError, SyntaxError):
+        return None
+    axes = _axes(axis, ndim)
+    return None if axes is None or not isinstance(keepdims, bool) else (axes, keepdims)
+
+
 def _axes(axis, ndim):
     """A reduction's axes, counted from 0, or None where the pass cannot tell them."""
     axes = range(ndim) if axis is None else axis if isinstance(axis, tuple) else (axis,)
@@ -443,21 +454,12 @@ class _Sum(_Form):
 
     def fact(self, prim, args, facts):
         shape = _array_shape(args.get("x"), facts)
-        if not shape or set(args) - {"x", "axis", "keepdims"}:
-            return None
-        try:
-            axis, keepdims = _literal(args.get("axis", cst.Name("None"))), _literal(args.get("keepdims", cst.Name("False")))
-        except ValueError:
-            return None
-        axes = _axes(axis, len(shape))
-        if axes is None or not isinstance(keepdims, bool):
-            return None
-        return (ARRAY, _reduced(shape, axes, keepdims))
+        reduction = _reduction(args, len(shape)) if shape and not set(args) - {"x", "axis", "keepdims"} else None
+        return None if reduction is None else (ARRAY, _reduced(shape, *reduction))
 
     def terms(self, args, facts, target_shape, index):
         shape = _array_shape(args["x"], facts)
-        axes = _axes(_literal(args.get("axis", cst.Name("None"))), len(shape))
-        keepdims = _literal(args.get("keepdims", cst.Name("False")))
+        axes, keepdims = _reduction(args, len(shape))
         kept = [i for i in range(len(shape)) if i not in axes]
         out = [index[i] for i in kept] if keepdims else list(index)
         positions = []
@@ -500,20 +502,13 @@ class _Expand(_Form):
 
     def fact(self, prim, args, facts):
         g, x = _array_shape(args.get("g"), facts), _array_shape(args.get("x"), facts)
-        if g is None or x is None:
-            return None
-        try:
-            axis, keepdims = _literal(args.get("axis", cst.Name("None"))), _literal(args.get("keepdims", cst.Name("False")))
-        except ValueError:
-            return None
-        axes = _axes(axis, len(x))
-        if axes is None or (axis is None and not keepdims and g != ()) or g != _reduced(x, axes, keepdims):
+        reduction = None if g is None or x is None else _reduction(args, len(x))
+        if reduction is None or g != _reduced(x, *reduction):
             return None
         return (ARRAY, x)
 
     def element(self, prim, args, facts, elements_of, target_shape, index):
-        axes = _axes(_literal(args.get("axis", cst.Name("None"))), len(target_shape))
-        keepdims = _literal(args.get("keepdims", cst.Name("False")))
+        axes, keepdims = _reduction(args, len(target_shape))
         position = tuple(0 if i in axes else n for i, n in enumerate(index)) if keepdims else \
             tuple(n for i, n in enumerate(index) if i not in axes)
         return elements_of(args["g"], position)
