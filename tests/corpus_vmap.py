@@ -357,6 +357,19 @@ def last_crossing(x, level):
     return found
 
 
+def return_in_a_branch_no_pass_takes(x):
+    # the early return's store sits in a branch no pass takes (k == 1 never holds): the final
+    # return's store is then the first, and there is no old value to keep for inactive examples
+    v = x * 1.0
+    for i in range(1):
+        for k in range(1):
+            v = v * 0.7 + np.sin(x)
+            if k == 1:
+                if np.sum(v) > 1.0:
+                    return np.sum(v)
+    return np.sum(v) + 0.5
+
+
 def sign_and_size(x):
     if x < 0:
         return -1.0, -x

@@ -110,6 +110,7 @@ CORPUS = {
     "sign_and_size": (c.sign_and_size, (np.array([1.0, -60.0, 0.5, -3.0]),), 0, 0),
     # first assigned inside a loop under a per-example condition, read after it
     "last_crossing": (c.last_crossing, (np.hstack([r(B, 2), np.full((B, 1), 5.0), r(B, 2)]), 0.3), (0, None), 0),
+    "return_in_a_branch_no_pass_takes": (c.return_in_a_branch_no_pass_takes, (r(B, 3),), 0, 0),
 }
 
 

@@ -261,7 +261,7 @@ class _Batcher:
         self.defined: set = set()
         self.loops: list = []            # (entry mask, names read outside, reads) per enclosing loop
         self.masked_loops = 0            # enclosing loops whose passes differ per example
-        self.first_store_flags: list = []  # set at the start: has this name no value yet?
+        self.first_store_flags: dict = {}  # name -> flag set at the start: has this name no value yet?
         self.branch_reads: list = []     # per enclosing batched branch: the names it reads
         self.rows: dict = {}             # batched name -> its batch-first copy (parameters; in a loop over examples)
         self.used_rows: set = set()
@@ -358,7 +358,7 @@ class _Batcher:
             rows[0] = cf.with_comment(rows[0], "# loops over the examples and products read them as rows of the "
                                                "batch-first argument (contiguous)")
         entry[:0] = rows
-        entry += [cf.assign(flag, cst.Name("True")) for flag in self.first_store_flags]
+        entry += [cf.assign(flag, cst.Name("True")) for flag in self.first_store_flags.values()]
         self.core.node = self.core.node.with_changes(body=cf.block(entry + body))
         cf.check(self.core.node)
         return self.core
@@ -635,6 +635,11 @@ class _Batcher:
             if not _is_batched(batched):
                 expr = self.broadcast(self.temp_of(expr))
             self.assign(name, expr)
+        elif name in self.first_store_flags:
+            # first given a value in a loop whose store may not have run (a branch no example took):
+            # the same flag says whether the name has a value to keep for the inactive examples
+            self.first_store_in_loop(name, expr, batched)
+            return
         else:
             self.assign(name, self.masked(expr, batched, name))
         self.defined.add(name)
@@ -654,8 +659,9 @@ class _Batcher:
         start says which; it keeps the variable one type for numba, which also needs the
         first branch to be the one that defines it.
         """
-        fresh = self.scope.claim(f"{name}_fresh")
-        self.first_store_flags.append(fresh)
+        if name not in self.first_store_flags:
+            self.first_store_flags[name] = self.scope.claim(f"{name}_fresh")
+        fresh = self.first_store_flags[name]
         atom = self.temp_of(expr)
         saved, self.out = self.out, []
         self.assign(name, atom if _is_batched(batched) else self.broadcast(atom))
