@@ -20,8 +20,8 @@ The passes over a cpu module read these options from the ``"cpu"`` table
   loop needs to know of reverse mode's runtime calls.
 - ``small_arrays``: how numba_small_arrays computes the elements of the operation's result where its
   operands are arrays of a few elements kept as a number each (elementwise operations need none: their
-  ufunc says it).  One of ``"from_tuple"``, ``"sum"``, ``"sum_to_shape_of"``, ``"expand"``,
-  ``"broadcast"``, ``"zeros"``, ``"seed"``, ``"shape"``, ``"index"`` (that module's forms).
+  ufunc says it).  One of ``"from_tuple"``, ``"summed"``, ``"sum_to_shape_of"``, ``"expand"``,
+  ``"broadcast"``, ``"zero_filled"``, ``"seed"``, ``"literal_shape"``, ``"index"`` (that module's forms).
 """
 from transformer.rules import machinery
 
@@ -59,14 +59,14 @@ machinery("cpu", "rt.unbroadcast", free_to_recompute=True, small_arrays="sum_to_
 # between its two halves
 machinery("cpu", "rt.scalar_seed", free_to_recompute=True, grad_seed=True, small_arrays="seed")
 # a new array of zeros: an accumulator of a cotangent, which a split loop may carry in a scalar
-machinery("cpu", "rt.zeros_like", fresh_zeros=True, small_arrays="zeros")
+machinery("cpu", "rt.zeros_like", fresh_zeros=True, small_arrays="zero_filled")
 
 # ------------------------------------------------------------ numba_small_arrays
 # np.array((0.0, y)): its elements; np.sum and a reduction's cotangent (rt.expand_to) in NumPy's
 # order of addition; np.shape, a literal; x[1] and x[0, 2], the element
 machinery("cpu", "asarray", small_arrays="from_tuple")
-machinery("cpu", "sum", small_arrays="sum")
+machinery("cpu", "sum", small_arrays="summed")
 machinery("cpu", "rt.expand_to", small_arrays="expand")
 machinery("cpu", "broadcast_to", small_arrays="broadcast")
-machinery("cpu", "shape", small_arrays="shape")
+machinery("cpu", "shape", small_arrays="literal_shape")
 machinery("cpu", "getitem", small_arrays="index")

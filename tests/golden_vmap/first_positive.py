@@ -46,8 +46,14 @@ def first_positive(x):
     _t3 = _returned == 0
     # strategy: the condition differs per example: run both branches, keep each example's own
     _t21 = _t3 != 0
-    # vmap of: return -1   [corpus_vmap.py:303]
-    _result = np.where(_t21, -1, _result)
+    # _result may have no value yet: its store in a loop runs only where a condition holds
+    if _result_fresh:
+        # vmap of: return -1   [corpus_vmap.py:303]
+        _t22 = np.full((batch_size,), -1)
+        _result = _t22
+        _result_fresh = False
+    else:
+        _result = np.where(_t21, -1, _result)
     _returned = np.where(_t21, True, _returned)
-    _t22 = np.moveaxis(_result, -1, 0)
-    return _t22
+    _t23 = np.moveaxis(_result, -1, 0)
+    return _t23

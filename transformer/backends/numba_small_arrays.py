@@ -46,8 +46,8 @@ MAX_ELEMENTS = 16          # beyond this an array's loops beat a statement per e
 _ELEMENTWISE = (primitives.UNARY, primitives.BINARY)
 
 # A fact about a name: ("array", shape) a float64 array of that shape, () a float64 number;
-# ("tape", shape) a tape of such values; ("shape", shape) np.shape of such an array.
-ARRAY, TAPE, SHAPE = "array", "tape", "shape"
+# ("tape", shape) a tape of such values; ("shape value", shape) np.shape of such an array.
+ARRAY, TAPE, SHAPE = "array", "tape", "shape value"
 NEUTRAL = ("neutral",)     # a new empty tape: it agrees with whatever is pushed on it
 
 
@@ -519,7 +519,7 @@ class _Broadcast(_Form):
 
     def fact(self, prim, args, facts):
         x, shape = _array_shape(args.get("x"), facts), _shape_value(args.get("shape"), facts)
-        if x is None or shape is None or _broadcast(x, shape) != shape or set(args) != {"x", "shape"}:
+        if x is None or shape is None or _broadcast(x, shape) != shape or set(args) != set(prim.params):
             return None
         return (ARRAY, shape)
 
@@ -581,9 +581,9 @@ class _Index(_Form):
         return elements_of(args["x"], _literal_position(args["index"], shape, whole=False) + tuple(index))
 
 
-_FORMS = {"from_tuple": _FromTuple(), "sum": _Sum(), "sum_to_shape_of": _SumToShapeOf(),
-          "expand": _Expand(), "broadcast": _Broadcast(), "zeros": _Zeros(), "seed": _Seed(),
-          "shape": _ShapeOf(), "index": _Index()}
+_FORMS = {"from_tuple": _FromTuple(), "summed": _Sum(), "sum_to_shape_of": _SumToShapeOf(),
+          "expand": _Expand(), "broadcast": _Broadcast(), "zero_filled": _Zeros(), "seed": _Seed(),
+          "literal_shape": _ShapeOf(), "index": _Index()}
 
 
 # ----------------------------------------------------------------------------- the rewrite

@@ -638,7 +638,8 @@ class _Batcher:
         elif name in self.first_store_flags:
             # first given a value in a loop whose store may not have run (a branch no example took):
             # the same flag says whether the name has a value to keep for the inactive examples
-            self.first_store_in_loop(name, expr, batched)
+            self.first_store_in_loop(name, expr, batched, f"# {name} may have no value yet: its store in a "
+                                                          f"loop runs only where a condition holds")
             return
         else:
             self.assign(name, self.masked(expr, batched, name))
@@ -651,13 +652,14 @@ class _Batcher:
             atom = self.template(_templates().align, x=atom)
         return cf.call("np.where", [cst.Name(self.mask), atom, cst.Name(name)])
 
-    def first_store_in_loop(self, name, expr, batched):
+    def first_store_in_loop(self, name, expr, batched, comment=None):
         """The first assignment, under a mask, of a name inside a loop that is read outside it.
 
         Its first run gives every example the value (an example that never assigns it
         never reads it), later runs only the active ones.  A flag set at the function's
         start says which; it keeps the variable one type for numba, which also needs the
-        first branch to be the one that defines it.
+        first branch to be the one that defines it.  A later store of the name, after the loop,
+        asks the same flag (``comment``: what it says there): the store in the loop may not have run.
         """
         if name not in self.first_store_flags:
             self.first_store_flags[name] = self.scope.claim(f"{name}_fresh")
@@ -670,6 +672,7 @@ class _Batcher:
         self.assign(name, self.masked(atom, batched, name))
         later, self.out = self.out, saved
         self.emit(cf.with_comment(cst.If(test=cst.Name(fresh), body=cf.block(first), orelse=cst.Else(cf.block(later))),
+                                  comment if comment else
                                   f"# {name} is first given a value inside a loop whose passes differ per example"
                                   if self.masked_loops else
                                   f"# {name} is first given a value inside a loop, where a condition that differs "
