@@ -39,7 +39,7 @@ import numpy as np
 
 from .. import core_form as cf
 from .. import primitives
-from ..transforms.shapes import atom_names
+from ..transforms.shapes import atom_names, loop_indices
 from .numba_lowering import cpu_option
 
 MAX_ELEMENTS = 16          # beyond this an array's loops beat a statement per element
@@ -100,7 +100,7 @@ def _facts(core, body, check_numbers) -> _Facts:
         small = stmt.body[0]
         if isinstance(small, cst.Assign) and isinstance(small.targets[0].target, cst.Name):
             assigned.setdefault(small.targets[0].target.value, []).append(small.value)
-    unknown = set(core.params) | _loop_indices(body)
+    unknown = set(core.params) | loop_indices(body)
     maybe_numbers = _maybe_numbers(assigned, unknown) if check_numbers else frozenset()
     poisoned: set[str] = set()
     while True:
@@ -128,16 +128,6 @@ def _maybe_numbers(assigned, unknown) -> frozenset:
                 names.add(name)
                 changed = True
     return frozenset(names)
-
-
-def _loop_indices(body) -> set:
-    names = set()
-    for stmt in body:
-        if isinstance(stmt, cst.For):
-            names |= atom_names(stmt.target)
-        for inner in cf.blocks(stmt):
-            names |= _loop_indices(inner)
-    return names
 
 
 def _propagate(assigned, excluded, maybe_numbers) -> _Facts:
