@@ -65,6 +65,7 @@ machinery("cpu", "rt.zeros_like", fresh_zeros=True, small_arrays="zero_filled")
 # np.array((0.0, y)): its elements; np.sum and a reduction's cotangent (rt.expand_to) in NumPy's
 # order of addition; np.shape, a literal; x[1] and x[0, 2], the element
 machinery("cpu", "asarray", small_arrays="from_tuple")
+machinery("cpu", "zeros_like", small_arrays="zero_filled")
 machinery("cpu", "sum", small_arrays="summed")
 machinery("cpu", "rt.expand_to", small_arrays="expand")
 machinery("cpu", "broadcast_to", small_arrays="broadcast")

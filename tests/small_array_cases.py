@@ -25,6 +25,12 @@ def particle(w):
         x = moved
 
 
+def particle_by_forward_mode(w):
+    # the particle's derivative as JAX takes it (jacfwd through its while loop): a jvp, whose
+    # tangents start as np.zeros_like of the position and velocity
+    return tr.jvp(particle, (w,), (1.0,))[1]
+
+
 def damped_spring(k):
     # three elements stepped in a for loop; a norm, an element read, a sum.  (The stiffness is
     # an array made here: a parameter met in arithmetic may be an array of any shape, so an array

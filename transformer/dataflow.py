@@ -378,16 +378,19 @@ def _fresh_arrays(func) -> dict[str, set]:
     return dict(zip(names, _aliases(func, names)))
 
 
-def remove_dead_code(func: cst.FunctionDef) -> cst.FunctionDef:
+def remove_dead_code(func: cst.FunctionDef, nested: bool = False) -> cst.FunctionDef:
     """Drop statements whose results nothing later reads (a backward liveness pass).
 
     A tape none of whose popped values is read is dropped whole: its pushes,
-    its pops and its creation.
+    its pops and its creation.  ``nested``: the statements are no longer core
+    form (a backend's, with expressions inside expressions), so every name a
+    statement mentions counts as read.
     """
     fresh = _fresh_arrays(func)
     live_stacks: set = set()
+    reading = _mentioned if nested else reads
     while True:   # a tape is live once any of its reads survives; grow that set to a fixed point
-        body, _ = _sweep(list(func.body.body), set(), fresh, live_stacks)
+        body, _ = _sweep(list(func.body.body), set(), fresh, live_stacks, reading)
         read = {_stack_of(a.value) for a in walk(body)
                 if a.kind == "assign" and cf.tape_operation(a.value) in ("pop", "top")}
         if read <= live_stacks:
@@ -395,7 +398,21 @@ def remove_dead_code(func: cst.FunctionDef) -> cst.FunctionDef:
         live_stacks |= read
 
 
-def _sweep(stmts, live_out: set, fresh: dict, live_stacks=None) -> tuple[list, set]:
+def _mentioned(a: Assignment) -> set[str]:
+    """Every name a statement mentions but the one it assigns: what it may read, in any form."""
+    if a.kind == "assign":
+        return all_names(a.value)
+    if a.kind == "other":
+        return all_names(a.small)
+    return all_names(a.small) if a.kind == "return" else all_names(a.small.targets[0].target) | all_names(a.value)
+
+
+def _test_reads(node, reading) -> set[str]:
+    """What a header reads: its atoms in core form, else every name in it."""
+    return all_names(node) if reading is _mentioned else set(atom_names(node))
+
+
+def _sweep(stmts, live_out: set, fresh: dict, live_stacks=None, reading=reads) -> tuple[list, set]:
     """Statements that matter given what is live after them, and what is live before them."""
     live = set(live_out)
     kept: list = []
@@ -410,18 +427,18 @@ def _sweep(stmts, live_out: set, fresh: dict, live_stacks=None) -> tuple[list, s
                 live.discard(a.target)
             if a.kind == "return":
                 live = set()
-            live |= set(reads(a))
+            live |= set(reading(a))
             kept.append(stmt)
         elif isinstance(stmt, cst.If):
-            (body, live_body), (orelse, live_else) = (_sweep(block, live, fresh, live_stacks)
+            (body, live_body), (orelse, live_else) = (_sweep(block, live, fresh, live_stacks, reading)
                                                       for block in cf.branches(stmt))
             if not _has_statements(body) and not _has_statements(orelse):
                 continue
-            live = live_body | live_else | set(atom_names(stmt.test))
+            live = live_body | live_else | _test_reads(stmt.test, reading)
             kept.append(stmt.with_changes(body=cf.block(body),
                                           orelse=cst.Else(cf.block(orelse)) if _has_statements(orelse) else None))
         elif isinstance(stmt, (cst.For, cst.While)):
-            new, live = _sweep_loop(stmt, live, fresh, live_stacks)
+            new, live = _sweep_loop(stmt, live, fresh, live_stacks, reading)
             if new is not None:
                 kept.append(new)
         else:
@@ -430,16 +447,16 @@ def _sweep(stmts, live_out: set, fresh: dict, live_stacks=None) -> tuple[list, s
     return kept, live
 
 
-def _sweep_loop(loop, live_out: set, fresh: dict, live_stacks=None):
+def _sweep_loop(loop, live_out: set, fresh: dict, live_stacks=None, reading=reads):
     if isinstance(loop, cst.For):
-        header_reads = {n for arg in loop.iter.args for n in atom_names(arg.value)}
+        header_reads = {n for arg in loop.iter.args for n in _test_reads(arg.value, reading)}
         index = {loop.target.value}
     else:
-        header_reads = set(atom_names(loop.test))
+        header_reads = _test_reads(loop.test, reading)
         index = set()
     live = set(live_out) | header_reads
     while True:   # iterate to a fixed point: what one pass needs, the pass before must keep
-        body, body_in = _sweep(loop.body.body, live, fresh, live_stacks)
+        body, body_in = _sweep(loop.body.body, live, fresh, live_stacks, reading)
         new_live = live_out | header_reads | (body_in - index)
         if new_live <= live:
             break

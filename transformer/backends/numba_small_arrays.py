@@ -39,6 +39,7 @@ import numpy as np
 
 from .. import core_form as cf
 from .. import primitives
+from ..dataflow import remove_dead_code
 from ..transforms.shapes import atom_names, loop_indices
 from .numba_lowering import cpu_option
 
@@ -62,6 +63,9 @@ def scalarize(core: cf.CoreFunction, check_numbers: bool = False) -> tuple[cf.Co
     core.scope.taken |= atom_names(core.node)          # every name the function has: no element takes one
     writer = _Writer(core.scope, facts)
     node = core.node.with_changes(body=cf.block(writer.block(body)))
+    # a reverse sweep read its tapes of small arrays as shapes too (``rt.unbroadcast(g, x)``); as
+    # numbers they need none, and a tape whose elements nothing reads is dropped whole
+    node = remove_dead_code(node, nested=True)
     return cf.CoreFunction(**{**vars(core), "node": node}), writer.checks_numbers
 
 
@@ -531,7 +535,7 @@ def _shape_value(node, facts):
 
 
 class _Zeros(_Form):
-    """rt.zeros_like(x): a cotangent's zeros."""
+    """rt.zeros_like(x), np.zeros_like(x): zeros of its shape (a cotangent's, a tangent's)."""
 
     def fact(self, prim, args, facts):
         shape = _array_shape(args.get("x"), facts)
