@@ -27,10 +27,14 @@ The expression reads as the user wrote it, and the user-line comments of the
 removed statements move to the next statement kept.  (After this pass,
 ``np.exp`` and ``np.tanh`` become ``vm.*`` calls, each a vectorised loop of
 its own: their arguments are still fused, their results join the rest.)
-A cotangent expanded over an array (``rt.expand_to(g, e, axis=None, ...)``: the
-scalar cotangent of a sum over all axes, or one with kept dims) joins the same
-way, as ``g`` itself, where its reader reads ``e`` too: broadcasting against
-``e`` gives the same values as the filled array would.
+A cotangent expanded over an array (``rt.expand_to(g, e, ...)``) joins the
+same way where its reader reads ``e``, or an array of ``e``'s shape (a name
+made from one array and numbers, ``-e`` or ``e ** 2``, has that array's
+shape): as ``g`` itself for the scalar cotangent of a sum over all axes or one
+with kept dims, and as the view ``np.expand_dims(g, axis)`` for a sum over one
+literal axis.  Broadcasting against ``e`` gives the same values as the filled
+array would.  Its every read must be in that reader; where one only gives a
+literal its dtype (``nl.scalar_like(t, 2)``), it reads ``g``, of that dtype.
 Values read twice, reductions, products, indexing and anything in another
 block keep their statements.  A literal's dtype witness counts as a read
 (``x * nl.scalar_like(x, 0.5)`` reads ``x`` twice), so a temporary multiplied
@@ -180,9 +184,10 @@ def _with_value(stmt, value):
 
 
 def _broadcast_cotangent(value):
-    """(g, x) for ``rt.expand_to(g, x, ...)`` (a primitive that ``expands``) whose ``g`` already
-    broadcasts to ``x``'s shape: a reduction's cotangent over all axes (``axis=None``) or with
-    ``keepdims=True``; else None.
+    """(g as it broadcasts, g, x) for ``rt.expand_to(g, x, ...)`` (a primitive that ``expands``):
+    a reduction's cotangent over all axes (``axis=None``) or with ``keepdims=True``, which already
+    broadcasts to ``x``'s shape, or over one literal axis, which does once that axis is put back
+    (``np.expand_dims(g, axis)``, a view); else None.
     Read beside ``x`` in an elementwise expression, ``g`` gives the same values as the full
     array expand_to would fill: NumPy's broadcasting does the expanding, inside the fused loop."""
     prim = cf.primitive_of(value) if isinstance(value, cst.Call) else None
@@ -193,16 +198,71 @@ def _broadcast_cotangent(value):
     if len(operands) != 2 or not all(isinstance(a, (cst.Name, cst.Float, cst.Integer)) for a in operands) \
             or not isinstance(operands[1], cst.Name):
         return None
+    g = operands[0]
     axis, keepdims = keywords.get("axis"), keywords.get("keepdims")
-    if _is_name(axis, "None") or _is_name(keepdims, "True"):
-        return operands[0], operands[1].value
+    if axis is None or _is_name(axis, "None") or _is_name(keepdims, "True"):
+        return g, g, operands[1].value
+    if cf.int_literal(axis) is not None and (keepdims is None or _is_name(keepdims, "False")):
+        return cf.call("np.expand_dims", [g, axis]), g, operands[1].value
     return None
+
+
+def _shape_source(value):
+    """The array a statement's value has the shape of, where it is an elementwise operation of
+    one name and numbers (``-a``, ``a ** nl.scalar_like(a, 2)``, ``np.exp(a)``), else None."""
+    if not _is_elementwise(value):
+        return None
+    names = [o for o in cf.operands(value) if isinstance(o, cst.Name)]
+    others = [o for o in cf.operands(value) if not isinstance(o, cst.Name)]
+    if len(names) != 1 or not all(isinstance(o, (cst.Integer, cst.Float)) or _is_witness(o) for o in others):
+        return None
+    return names[0].value
+
+
+def _is_witness(node) -> bool:
+    """``nl.scalar_like(x, 2)``: a number literal with x's dtype (a number, not an array)."""
+    return isinstance(node, cst.Call) and dataflow_spelling(node) == "nl.scalar_like"
+
+
+class _SubstituteBroadcast(cst.CSTTransformer):
+    """Every read of an expanded cotangent ``name`` as ``expanded`` (a view), except where it only
+    gives a literal its dtype (``nl.scalar_like(name, 2)``): ``g`` has that dtype."""
+
+    def __init__(self, name: str, expanded, g):
+        self.name, self.expanded, self.g = name, expanded, g
+
+    def leave_Call(self, original, updated):
+        if _is_witness(original) and _is_name(original.args[0].value, self.name):
+            return updated.with_changes(args=[updated.args[0].with_changes(value=self.g), *updated.args[1:]])
+        return updated
+
+    def visit_Attribute(self, node):
+        return False
+
+    def leave_Name(self, original, updated):
+        return self.expanded if updated.value == self.name else updated
+
+    def leave_Arg(self, original, updated):
+        return updated.with_changes(keyword=original.keyword)
+
+
+def _reads_of(value, name: str) -> int:
+    counts = _NameCounts()
+    _value_of_wrapper(value).visit(counts)
+    return counts.loads[name]
 
 
 def _fuse_block(stmts: list, counts: _NameCounts, params: set) -> list:
     out: list = []
     pending: dict[str, tuple[int, set]] = {}     # temporary -> (its position in out, names it reads)
-    broadcasts: dict[str, tuple] = {}            # temporary -> (position, g, x) of an expand_to above
+    broadcasts: dict[str, tuple] = {}            # temporary -> (position, expanded, g, x) of an expand_to above
+    shaped_like: dict[str, str] = {}             # name -> the array it has the shape of (itself, at the root)
+    assigned: set[str] = set()                   # names this block has assigned so far
+
+    def root(name):
+        while name in shaped_like and shaped_like[name] != name:
+            name = shaped_like[name]
+        return name
     for stmt in stmts:
         if not isinstance(stmt, cst.SimpleStatementLine):
             pending.clear()                       # only straight-line code is fused
@@ -210,17 +270,24 @@ def _fuse_block(stmts: list, counts: _NameCounts, params: set) -> list:
             out.append(_fuse_children(stmt, counts, params))
             continue
         value = _value_of(stmt)
+        target = _single_target(stmt)
+        like = _shape_source(value) if target is not None and counts.stores[target] == 1 else None
         reachable = _reachable_names(value) if value is not None else set()
-        for name in sorted(reachable & set(broadcasts)):
-            position, g, x = broadcasts.pop(name)
-            if x in reachable:                    # x's shape is the expression's: g broadcasts to it
-                value = _value_of_wrapper(value).visit(_Substitute(name, g)).value
-                out[position] = _Removed(out[position].leading_lines)
         for name in sorted(reachable & set(pending)):
             position, _ = pending.pop(name)
             definition = out[position]
             value = _value_of_wrapper(value).visit(_Substitute(name, definition.body[0].value)).value
             out[position] = _Removed(definition.leading_lines)
+        reachable = _reachable_names(value) if value is not None else set()
+        for name in sorted(reachable & set(broadcasts)):
+            position, expanded, g, x = broadcasts[name]
+            # x's shape is the expression's (it reads x, or an array of x's shape), so g broadcasts
+            # to it; and every read of the full array is here (an expression substituted into this
+            # one may have read it: it stays listed until then)
+            if root(x) in {root(r) for r in reachable} and _reads_of(value, name) == counts.loads[name]:
+                del broadcasts[name]
+                value = _value_of_wrapper(value).visit(_SubstituteBroadcast(name, expanded, g)).value
+                out[position] = _Removed(out[position].leading_lines)
         if value is not None:
             stmt = _with_value(stmt, value)
         if _writes_in_place(stmt):
@@ -229,15 +296,20 @@ def _fuse_block(stmts: list, counts: _NameCounts, params: set) -> list:
         written = _written_by(stmt)
         for name in [n for n, (_, reads) in pending.items() if reads & written]:
             del pending[name]                     # its operands change before any later use
-        for name in [n for n, (_, g, x) in broadcasts.items() if ({x} | all_names(g)) & written]:
+        for name in [n for n, (_, _, g, x) in broadcasts.items() if ({x} | all_names(g)) & written]:
             del broadcasts[name]
-        target = _single_target(stmt)
         single_use = (target is not None and target not in params and counts.stores[target] == 1
                       and counts.loads[target] == 1 and target not in all_names(value))
         if single_use and _is_elementwise(value):
             pending[target] = (len(out), all_names(value))
-        elif single_use and _broadcast_cotangent(value) is not None:
-            broadcasts[target] = (len(out), *_broadcast_cotangent(value))
+        elif (target is not None and target not in params and counts.stores[target] == 1
+              and _broadcast_cotangent(value) is not None):
+            broadcasts[target] = (len(out), *_broadcast_cotangent(value))   # (read once, checked at its reader)
+        # (both written once, the source above in this block: the two shapes are of one pass)
+        if like is not None and counts.stores[like] == 1 and like in assigned:
+            shaped_like[target] = like
+        if target is not None:
+            assigned.add(target)
         out.append(stmt)
     return _carry_comments(out)
 
