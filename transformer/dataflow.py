@@ -357,12 +357,16 @@ def _stack_of(value) -> str | None:
     return None
 
 
-def _is_effectful(value, live_stacks=None) -> bool:
-    """Pushes and pops change their tape: keep them while anything still reads that tape."""
+def _is_effectful(value, live_stacks=None, live=None) -> bool:
+    """Pushes and pops change their tape: keep them while anything still reads that tape, and,
+    where what is live after them is known (``live``), while anything after them does (the last
+    pop of a tape, whose value nothing reads, goes)."""
     prim = cf.primitive_of(value) if isinstance(value, cst.Call) else None
     if prim is not None and prim.checks_input:     # rt.scalar_seed: grad's check that its output is a scalar
         return True
     if cf.tape_operation(value) not in ("push", "pop"):       # they change their tape
+        return False
+    if live is not None and _stack_of(value) not in live:
         return False
     return live_stacks is None or _stack_of(value) in live_stacks
 
@@ -419,7 +423,7 @@ def _sweep(stmts, live_out: set, fresh: dict, live_stacks=None, reading=reads) -
     for stmt in reversed(stmts):
         if isinstance(stmt, cst.SimpleStatementLine):
             a = classify(stmt)
-            if a.kind == "assign" and a.target not in live and not _is_effectful(a.value, live_stacks):
+            if a.kind == "assign" and a.target not in live and not _is_effectful(a.value, live_stacks, live):
                 continue
             if a.kind == "write_into" and a.target in fresh and not fresh[a.target] & live:
                 continue

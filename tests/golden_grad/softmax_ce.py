@@ -7,9 +7,7 @@ def grad_softmax_ce(x):
     softmax_shifted = np.exp(_t1)
     # return shifted / np.sum(shifted, axis=axis, keepdims=True)   (nn.py:82)
     _t2 = np.sum(softmax_shifted, axis=-1, keepdims=True)
-    _t3 = softmax_shifted / _t2
-    # p = tr.nn.softmax(x)   [corpus_grad.py:150]
-    p = _t3
+    p = softmax_shifted / _t2
     # return -np.sum(np.log(p) * np.array([0.2, 0.3, 0.5]))   [corpus_grad.py:151]
     _t4 = np.log(p)
     _t5 = np.asarray((0.2, 0.3, 0.5))
@@ -29,7 +27,7 @@ def grad_softmax_ce(x):
     _t16 = p_bar / _t2
     _t17 = rt.unbroadcast(_t16, softmax_shifted)
     _t18 = -p_bar
-    _t19 = _t18 * _t3
+    _t19 = _t18 * p
     _t20 = _t19 / _t2
     _t21 = rt.unbroadcast(_t20, _t2)
     softmax_shifted_bar = _t17
