@@ -70,6 +70,7 @@ def normalize(fn, static: dict | None = None, structures: dict | None = None) ->
                   for p in uf.node.params.params]
     core.node = cst.FunctionDef(name=cst.Name(uf.name), params=cst.Parameters(params=new_params),
                                 body=cf.block(_results_returned_as_a_tuple(tuple_picks.plain(body, scope), scope)))
+    core.node = simplify.name_results(core.node, set(core.structures) | core.maybe_none)
     return core
 
 

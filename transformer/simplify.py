@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import operator
 
+from collections import Counter
+
 import libcst as cst
 
 from . import core_form as cf
@@ -179,3 +181,117 @@ def _can_forward(a, rest) -> bool:
 
 def _fold_children(stmt, counts):
     return cf.map_blocks(stmt, lambda block: _fold_block(block, counts))
+
+
+# ------------------------------------------------------------ results named by their users
+class _Mentions(cst.CSTVisitor):
+    """How often each name is written in a function, read or assigned."""
+
+    def __init__(self):
+        self.counts: Counter = Counter()
+
+    def visit_Name(self, node):
+        self.counts[node.value] += 1
+
+    def visit_Attribute(self, node):
+        node.value.visit(self)          # np.exp: only the base is a name
+        return False
+
+    def visit_Arg(self, node):
+        node.value.visit(self)          # axis=...: a keyword is no name
+        return False
+
+
+def name_results(func: cst.FunctionDef, known: set = frozenset()) -> cst.FunctionDef:
+    """A value copied to the name its user gave it, ``forget = _t7`` or ``k1 = rates_z``, made under
+    that name instead, where the name copied from is this block's and named nowhere after the copy,
+    and the name copied to is not named between the two::
+
+        _t7 = 1.0 / _t6                          forget = 1.0 / _t6
+        forget = _t7                      ->
+
+        rates_z = np.empty_like(y)               k1 = np.empty_like(y)
+        rates_z[0] = x[0]                 ->     k1[0] = x[0]
+        k1 = rates_z
+
+    An inlined helper's returned value (``forget = sigmoid(x)``) and the operand made for a call's
+    result take the caller's name: the code reads as the user wrote it, and a transform keeps one
+    value where it kept two (reverse mode taped both).  Names in ``known`` (the core function
+    records a fact of them) and the function's parameters keep theirs."""
+    mentions = _Mentions()
+    func.body.visit(mentions)
+    params = {p.name.value for p in func.params.params}
+    fixed = set(known) | params
+    return func.with_changes(body=cf.block(_name_results_in(list(func.body.body), mentions.counts, fixed)))
+
+
+def _mention_counts(stmt) -> Counter:
+    mentions = _Mentions()
+    stmt.visit(mentions)
+    return mentions.counts
+
+
+def _name_results_in(stmts, counts, fixed) -> list:
+    out: list = []
+    for stmt in stmts:
+        stmt = cf.map_blocks(stmt, lambda block: _name_results_in(block, counts, fixed))
+        copy = dataflow.classify(stmt) if isinstance(stmt, cst.SimpleStatementLine) else None
+        if copy is not None and copy.kind == "assign" and isinstance(copy.value, cst.Name):
+            source_name, target = copy.value.value, copy.target
+            span = _span_of(out, source_name, target, counts, fixed)
+            if span is not None:
+                renamed = [dataflow.renamed(s, {source_name: target}) for s in out[span:]]
+                out[span:] = renamed
+                # (the copy named each once; the other mentions of the source now name the target)
+                counts[target] += counts.pop(source_name) - 2
+                lines = [line for line in stmt.leading_lines if not _said_in(line, out)]
+                if lines:
+                    out.append(_CarriedLines(lines))
+                continue
+        if out and isinstance(out[-1], _CarriedLines):
+            stmt = stmt.with_changes(leading_lines=[*out.pop().lines, *stmt.leading_lines])
+        out.append(stmt)
+    if out and isinstance(out[-1], _CarriedLines):
+        out.pop()
+    return out
+
+
+class _CarriedLines:
+    """A dropped copy's comment lines, for the statement after it."""
+
+    def __init__(self, lines):
+        self.lines = lines
+
+
+def _span_of(out: list, source_name: str, target: str, counts, fixed) -> int | None:
+    """Where the statements naming ``source_name`` start in ``out`` (the block so far), when every
+    mention of it is there and ``target`` is named in none of them; else None."""
+    if source_name == target or source_name in fixed or target in fixed or not counts[source_name]:
+        return None
+    seen = 1                                        # the copy's own read
+    for start in range(len(out) - 1, -1, -1):
+        if isinstance(out[start], _CarriedLines):
+            return None
+        names = dataflow.all_names(out[start])      # (a quick walk first: most statements name neither)
+        if target in names:
+            return None
+        if source_name not in names:
+            continue
+        named = _mention_counts(out[start])
+        if named[target]:
+            return None
+        seen += named[source_name]
+        if seen == counts[source_name]:
+            first = out[start]             # the value copied is made here (not a module's name)
+            made = dataflow.classify(first) if isinstance(first, cst.SimpleStatementLine) else None
+            return start if made is not None and made.kind == "assign" and made.target == source_name else None
+    return None
+
+
+def _said_in(line, stmts) -> bool:
+    """Whether a comment line already stands above one of ``stmts`` (the caller's line, said again
+    before the copy that ends it)."""
+    if line.comment is None:
+        return True                                 # a blank line
+    return any(line.comment.value == other.comment.value for stmt in stmts if not isinstance(stmt, _CarriedLines)
+               for other in getattr(stmt, "leading_lines", ()) if other.comment is not None)

@@ -7,10 +7,8 @@ def jvp_mlp(x, w1, w2, x_dot, w1_dot, w2_dot):
     _t0_dot = _t8 + _t9
     # return np.where(x > 0.0, x, 0.0)   (nn.py:14)
     _t1 = _t0 > 0.0
-    _t2 = np.where(_t1, _t0, 0.0)
-    _t2_dot = np.where(_t1, _t0_dot, 0.0)
-    hidden = _t2
-    hidden_dot = _t2_dot
+    hidden = np.where(_t1, _t0, 0.0)
+    hidden_dot = np.where(_t1, _t0_dot, 0.0)
     # return tr.nn.sigmoid(w2 @ hidden)   [corpus_forward.py:283]
     _t3 = w2 @ hidden
     # jvp of: return tr.nn.sigmoid(w2 @ hidden)   [corpus_forward.py:283]
