@@ -342,3 +342,38 @@ def test_reductions_over_a_tuple_of_axes_under_vmap():
     per_example = np.stack([central_difference_grad(loss_of_tuple_axes, (e,)) for e in x])
     for vmapped_grad in (tr.vmap(tr.grad(loss_of_tuple_axes)), tr.jit(tr.vmap(tr.grad(loss_of_tuple_axes)))):
         np.testing.assert_allclose(vmapped_grad(x), per_example, rtol=1e-6, atol=1e-8)
+
+
+# ------------------------------------------------- a helper's result copied to its user's name
+def doubled(x):
+    y = x * 2.0
+    return y
+
+
+def doubles_until_large(x):
+    # the result takes the name ``a`` only where no exit lies between: a break before the copy
+    # leaves ``a`` with the value of the pass before
+    a = x
+    for i in range(5):
+        t = doubled(x * i)
+        if np.sum(t) > 3.0:
+            break
+        a = t
+    return np.sum(a * a)
+
+
+def sigmoid_rows(x):
+    gate = tr.nn.sigmoid(x)           # the inlined sigmoid's result is made as `gate`
+    return np.sum(gate * x)
+
+
+def test_a_result_is_made_under_its_user_s_name_where_that_changes_nothing():
+    x = np.array([0.4, 1.0])
+    for f in (doubles_until_large, sigmoid_rows):
+        np.testing.assert_allclose(tr.jit(f)(x), f(x), rtol=1e-13)
+        np.testing.assert_allclose(tr.jit(tr.grad(f))(x), central_difference_grad(f, (x,)), rtol=1e-6)
+    # the second pass's doubling is kept: the third one's sum, 5.6, breaks before its copy
+    assert tr.jit(doubles_until_large)(x) == doubles_until_large(x) == np.sum((2.0 * x) ** 2)
+    code = tr.show(tr.grad(sigmoid_rows))
+    assert "gate = " in code and "gate_stack" not in code.replace("gate_bar", "")
+    assert "a = t" in tr.show(tr.jit(doubles_until_large), x)

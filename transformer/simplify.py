@@ -273,7 +273,7 @@ def _span_of(out: list, source_name: str, target: str, counts, fixed) -> int | N
         if isinstance(out[start], _CarriedLines):
             return None
         names = dataflow.all_names(out[start])      # (a quick walk first: most statements name neither)
-        if target in names:
+        if target in names or _leaves_early(out[start]):
             return None
         if source_name not in names:
             continue
@@ -286,6 +286,25 @@ def _span_of(out: list, source_name: str, target: str, counts, fixed) -> int | N
             made = dataflow.classify(first) if isinstance(first, cst.SimpleStatementLine) else None
             return start if made is not None and made.kind == "assign" and made.target == source_name else None
     return None
+
+
+def _leaves_early(stmt) -> bool:
+    """Whether a statement holds a break, continue or return: leaving there, the target named
+    earlier would keep the value the copy never made."""
+    found = []
+
+    class _Exits(cst.CSTVisitor):
+        def visit_Break(self, node):
+            found.append(node)
+
+        def visit_Continue(self, node):
+            found.append(node)
+
+        def visit_Return(self, node):
+            found.append(node)
+
+    stmt.visit(_Exits())
+    return bool(found)
 
 
 def _said_in(line, stmts) -> bool:
