@@ -53,6 +53,25 @@ def all_names(node) -> set[str]:
     return names
 
 
+def name_counts(node) -> Counter:
+    """How often each name is written anywhere in ``node``: ``all_names`` counted (an attribute's
+    or a keyword's name counts too, so a count is never below a variable's mentions)."""
+    counts: Counter = Counter()
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if type(current) is cst.Name:
+            counts[current.value] += 1
+            continue
+        for field_name in _name_fields(type(current)):
+            value = getattr(current, field_name)
+            if isinstance(value, cst.CSTNode):
+                pending.append(value)
+            elif isinstance(value, (tuple, list)):
+                pending.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return counts
+
+
 class _Renamed(cst.CSTTransformer):
     def __init__(self, names: dict):
         self.names = names

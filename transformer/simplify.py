@@ -184,24 +184,6 @@ def _fold_children(stmt, counts):
 
 
 # ------------------------------------------------------------ results named by their users
-class _Mentions(cst.CSTVisitor):
-    """How often each name is written in a function, read or assigned."""
-
-    def __init__(self):
-        self.counts: Counter = Counter()
-
-    def visit_Name(self, node):
-        self.counts[node.value] += 1
-
-    def visit_Attribute(self, node):
-        node.value.visit(self)          # np.exp: only the base is a name
-        return False
-
-    def visit_Arg(self, node):
-        node.value.visit(self)          # axis=...: a keyword is no name
-        return False
-
-
 def name_results(func: cst.FunctionDef, known: set = frozenset()) -> cst.FunctionDef:
     """A value copied to the name its user gave it, ``forget = _t7`` or ``k1 = rates_z``, made under
     that name instead, where the name copied from is this block's and named nowhere after the copy,
@@ -218,17 +200,11 @@ def name_results(func: cst.FunctionDef, known: set = frozenset()) -> cst.Functio
     result take the caller's name: the code reads as the user wrote it, and a transform keeps one
     value where it kept two (reverse mode taped both).  Names in ``known`` (the core function
     records a fact of them) and the function's parameters keep theirs."""
-    mentions = _Mentions()
-    func.body.visit(mentions)
-    params = {p.name.value for p in func.params.params}
-    fixed = set(known) | params
-    return func.with_changes(body=cf.block(_name_results_in(list(func.body.body), mentions.counts, fixed)))
-
-
-def _mention_counts(stmt) -> Counter:
-    mentions = _Mentions()
-    stmt.visit(mentions)
-    return mentions.counts
+    counts = Counter()
+    for stmt in func.body.body:
+        counts += dataflow.name_counts(stmt)
+    fixed = set(known) | {p.name.value for p in func.params.params}
+    return func.with_changes(body=cf.block(_name_results_in(list(func.body.body), counts, fixed)))
 
 
 def _name_results_in(stmts, counts, fixed) -> list:
@@ -272,13 +248,8 @@ def _span_of(out: list, source_name: str, target: str, counts, fixed) -> int | N
     for start in range(len(out) - 1, -1, -1):
         if isinstance(out[start], _CarriedLines):
             return None
-        names = dataflow.all_names(out[start])      # (a quick walk first: most statements name neither)
-        if target in names or _leaves_early(out[start]):
-            return None
-        if source_name not in names:
-            continue
-        named = _mention_counts(out[start])
-        if named[target]:
+        named = dataflow.name_counts(out[start])
+        if named[target] or _leaves_early(out[start]):
             return None
         seen += named[source_name]
         if seen == counts[source_name]:
@@ -291,20 +262,7 @@ def _span_of(out: list, source_name: str, target: str, counts, fixed) -> int | N
 def _leaves_early(stmt) -> bool:
     """Whether a statement holds a break, continue or return: leaving there, the target named
     earlier would keep the value the copy never made."""
-    found = []
-
-    class _Exits(cst.CSTVisitor):
-        def visit_Break(self, node):
-            found.append(node)
-
-        def visit_Continue(self, node):
-            found.append(node)
-
-        def visit_Return(self, node):
-            found.append(node)
-
-    stmt.visit(_Exits())
-    return bool(found)
+    return any(isinstance(line.body[0], (cst.Break, cst.Continue, cst.Return)) for line in cf.walk([stmt]))
 
 
 def _said_in(line, stmts) -> bool:
