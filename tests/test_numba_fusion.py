@@ -57,7 +57,7 @@ def test_a_reductions_cotangent_broadcasts_inside_the_fused_expression(fn, expan
     # exp's adjoint multiplies sum's cotangent, expanded over exp's result, by that result.  Over
     # all axes the cotangent is a scalar, which broadcasts as it is: the product needs no array
     # of that shape filled first.  Without keepdims, axis=1's cotangent lacks the axis, which
-    # np.expand_dims puts back as a view; the outer sum's, which log's adjoint divides by the row
+    # nl.expand_axis puts back as a view; the outer sum's, which log's adjoint divides by the row
     # sums, is read beside an array of their shape (log's result has its operand's).  An expanded
     # cotangent returned, or expanded again, is no elementwise operand: its array is kept.
     gradient = tr.jit(tr.grad(fn))

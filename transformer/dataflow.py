@@ -405,9 +405,11 @@ def remove_dead_code(func: cst.FunctionDef, nested: bool = False) -> cst.Functio
     """Drop statements whose results nothing later reads (a backward liveness pass).
 
     A tape none of whose popped values is read is dropped whole: its pushes,
-    its pops and its creation.  ``nested``: the statements are no longer core
-    form (a backend's, with expressions inside expressions), so every name a
-    statement mentions counts as read.
+    its pops and its creation.  ``nested``: the statements are a backend's, no
+    longer core form (expressions inside expressions), so every name a
+    statement mentions counts as read; and no transform follows, so a tape's
+    last pops, whose values nothing reads, go too (a transform of the code
+    would run the tape the other way and needs as many pops as pushes).
     """
     fresh = _fresh_arrays(func)
     live_stacks: set = set()
@@ -442,7 +444,8 @@ def _sweep(stmts, live_out: set, fresh: dict, live_stacks=None, reading=reads) -
     for stmt in reversed(stmts):
         if isinstance(stmt, cst.SimpleStatementLine):
             a = classify(stmt)
-            if a.kind == "assign" and a.target not in live and not _is_effectful(a.value, live_stacks, live):
+            if a.kind == "assign" and a.target not in live and \
+                    not _is_effectful(a.value, live_stacks, live if reading is _mentioned else None):
                 continue
             if a.kind == "write_into" and a.target in fresh and not fresh[a.target] & live:
                 continue

@@ -28,6 +28,8 @@ def grad_branch_on_value(x):
     x_bar = _t8
     # vjp of: if np.sum(x) > 0:   [corpus_grad.py:261]
     if _t1:
+        # vjp of: y = x * 2.0   [corpus_grad.py:262]
+        y = rt.pop(y_stack)
         _t9 = y_bar * 2.0
         _t10 = rt.unbroadcast(_t9, x)
         x_bar = x_bar + _t10

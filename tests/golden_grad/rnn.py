@@ -40,4 +40,6 @@ def grad_rnn(x):
         h = rt.top(h_stack)
         _t14 = rt.dot_vjp_y(_t9, w, h)
         h_bar = _t14
+    # vjp of: h = np.zeros(2)   [corpus_grad.py:400]
+    h = rt.pop(h_stack)
     return x_bar

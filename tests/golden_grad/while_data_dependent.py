@@ -27,5 +27,7 @@ def grad_while_data_dependent(x):
         _t4 = _t2 * 1.5
         _t5 = rt.unbroadcast(_t4, s)
         s_bar = _t5
+    # vjp of: s = x   [corpus_grad.py:320]
+    s = rt.pop(s_stack)
     x_bar = s_bar
     return x_bar

@@ -627,6 +627,20 @@ def _scalar_like(x, value):
     return lambda x, value: target(value)
 
 
+def expand_axis(g, axis):
+    """A reduction's cotangent with its reduced axis put back, a view (numba_fusion: read beside an
+    array of the full shape, it broadcasts as the array rt.expand_to fills would).  A number, the
+    cotangent of a vector's reduction, broadcasts as it is."""
+    return np.expand_dims(g, axis) if np.ndim(g) else g
+
+
+@overload(expand_axis)
+def _expand_axis(g, axis):
+    if _is_array(g):
+        return lambda g, axis: np.expand_dims(g, axis)
+    return lambda g, axis: g
+
+
 def as_float64(x):
     """An element of a small array kept as a number per element (numba_small_arrays.py), which the
     code made from a tuple holding a float: the number as ``np.asarray`` stores it, a float64."""

@@ -31,7 +31,7 @@ A cotangent expanded over an array (``rt.expand_to(g, e, ...)``) joins the
 same way where its reader reads ``e``, or an array of ``e``'s shape (a name
 made from one array and numbers, ``-e`` or ``e ** 2``, has that array's
 shape): as ``g`` itself for the scalar cotangent of a sum over all axes or one
-with kept dims, and as the view ``np.expand_dims(g, axis)`` for a sum over one
+with kept dims, and as the view ``nl.expand_axis(g, axis)`` for a sum over one
 literal axis.  Broadcasting against ``e`` gives the same values as the filled
 array would.  Its every read must be in that reader; where one only gives a
 literal its dtype (``nl.scalar_like(t, 2)``), it reads ``g``, of that dtype.
@@ -187,7 +187,7 @@ def _broadcast_cotangent(value):
     """(g as it broadcasts, g, x) for ``rt.expand_to(g, x, ...)`` (a primitive that ``expands``):
     a reduction's cotangent over all axes (``axis=None``) or with ``keepdims=True``, which already
     broadcasts to ``x``'s shape, or over one literal axis, which does once that axis is put back
-    (``np.expand_dims(g, axis)``, a view); else None.
+    (``nl.expand_axis(g, axis)``, a view); else None.
     Read beside ``x`` in an elementwise expression, ``g`` gives the same values as the full
     array expand_to would fill: NumPy's broadcasting does the expanding, inside the fused loop."""
     prim = cf.primitive_of(value) if isinstance(value, cst.Call) else None
@@ -203,7 +203,7 @@ def _broadcast_cotangent(value):
     if axis is None or _is_name(axis, "None") or _is_name(keepdims, "True"):
         return g, g, operands[1].value
     if cf.int_literal(axis) is not None and (keepdims is None or _is_name(keepdims, "False")):
-        return cf.call("np.expand_dims", [g, axis]), g, operands[1].value
+        return cf.call("nl.expand_axis", [g, axis]), g, operands[1].value
     return None
 
 
