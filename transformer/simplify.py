@@ -200,11 +200,21 @@ def name_results(func: cst.FunctionDef, known: set = frozenset()) -> cst.Functio
     result take the caller's name: the code reads as the user wrote it, and a transform keeps one
     value where it kept two (reverse mode taped both).  Names in ``known`` (the core function
     records a fact of them) and the function's parameters keep theirs."""
+    fixed = set(known) | {p.name.value for p in func.params.params}
+    if not any(_is_copy(line, fixed) for line in cf.walk(func.body.body)):
+        return func                                 # (most functions: no count of names needed)
     counts = Counter()
     for stmt in func.body.body:
         counts += dataflow.name_counts(stmt)
-    fixed = set(known) | {p.name.value for p in func.params.params}
     return func.with_changes(body=cf.block(_name_results_in(list(func.body.body), counts, fixed)))
+
+
+def _is_copy(line, fixed) -> bool:
+    """``a = b`` of two names that may change theirs."""
+    small = line.body[0]
+    return isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) \
+        and isinstance(small.targets[0].target, cst.Name) \
+        and small.value.value not in fixed and small.targets[0].target.value not in fixed
 
 
 def _name_results_in(stmts, counts, fixed) -> list:
