@@ -37,31 +37,22 @@ def all_names(node) -> set[str]:
 
     A plain walk over the nodes' fields, not a libcst visitor: this is asked of every statement
     by several passes, and a visitor rebuilds each node it passes (five times slower)."""
-    names: set[str] = set()
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        if type(current) is cst.Name:
-            names.add(current.value)
-            continue
-        for field_name in _name_fields(type(current)):
-            value = getattr(current, field_name)
-            if isinstance(value, cst.CSTNode):
-                pending.append(value)
-            elif isinstance(value, (tuple, list)):
-                pending.extend(v for v in value if isinstance(v, cst.CSTNode))
-    return names
+    return set(_names_written(node))
 
 
 def name_counts(node) -> Counter:
     """How often each name is written anywhere in ``node``: ``all_names`` counted (an attribute's
     or a keyword's name counts too, so a count is never below a variable's mentions)."""
-    counts: Counter = Counter()
+    return Counter(_names_written(node))
+
+
+def _names_written(node):
+    """Each ``cst.Name`` under ``node``, by a walk over the nodes' fields."""
     pending = [node]
     while pending:
         current = pending.pop()
         if type(current) is cst.Name:
-            counts[current.value] += 1
+            yield current.value
             continue
         for field_name in _name_fields(type(current)):
             value = getattr(current, field_name)
@@ -69,7 +60,6 @@ def name_counts(node) -> Counter:
                 pending.append(value)
             elif isinstance(value, (tuple, list)):
                 pending.extend(v for v in value if isinstance(v, cst.CSTNode))
-    return counts
 
 
 class _Renamed(cst.CSTTransformer):
