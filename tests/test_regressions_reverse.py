@@ -289,3 +289,38 @@ def test_a_write_after_a_read_still_puts_back_what_it_overwrote(target):
     g = tr.jit(tr.grad(written_after_a_read)) if target == "cpu" else tr.grad(written_after_a_read)
     assert "overwritten" in tr.show(g, X)
     assert_grad(written_after_a_read, g(X), X)
+
+
+# The cotangent such a write reads is then left as it is, read as a view with no copy and not
+# zeroed: nothing later reads that region of it.  Not so where an earlier write into the array
+# overlaps this one (its adjoint would read what this write overwrote), nor where the array's
+# creation reads its cotangent (np.full's fill value gets the sum of what was not overwritten).
+
+def overlapping_writes_into_a_new_array(x):
+    z = np.zeros_like(x)
+    z[1:] = x[1:] * 2.0
+    z[:2] = np.sin(x[:2])          # overwrites z[1], which the write before made
+    return np.sum(z * z)
+
+
+def a_write_into_a_filled_array(x):
+    z = np.full(3, x[0] * x[1])
+    z[0] = np.cos(x[2])            # this element of the fill gets no share of the cotangent
+    return np.sum(z * z)
+
+
+def columns_apart(x):
+    z = np.empty((2, 3))
+    z[:, 0] = x[:2]
+    z[:, 1:] = x[1:] * x[0]
+    return np.sum(np.tanh(z))
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_a_write_s_cotangent_is_zeroed_only_where_something_reads_it_again(target):
+    x = np.array([0.7, 1.3, -0.4])
+    for f, copies in [(right_hand_side_into_empty, False), (columns_apart, False),
+                      (overlapping_writes_into_a_new_array, True), (a_write_into_a_filled_array, True)]:
+        g = tr.jit(tr.grad(f)) if target == "cpu" else tr.grad(f)
+        assert_grad(f, g(x), x)
+        assert ("rt.copy(" in tr.show(g, x)) == copies, f.__name__

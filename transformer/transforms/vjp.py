@@ -57,7 +57,8 @@ class _Reverse:
         self.tapes = {a.target for a in analysis.statements
                       if a.kind == "assign" and cf.tape_operation(a.value) in ("new", "push")}
         self.homes = self._homes()
-        self.unread_writes = _writes_into_unread_new_arrays(analysis.func.body.body)
+        self.unread_writes, self.unzeroed_writes = _writes_into_unread_new_arrays(
+            analysis.func.body.body, lambda a: not analysis.is_active(a))
         self._shapes: Shapes | None = None        # which index atoms are numbers, found when first asked
 
     # ------------------------------------------------------------- helpers
@@ -224,10 +225,11 @@ class _Reverse:
         return path
 
     def mutated_bars(self) -> set:
-        """Cotangents written in place (scatter into x_bar[idx]); they must never alias."""
+        """Cotangents written in place (scatter into x_bar[idx]); they must never alias.  (A write's
+        adjoint zeroes the region it read of its array's cotangent, unless nothing reads it again.)"""
         names = set()
         for a in self.a.statements:
-            if a.kind == "write_into":
+            if a.kind == "write_into" and id(a.line) not in self.unzeroed_writes:
                 names.add(self.bar(a.target))
             elif a.kind == "assign" and isinstance(a.value, cst.Subscript) and not self.a.picks_element(a.value):
                 names.update(self.bar(n) for n in atom_names(a.value.value))
@@ -665,6 +667,9 @@ class _Reverse:
         if parts is not None:   # a position an array index names twice keeps only its last write
             part = self.scope.temp()
             out.append(cf.assign(part, cf.call("rt.kept_writes", [y_bar, parts])))
+        elif id(a.line) in self.unzeroed_writes:     # nothing reads this region of y_bar again
+            part = self.scope.temp()
+            out.append(cf.assign(part, cst.Subscript(y_bar, target.slice)))
         else:
             view, part = self.scope.temp(), self.scope.temp()
             # copy: the slice of y_bar is zeroed below, and a view would see that
@@ -676,10 +681,9 @@ class _Reverse:
                 contribution = self.scope.temp()
                 out.append(cf.assign(contribution, cf.call(UNBROADCAST, [cst.Name(part), cst.Name(name)])))
                 out += self.accumulate(name, cst.Name(contribution))
-        out.append(cf.assign(cst.Subscript(y_bar, target.slice), cf.literal(0.0)))
+        if id(a.line) not in self.unzeroed_writes:
+            out.append(cf.assign(cst.Subscript(y_bar, target.slice), cf.literal(0.0)))
         return out
-
-
 
 
 def _in_place(statements: list, result):
@@ -734,19 +738,28 @@ def _paths(stmts, path=()):
                 yield from _paths(block, path + ((id(stmt), branch),))
 
 
-def _writes_into_unread_new_arrays(stmts) -> set[int]:
+def _writes_into_unread_new_arrays(stmts, made_inactive=lambda a: False) -> tuple[set[int], set[int]]:
     """The in-place writes (their statements' ids) into an array made in the same block by a
     creating primitive (np.empty_like, np.zeros...) and read by nothing since: what such a write
     overwrites was never read, so the backward sweep need not keep it to put it back (a NumPy
     right-hand side's ``z = np.empty_like(y); z[0] = ...; z[1:] = ...``).  No creating primitive's
-    rule reads the array it made, only its cotangent."""
+    rule reads the array it made, only its cotangent.
+
+    Second, those of them that need no zeroing of the cotangent they read: the array was made by
+    an inactive creation (``made_inactive``: no rule reads its cotangent) and every write into it
+    since was into a region apart from this one.  Then nothing later in the backward sweep reads
+    that region of the cotangent, so it is left as it is and read as a view, with no copy."""
     found: set[int] = set()
-    unread: set[str] = set()               # made in this block, read by nothing since
-    for stmt in stmts:
+    unzeroed: set[int] = set()
+    unread: dict[str, list | None] = {}    # made in this block, read by nothing since -> its writes
+    for stmt in stmts:                      # (None: made by an active creation)
         if not isinstance(stmt, cst.SimpleStatementLine):
-            unread -= dataflow.all_names(stmt)
+            for name in dataflow.all_names(stmt) & unread.keys():
+                del unread[name]
             for block in cf.blocks(stmt):
-                found |= _writes_into_unread_new_arrays(block)
+                inner_found, inner_unzeroed = _writes_into_unread_new_arrays(block, made_inactive)
+                found |= inner_found
+                unzeroed |= inner_unzeroed
             continue
         a = dataflow.classify(stmt)
         if a.kind == "write_into":
@@ -754,17 +767,52 @@ def _writes_into_unread_new_arrays(stmts) -> set[int]:
             reads = set(dataflow.index_names(target)) | set(atom_names(a.small.value))
             if a.target in unread and a.target not in reads:
                 found.add(id(stmt))
-            unread -= reads
+                earlier = unread[a.target]
+                if earlier is not None and all(_apart(target, other) for other in earlier):
+                    unzeroed.add(id(stmt))
+                if earlier is not None:
+                    earlier.append(target)
+            for name in reads & unread.keys():
+                del unread[name]
             continue
         if a.kind != "assign":
-            unread -= dataflow.all_names(stmt)
+            for name in dataflow.all_names(stmt) & unread.keys():
+                del unread[name]
             continue
-        unread -= set(dataflow.value_reads(a.value)) | set(atom_names(a.value))
-        unread.discard(a.target)
+        for name in (set(dataflow.value_reads(a.value)) | set(atom_names(a.value))) & unread.keys():
+            del unread[name]
+        unread.pop(a.target, None)
         prim = cf.primitive_of(a.value)
         if prim is not None and prim.kind == primitives.CREATE:
-            unread.add(a.target)
-    return found
+            unread[a.target] = [] if made_inactive(a) else None
+    return found, unzeroed
+
+
+def _apart(one: cst.Subscript, other: cst.Subscript) -> bool:
+    """Whether two index expressions surely name no element in common: on some axis both give
+    literal ranges (``z[0]`` and ``z[1:]``, ``z[:, :2]`` and ``z[:, 2]``) that do not meet.  Only
+    the parts before any other index count: an array there may take several axes, or add some."""
+    for a, b in zip(one.slice, other.slice):
+        a, b = _literal_range(a.slice), _literal_range(b.slice)
+        if a is None or b is None:
+            return False
+        if a[1] <= b[0] or b[1] <= a[0]:
+            return True
+    return False
+
+
+def _literal_range(part):
+    """The [start, stop) an index part takes of its axis, where it is an int or a slice of
+    non-negative literals and step 1; else None."""
+    if isinstance(part, cst.Index):
+        k = cf.int_literal(part.value) if part.star is None else None
+        return (k, k + 1) if k is not None and k >= 0 else None
+    lower = 0 if part.lower is None else cf.int_literal(part.lower)
+    upper = float("inf") if part.upper is None else cf.int_literal(part.upper)
+    step = 1 if part.step is None else cf.int_literal(part.step)
+    if lower is None or upper is None or lower < 0 or upper < 0 or step != 1:
+        return None
+    return lower, upper
 
 
 def _ifs(stmts):
