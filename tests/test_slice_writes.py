@@ -47,3 +47,57 @@ def test_the_gradient_through_slice_writes():
         return np.sum(chain_rates(x, y) ** 2)
     for compiled, plain in zip(tr.jit(tr.grad(loss, argnums=(0, 1)))(x, y), tr.grad(loss, argnums=(0, 1))(x, y)):
         np.testing.assert_allclose(compiled, plain, rtol=1e-14)
+
+
+# A cotangent summed into a slice of another (reverse mode's adjoint of a slice read,
+# ``x_bar[1:] = x_bar[1:] + g``) is made in the slice itself: nl.add_into, one pass and no array
+# for the sum; where the value overlaps the view, NumPy's order (the whole sum first) is kept.
+
+def neighbours(x):
+    return np.sum(np.sin(x[1:]) * x[:-1]) + np.sum(x[1:3] ** 2)
+
+
+def test_a_cotangent_summed_into_a_slice_is_summed_in_place():
+    x = np.linspace(-1.0, 1.5, 7)
+    g = tr.jit(tr.grad(neighbours))
+    assert "nl.add_into(x_bar[1:]" in tr.show(g, x)
+    np.testing.assert_allclose(g(x), tr.grad(neighbours)(x), rtol=1e-14)
+
+
+@pytest.mark.parametrize("shape", [(9,), (4, 5), (2, 3, 4)])
+def test_add_into_gives_numpys_sum_also_where_the_value_overlaps_the_view(shape):
+    import numba
+
+    from transformer.backends import cpu, numba_indexing
+    cpu.load_numba()
+    add_into = numba_indexing.add_into
+
+    @numba.njit
+    def apart(a, b):
+        add_into(a[1:], b[1:])
+
+    @numba.njit
+    def overlapping(a):
+        add_into(a[1:], a[:-1])          # reads what it writes: NumPy sums first
+
+    @numba.njit
+    def number(a):
+        add_into(a[1:], 0.5)
+
+    a = np.arange(np.prod(shape), dtype=float).reshape(shape)
+    b = a * 0.25 + 1.0
+    expected = a.copy()
+    expected[1:] = expected[1:] + b[1:]
+    got = a.copy()
+    apart(got, b)
+    np.testing.assert_array_equal(got, expected)
+    expected = a.copy()
+    expected[1:] = expected[1:] + expected[:-1]
+    got = a.copy()
+    overlapping(got)
+    np.testing.assert_array_equal(got, expected)
+    expected = a.copy()
+    expected[1:] = expected[1:] + 0.5
+    got = a.copy()
+    number(got)
+    np.testing.assert_array_equal(got, expected)

@@ -288,11 +288,57 @@ def _is_basic_slicing(subscript: cst.Subscript) -> bool:
 
 def slice_writes(core: cf.CoreFunction) -> cf.CoreFunction:
     """A copy of ``core`` whose slice writes ``x[1:] = v`` are ``nl.assign_into(x[1:], v)`` (numba's
-    own slice write is 2-3x a loop over the elements: numba_indexing).  Run last: the passes before
-    it know a write by its subscript target."""
-    node = core.node.visit(_SliceWrites())
+    own slice write is 2-3x a loop over the elements: numba_indexing), and whose sums into a slice
+    (``s = x[1:]; t = s + g; x[1:] = t``, reverse mode's cotangent of a slice read) are
+    ``nl.add_into(x[1:], g)``.  Run last: the passes before it know a write by its subscript target."""
+    counts = dataflow.name_counts(core.node)
+    node = core.node.with_changes(body=cf.block(_sums_into_slices(list(core.node.body.body), counts)))
+    node = node.visit(_SliceWrites())
     return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants,
                            functions=core.functions)
+
+
+def _sums_into_slices(stmts, counts) -> list:
+    """``s = x[1:]; t = s + g; x[1:] = t`` -> ``nl.add_into(x[1:], g)`` where ``s`` and ``t`` are
+    named nowhere else: the sum is made in the slice itself, with no array for ``t``.  (``g`` may
+    be an expression fusion made: it is computed whole before the call.)"""
+    stmts = [cf.map_blocks(stmt, lambda block: _sums_into_slices(block, counts)) for stmt in stmts]
+    out = []
+    k = 0
+    while k < len(stmts):
+        added = _sum_into_slice(stmts[k:k + 3], counts) if k + 3 <= len(stmts) else None
+        if added is None:
+            out.append(stmts[k])
+            k += 1
+            continue
+        out.append(stmts[k].with_changes(body=[cst.Expr(_helper("add_into", *added))]))
+        k += 3
+    return out
+
+
+def _sum_into_slice(three, counts):
+    """(the slice, what is added) where ``three`` is a sum into a slice, else None."""
+    if not all(isinstance(s, cst.SimpleStatementLine) for s in three):
+        return None
+    view, total, write = (s.body[0] if len(s.body) == 1 else None for s in three)
+    if not (isinstance(view, cst.Assign) and isinstance(total, cst.Assign) and isinstance(write, cst.Assign)):
+        return None
+    view_name, total_name = view.targets[0].target, total.targets[0].target
+    target = write.targets[0].target
+    if not (isinstance(view_name, cst.Name) and isinstance(total_name, cst.Name)
+            and isinstance(view.value, cst.Subscript) and isinstance(view.value.value, cst.Name)
+            and _is_basic_slicing(view.value) and isinstance(target, cst.Subscript)
+            and cf.code_of(target) == cf.code_of(view.value)
+            and isinstance(write.value, cst.Name) and write.value.value == total_name.value
+            and isinstance(total.value, cst.BinaryOperation) and isinstance(total.value.operator, cst.Add)
+            and counts[view_name.value] == 2 and counts[total_name.value] == 2):
+        return None
+    left, right = total.value.left, total.value.right
+    added = right if isinstance(left, cst.Name) and left.value == view_name.value else \
+        left if isinstance(right, cst.Name) and right.value == view_name.value else None
+    if added is None or view_name.value in dataflow.all_names(added):
+        return None
+    return target, added
 
 
 def cpu_option(prim, option: str):
