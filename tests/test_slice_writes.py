@@ -101,3 +101,54 @@ def test_add_into_gives_numpys_sum_also_where_the_value_overlaps_the_view(shape)
     got = a.copy()
     number(got)
     np.testing.assert_array_equal(got, expected)
+
+
+# Arithmetic written into a slice (``z[1:] = x[1:] * y[:-1]``) is a loop over the view's elements
+# with no array for the product, where every operand is a number or a 1-d array of the view's shape
+# apart from it (nl.fits); the whole expression's write otherwise.  Both give NumPy's values.
+
+def products_into_a_new_array(x, k):
+    z = np.empty_like(x)
+    z[0] = x[0]
+    z[1:] = x[1:] * x[:-1] - k / 2.0
+    return z
+
+
+def reads_what_it_writes(x):
+    y = x * 1.0
+    y[1:] = y[:-1] * 2.0 + x[1:]      # overlaps: NumPy computes the whole right-hand side first
+    return y
+
+
+def broadcasts_a_one_element_array(x, w):
+    z = np.zeros_like(x)
+    z[1:] = x[1:] * w                 # w of shape (1,): not the view's shape
+    return z
+
+
+def integer_products(a, b):
+    z = np.zeros(a.shape[0], dtype=np.int64)
+    z[1:] = a[1:] * b[:-1] + 3
+    return z
+
+
+def rows_of_a_matrix(x):
+    z = np.zeros_like(x)
+    z[1:] = x[:-1] * 0.5              # 2-d: the whole expression's write
+    return z
+
+
+@pytest.mark.parametrize("fn, args", [
+    (products_into_a_new_array, (np.linspace(-1.0, 2.0, 9), 1.5)),
+    (products_into_a_new_array, (np.linspace(-1.0, 2.0, 9, dtype=np.float32), np.float32(1.5))),
+    (reads_what_it_writes, (np.linspace(0.5, 1.5, 7),)),
+    (broadcasts_a_one_element_array, (np.linspace(0.5, 1.5, 7), np.array([3.0]))),
+    (integer_products, (np.arange(6), np.arange(6) * 3 - 4)),
+    (rows_of_a_matrix, (np.arange(12.0).reshape(4, 3),)),
+])
+def test_arithmetic_written_into_a_slice_gives_numpys_values(fn, args):
+    compiled = tr.jit(fn)
+    assert "nl.fits(" in tr.show(compiled, *args)
+    got, expected = compiled(*args), fn(*args)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)

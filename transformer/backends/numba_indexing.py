@@ -290,6 +290,36 @@ def _written(view, value, update: str):
     return write
 
 
+def fits(view, value) -> bool:
+    """Whether ``view[i] = f(value[i])`` element by element gives what ``view[...] = f(value)``
+    does: ``value`` a number, or a 1-d array of the view's shape apart from its memory."""
+    return not isinstance(value, np.ndarray) or (view.ndim == value.ndim == 1 and view.shape == value.shape
+                                                  and _apart(view, value))
+
+
+def at(value, i):
+    """``value[i]`` for an array, the number itself otherwise (its broadcast)."""
+    return value[i] if isinstance(value, np.ndarray) and value.ndim else value
+
+
+@overload(fits)
+def _fits(view, value):
+    if not isinstance(value, types.Array):
+        return lambda view, value: True
+    if not (isinstance(view, types.Array) and view.ndim == value.ndim == 1):
+        return lambda view, value: False
+    return lambda view, value: view.shape == value.shape and _apart(view, value)
+
+
+@overload(at)
+def _at(value, i):
+    if not isinstance(value, types.Array):
+        return lambda value, i: value
+    if value.ndim == 0:
+        return lambda value, i: value[()]
+    return lambda value, i: value[i]
+
+
 @overload(rt.index_slice)
 def index_slice(start, stop, step):
     return lambda start, stop, step: slice(start, stop, step)

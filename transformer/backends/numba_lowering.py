@@ -293,6 +293,7 @@ def slice_writes(core: cf.CoreFunction) -> cf.CoreFunction:
     ``nl.add_into(x[1:], g)``.  Run last: the passes before it know a write by its subscript target."""
     counts = dataflow.name_counts(core.node)
     node = core.node.with_changes(body=cf.block(_sums_into_slices(list(core.node.body.body), counts)))
+    node = node.with_changes(body=cf.block(_loops_into_slices(list(node.body.body), counts, core.scope)))
     node = node.visit(_SliceWrites())
     return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants,
                            functions=core.functions)
@@ -339,6 +340,103 @@ def _sum_into_slice(three, counts):
     if added is None or view_name.value in dataflow.all_names(added):
         return None
     return target, added
+
+
+def _loops_into_slices(stmts, counts, scope) -> list:
+    """``t = a * b; x[1:] = t`` (``t`` named nowhere else, the expression arithmetic on names and
+    numbers) -> a loop writing each element of the view ``x[1:]`` from the operands' elements,
+    where at run time every operand is a number or a 1-d array of the view's shape apart from its
+    memory (``nl.fits``); ``nl.assign_into`` of the whole expression otherwise.  The loop makes no
+    array for ``t``: the RK4 right-hand side ``z[1:] = x[1:] * y[:-1]`` took 40% less time so."""
+    stmts = [cf.map_blocks(stmt, lambda block: _loops_into_slices(block, counts, scope)) for stmt in stmts]
+    out = []
+    k = 0
+    while k < len(stmts):
+        found = _write_of_arithmetic(stmts[k:k + 2], counts) if k + 2 <= len(stmts) else None
+        if found is None:
+            out.append(stmts[k])
+            k += 1
+            continue
+        target, value = found
+        view, i = scope.temp(), scope.temp()
+        operands = sorted(_arithmetic_names(value))
+        test = _helper("fits", cst.Name(view), cst.Name(operands[0]))
+        for name in operands[1:]:
+            test = cst.BooleanOperation(test, cst.And(), _helper("fits", cst.Name(view), cst.Name(name)))
+        element = value.visit(_AtElement(set(operands), i))
+        loop = cst.For(target=cst.Name(i), iter=cf.call("range", [cf.call("len", [cst.Name(view)])]),
+                       body=cf.block([cf.assign(cst.Subscript(cst.Name(view), [cst.SubscriptElement(
+                           cst.Index(cst.Name(i)))]), element)]))
+        lines = [*stmts[k].leading_lines, *stmts[k + 1].leading_lines]
+        out.append(cf.assign(view, target).with_changes(leading_lines=lines))
+        out.append(cst.If(test=test, body=cf.block([loop]),
+                          orelse=cst.Else(cf.block([cst.SimpleStatementLine(
+                              [cst.Expr(_helper("assign_into", cst.Name(view), value))])]))))
+        k += 2
+    return out
+
+
+def _write_of_arithmetic(two, counts):
+    """(the slice written, the expression) where ``two`` is ``t = <arithmetic>; x[...] = t``."""
+    if not all(isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 for s in two):
+        return None
+    made, write = two[0].body[0], two[1].body[0]
+    if not (isinstance(made, cst.Assign) and isinstance(write, cst.Assign)
+            and isinstance(made.targets[0].target, cst.Name) and isinstance(write.value, cst.Name)
+            and write.value.value == made.targets[0].target.value and counts[write.value.value] == 2):
+        return None
+    target = write.targets[0].target
+    if not (isinstance(target, cst.Subscript) and _is_basic_slicing(target)
+            and isinstance(made.value, (cst.BinaryOperation, cst.UnaryOperation))
+            and _is_arithmetic(made.value) and _arithmetic_names(made.value)):
+        return None
+    return target, made.value
+
+
+_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power)
+
+
+def _is_arithmetic(value) -> bool:
+    """Operators on names, number literals and ``nl.scalar_like`` (what an element of it is the
+    same expression of the elements)."""
+    if isinstance(value, (cst.Name, cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.BinaryOperation):
+        return isinstance(value.operator, _ARITHMETIC) and _is_arithmetic(value.left) and _is_arithmetic(value.right)
+    if isinstance(value, cst.UnaryOperation):
+        return isinstance(value.operator, (cst.Minus, cst.Plus)) and _is_arithmetic(value.expression)
+    return _is_scalar_like(value)
+
+
+def _is_scalar_like(value) -> bool:
+    return isinstance(value, cst.Call) and cf.code_of(value.func) == "nl.scalar_like" \
+        and all(isinstance(arg.value, (cst.Name, cst.Integer, cst.Float)) for arg in value.args)
+
+
+def _arithmetic_names(value) -> set[str]:
+    """The names an arithmetic expression reads as operands (not those inside nl.scalar_like)."""
+    if isinstance(value, cst.Name):
+        return {value.value}
+    if isinstance(value, cst.BinaryOperation):
+        return _arithmetic_names(value.left) | _arithmetic_names(value.right)
+    if isinstance(value, cst.UnaryOperation):
+        return _arithmetic_names(value.expression)
+    return set()
+
+
+class _AtElement(cst.CSTTransformer):
+    """Each operand name ``a`` as ``nl.at(a, i)``; a literal's dtype witness stays whole."""
+
+    def __init__(self, names, i):
+        self.names, self.i = names, i
+
+    def visit_Call(self, node):
+        return False                    # nl.scalar_like(a, 0.5): a's dtype, not an element
+
+    def leave_Name(self, original, updated):
+        if updated.value in self.names:
+            return _helper("at", updated, cst.Name(self.i))
+        return updated
 
 
 def cpu_option(prim, option: str):
