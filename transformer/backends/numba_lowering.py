@@ -299,22 +299,31 @@ def slice_writes(core: cf.CoreFunction) -> cf.CoreFunction:
                            functions=core.functions)
 
 
+def _rewrite_runs(stmts, width: int, rewritten) -> list:
+    """``stmts``, and the blocks inside them, with each run of ``width`` statements for which
+    ``rewritten(run)`` gives a list of statements replaced by that list."""
+    stmts = [cf.map_blocks(stmt, lambda block: _rewrite_runs(block, width, rewritten)) for stmt in stmts]
+    out = []
+    k = 0
+    while k < len(stmts):
+        new = rewritten(stmts[k:k + width]) if k + width <= len(stmts) else None
+        if new is None:
+            out.append(stmts[k])
+            k += 1
+        else:
+            out += new
+            k += width
+    return out
+
+
 def _sums_into_slices(stmts, counts) -> list:
     """``s = x[1:]; t = s + g; x[1:] = t`` -> ``nl.add_into(x[1:], g)`` where ``s`` and ``t`` are
     named nowhere else: the sum is made in the slice itself, with no array for ``t``.  (``g`` may
     be an expression fusion made: it is computed whole before the call.)"""
-    stmts = [cf.map_blocks(stmt, lambda block: _sums_into_slices(block, counts)) for stmt in stmts]
-    out = []
-    k = 0
-    while k < len(stmts):
-        added = _sum_into_slice(stmts[k:k + 3], counts) if k + 3 <= len(stmts) else None
-        if added is None:
-            out.append(stmts[k])
-            k += 1
-            continue
-        out.append(stmts[k].with_changes(body=[cst.Expr(_helper("add_into", *added))]))
-        k += 3
-    return out
+    def rewritten(three):
+        added = _sum_into_slice(three, counts)
+        return None if added is None else [three[0].with_changes(body=[cst.Expr(_helper("add_into", *added))])]
+    return _rewrite_runs(stmts, 3, rewritten)
 
 
 def _sum_into_slice(three, counts):
@@ -348,15 +357,10 @@ def _loops_into_slices(stmts, counts, scope) -> list:
     where at run time every operand is a number or a 1-d array of the view's shape apart from its
     memory (``nl.fits``); ``nl.assign_into`` of the whole expression otherwise.  The loop makes no
     array for ``t``: the RK4 right-hand side ``z[1:] = x[1:] * y[:-1]`` took 40% less time so."""
-    stmts = [cf.map_blocks(stmt, lambda block: _loops_into_slices(block, counts, scope)) for stmt in stmts]
-    out = []
-    k = 0
-    while k < len(stmts):
-        found = _write_of_arithmetic(stmts[k:k + 2], counts) if k + 2 <= len(stmts) else None
+    def rewritten(two):
+        found = _write_of_arithmetic(two, counts)
         if found is None:
-            out.append(stmts[k])
-            k += 1
-            continue
+            return None
         target, value = found
         view, i = scope.temp(), scope.temp()
         operands = sorted(_arithmetic_names(value))
@@ -367,13 +371,10 @@ def _loops_into_slices(stmts, counts, scope) -> list:
         loop = cst.For(target=cst.Name(i), iter=cf.call("range", [cf.call("len", [cst.Name(view)])]),
                        body=cf.block([cf.assign(cst.Subscript(cst.Name(view), [cst.SubscriptElement(
                            cst.Index(cst.Name(i)))]), element)]))
-        lines = [*stmts[k].leading_lines, *stmts[k + 1].leading_lines]
-        out.append(cf.assign(view, target).with_changes(leading_lines=lines))
-        out.append(cst.If(test=test, body=cf.block([loop]),
-                          orelse=cst.Else(cf.block([cst.SimpleStatementLine(
-                              [cst.Expr(_helper("assign_into", cst.Name(view), value))])]))))
-        k += 2
-    return out
+        whole = cst.SimpleStatementLine([cst.Expr(_helper("assign_into", cst.Name(view), value))])
+        return [cf.assign(view, target).with_changes(leading_lines=[*two[0].leading_lines, *two[1].leading_lines]),
+                cst.If(test=test, body=cf.block([loop]), orelse=cst.Else(cf.block([whole])))]
+    return _rewrite_runs(stmts, 2, rewritten)
 
 
 def _write_of_arithmetic(two, counts):
