@@ -266,3 +266,9 @@ def step_with_aux(params, x):
 def gradient_with_aux(params, x):
     grads, report = tr.grad(loss_and_report, has_aux=True)(params, x)
     return grads["layers"][0]["b"], report["prediction"]
+
+
+def per_example_gradients_with_aux(params, xs):
+    # one gradient and one report per example: vmap of grad(has_aux) at dict parameters
+    grads, report = tr.vmap(tr.grad(loss_and_report, has_aux=True), in_axes=(None, 0))(params, xs)
+    return grads["layers"][1]["W"], report["size"]

@@ -288,6 +288,32 @@ def test_has_aux_at_dict_parameters_inside_a_jitted_step(target):
     np.testing.assert_allclose(prediction, report["prediction"], rtol=1e-12)
 
 
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_per_example_gradients_with_aux_at_dict_parameters_inside_a_jitted_function(target):
+    # vmap of grad(has_aux) inside transformed code at structured arguments was refused ("takes
+    # arrays and numbers here"); each example's gradient and report, against central differences
+    params, xs = _layered_params(), RNG.normal(size=(3, 5, 3))
+    w_bar, size = tr.jit(case.per_example_gradients_with_aux, target=target)(params, xs)
+    for k, x in enumerate(xs):
+        grads = leafwise_difference(lambda p, v: case.loss_and_report(p, v)[0], params, x)
+        np.testing.assert_allclose(w_bar[k], grads["layers"][1]["W"], rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(size[k], case.loss_and_report(params, x)[1]["size"], rtol=1e-12)
+
+
+def test_vmap_of_grad_with_aux_keeps_the_aux_structure():
+    # the aux's leaves came back stacked into one array, (examples, leaves), where the function
+    # returned a dict: its tuple, copied before the backward sweep, read to vmap as one array
+    params, xs = _layered_params(), RNG.normal(size=(3, 5, 3))
+    per_example = tr.vmap(tr.grad(case.loss_and_report, has_aux=True), in_axes=(None, 0))
+    for (_, report) in (per_example(params, xs),
+                        tr.vmap(tr.value_and_grad(case.loss_and_report, has_aux=True), in_axes=(None, 0))(params, xs)[0]):
+        assert isinstance(report, dict) and sorted(report) == ["prediction", "size"]
+        for k, x in enumerate(xs):
+            want = case.loss_and_report(params, x)[1]
+            np.testing.assert_allclose(report["size"][k], want["size"], rtol=1e-12)
+            np.testing.assert_allclose(report["prediction"][k], want["prediction"], rtol=1e-12)
+
+
 def test_has_aux_from_python_keeps_the_aux_structure():
     # the aux came back as a tuple of its leaves where the function returned a dict
     params, x = _layered_params(), RNG.normal(size=(5, 3))

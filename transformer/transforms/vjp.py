@@ -686,6 +686,21 @@ class _Reverse:
         return out
 
 
+def _kept_copy(kept: str, name: str, size, scope) -> list:
+    """``kept = rt.copy(name)``; for a name holding a tuple of ``size`` (an aux's leaves), a tuple
+    of its elements' copies, which a transform of this code still sees as a tuple (vmap batches
+    each element, where a copied tuple would read as one array)."""
+    if size is None:
+        return [cf.assign(kept, cf.call("rt.copy", [cst.Name(name)]))]
+    out, copies = [], []
+    for k in range(size):
+        element, copied = scope.temp(), scope.temp()
+        out += [cf.assign(element, _pick(cst.Name(name), k)),
+                cf.assign(copied, cf.call("rt.copy", [cst.Name(element)]))]
+        copies.append(cst.Name(copied))
+    return out + [cf.assign(kept, cf.tuple_of(copies))]
+
+
 def _in_place(statements: list, result):
     """A tape rule's last statement ``t = rt.push(s_bar, v)`` written ``s_bar = rt.push(s_bar, v)``:
     the cotangent tape changes in place and keeps its one name (numba types a list from the
@@ -902,7 +917,7 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
         kept_atoms = ([returned] if returns == "value_and_grad" else []) + ([aux] if has_aux else [])
         for name in dict.fromkeys(n for atom in kept_atoms for n in atom_names(atom)):
             kept[name] = core.scope.claim(f"{name}_value")
-            forward.append(cf.assign(kept[name], cf.call("rt.copy", [cst.Name(name)])))
+            forward += _kept_copy(kept[name], name, analysis.tuples.get(name), core.scope)
         returned_value = dataflow.renamed(returned, kept)
         aux = dataflow.renamed(aux, kept) if aux is not None else None
     else:
