@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 
-SETTINGS = {"scale": 2.0}          # mutable module state
+SETTINGS = {"scale": 2.0}          # a config dict: read when transformed, as JAX reads it when tracing
+REGISTRY = {"scale": 2.0, "seen": []}   # a dict holding a list: mutable state
 HISTORY = [1.0, 2.0]
 COUNTER = np.zeros(3)              # not mutable-by-rebinding, but an array: allowed as a constant
 
@@ -111,8 +112,12 @@ def calls_undefined(x):
     return np.sum(not_defined_anywhere(x))        # refused: undefined  # noqa: F821
 
 
+def reads_config_dict(x):
+    return np.sum(x) * SETTINGS["scale"]          # read when transformed
+
+
 def reads_mutable_dict(x):
-    return np.sum(x) * SETTINGS["scale"]          # refused: global_dict
+    return np.sum(x) * REGISTRY["scale"]          # refused: global_dict
 
 
 def reads_mutable_list(x):
@@ -134,10 +139,18 @@ def make_closure_over_list():
 
 
 def make_closure_over_dict():
-    config = {"scale": 3.0}
+    config = {"scale": 3.0, "history": [1.0]}
 
     def inner(x):
         return np.sum(x) * config["scale"]        # refused: closure_dict
+    return inner
+
+
+def make_closure_over_config_dict():
+    config = {"scale": 3.0}
+
+    def inner(x):
+        return np.sum(x) * config["scale"]        # read when transformed
     return inner
 
 

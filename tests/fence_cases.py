@@ -10,7 +10,7 @@ import scipy.special
 
 GLOBAL_ARRAY = np.zeros(3)
 GLOBAL_LIST = [1.0, 2.0]
-GLOBAL_DICT = {"scale": 2.0}
+GLOBAL_DICT = {"scale": 2.0, "seen": []}   # holds a list: mutable state (a dict of numbers is read as a constant)
 
 
 class Model:

@@ -11,3 +11,36 @@ def takes_a_dynamic_slice(x):
 
 def uses_relu6(x):
     return np.sum(jax.nn.relu6(x))
+
+
+# A config dict read in the function: JAX reads a global when it traces, transformer when it
+# transforms; literal keys, nested dicts, and a loop over its items are decided then.
+CONFIG = {"lr": 0.1, "scale": np.array([1.0, 2.0]), "layers": {"depth": 2, "gain": 1.5}, "learning-rate": 0.5}
+
+
+def configured_loss(w, x):
+    h = x
+    for _ in range(CONFIG["layers"]["depth"]):
+        h = np.tanh(h * w * CONFIG["scale"])
+    return np.sum(h ** 2) * CONFIG["layers"]["gain"] + CONFIG["learning-rate"]
+
+
+def configured_step(w, x):
+    return w - CONFIG["lr"] * jax.grad(configured_loss)(w, x)
+
+
+def sum_over_the_config(x):
+    total = 0.0
+    for key, entry in CONFIG.items():
+        if key != "layers":
+            total = total + np.sum(entry * x)
+    for key, entry in CONFIG["layers"].items():
+        total = total + entry * x[0]
+    return total
+
+
+def sum_over_a_nested_argument(params, x):
+    total = 0.0
+    for key, entry in params["layers"].items():
+        total = total + np.sum(entry * x)
+    return total

@@ -55,7 +55,7 @@ SOURCE_FAULTS = [
     ("open", bad.calls_open, r"call to open"),
     ("gamma", bad.calls_unknown_math, r"math\.gamma"),
     ("undefined", bad.calls_undefined, r"'not_defined_anywhere' is not defined"),
-    ("global_dict", bad.reads_mutable_dict, r"'SETTINGS', a dict \(mutable state\)"),
+    ("global_dict", bad.reads_mutable_dict, r"'REGISTRY', a dict \(mutable state\)"),
     ("global_list", bad.reads_mutable_list, r"'HISTORY', a list \(mutable state\)"),
     ("append", bad.appends, r"\.append\(\)"),
     ("closure_list", bad.make_closure_over_list(), r"'seen', a list \(mutable state\)"),

@@ -306,3 +306,18 @@ def test_a_warm_start_imports_only_its_backend_and_the_generated_module(tmp_path
         warm = run()
     assert "libcst" in cold["new"] or "libcst.native" in cold["new"]     # the counter-check: a cold start parses
     assert [m for m in warm["new"] if not m.startswith("transformer_generated.")] == ["transformer.backends.python"]
+
+
+def test_key_follows_every_entry_of_a_config_dict():
+    # a global dict is read when the function is transformed: an entry changed, a large array's
+    # middle too, must not find the module written for the old values
+    code = compile("def f(x):\n    return x * np.sum(D['w']) * D['k']\n", fc.__file__, "exec")
+    fn_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    big = np.zeros(5000)
+    config = {"w": big, "k": 1.0}
+    before = cache.fingerprint(types.FunctionType(fn_code, {"D": config, "np": np}), "n")
+    big[2500] = 1.0
+    after_array = cache.fingerprint(types.FunctionType(fn_code, {"D": config, "np": np}), "n")
+    config["k"] = 2.0
+    after_number = cache.fingerprint(types.FunctionType(fn_code, {"D": config, "np": np}), "n")
+    assert len({before, after_array, after_number}) == 3

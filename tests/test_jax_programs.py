@@ -508,3 +508,29 @@ def test_jax_s_host_utilities():
     assert isinstance(placed["w"], list) and all(isinstance(v, np.ndarray) for v in placed["w"])
     assert isinstance(placed["b"], np.ndarray)
     assert tr.block_until_ready(placed) is placed
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_a_config_dict_is_read_when_the_function_is_transformed(target):
+    # a global (or closed-over) dict of numbers and arrays was refused as mutable state; JAX reads
+    # one when it traces, and so does transformer when it transforms: literal keys, nested dicts
+    # and loops over its items are decided then.  A dict holding a list is still refused
+    # (tests/test_bad_inputs.py).
+    import bad_input_cases as bad
+    import jax_style_cases as case
+    w, x = np.array([0.3, -0.2]), np.array([1.0, 0.5])
+    jit = lambda fn: tr.jit(fn, target=target)      # noqa: E731
+    np.testing.assert_allclose(jit(case.configured_loss)(w, x), case.configured_loss(w, x), rtol=1e-12)
+    np.testing.assert_allclose(jit(tr.grad(case.configured_loss))(w, x),
+                               central_difference_grad(case.configured_loss, (w, x), 0), rtol=1e-6)
+    np.testing.assert_allclose(jit(case.configured_step)(w, x), case.configured_step(w, x), rtol=1e-12)
+    np.testing.assert_allclose(jit(case.sum_over_the_config)(x), case.sum_over_the_config(x), rtol=1e-12)
+    xs = np.array([[1.0, 0.5], [0.2, -0.4], [2.0, 1.0]])
+    np.testing.assert_allclose(tr.vmap(case.configured_loss, in_axes=(None, 0))(w, xs),
+                               [case.configured_loss(w, v) for v in xs], rtol=1e-12)
+    params = {"layers": {"a": np.ones(2), "b": np.arange(2.0)}}
+    np.testing.assert_allclose(jit(case.sum_over_a_nested_argument)(params, x),
+                               case.sum_over_a_nested_argument(params, x), rtol=1e-12)
+    for fn in (bad.reads_config_dict, bad.make_closure_over_config_dict()):
+        np.testing.assert_allclose(jit(fn)(x), fn(x), rtol=1e-12)
+    assert "CONFIG_layers_gain" in tr.show(jit(case.configured_loss), w, x)   # its entry, by name

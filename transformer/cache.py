@@ -209,6 +209,11 @@ def _hash_value(name, value, digest):
         for k, entry in enumerate(value):
             _hash_value(f"{name}[{k}]", entry, digest)
         return
+    if isinstance(value, dict):         # a config dict: each key and its entry
+        digest.update(f"dict of {len(value)}".encode())
+        for key in sorted(value):
+            _hash_value(f"{name}[{key!r}]", value[key], digest)
+        return
     if isinstance(value, np.ndarray):
         digest.update(f"{value.dtype}{value.shape}".encode())
         digest.update(np.ascontiguousarray(value).tobytes())

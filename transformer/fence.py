@@ -242,6 +242,9 @@ class Fence(cst.CSTVisitor):
             self._check_transform_call(func)
             return
         if isinstance(func, cst.Attribute):
+            if _is_dict_view(node) and isinstance(func.value, cst.Name) and \
+                    resolve.resolve(func.value, self.uf.lookup, self.locals).kind == "constant":
+                return                  # CONFIG.items(): a global dict, read when transformed
             r = resolve.resolve(func, self.uf.lookup, self.locals)
             # x.sum() on a local, or (a + b).sum() on any expression: a method of an array
             if r.kind == "local" or resolve.dotted_name(func.value) is None:
@@ -332,8 +335,8 @@ class Fence(cst.CSTVisitor):
     def leave_Attribute(self, node: cst.Attribute):
         if node in self._at_updates or isinstance(node.value, cst.Subscript) and node.value.value in self._at_updates:
             return
-        if isinstance(node.value, cst.Dict) and node.attr.value in ("items", "keys", "values"):
-            return      # {"s": np.sin, ...}.items(): normalize unrolls a loop over it, or refuses
+        if isinstance(node.value, (cst.Dict, cst.Subscript)) and node.attr.value in ("items", "keys", "values"):
+            return      # {"s": np.sin, ...}.items(), p["layers"].items(): normalize unrolls a loop over it, or refuses
         if resolve.dotted_name(node) is None and node.attr.value not in methods.METHODS \
                 and node.attr.value not in _ARRAY_ATTRIBUTES:
             self.refuse(node, f"the attribute .{node.attr.value}",
@@ -391,7 +394,8 @@ def _is_dict_view(node) -> bool:
     """``d.items()``, ``d.keys()`` or ``d.values()``: what a loop over a dict (an argument, or a dict
     of functions written in the code) runs over."""
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args \
-        and node.func.attr.value in ("items", "keys", "values") and isinstance(node.func.value, (cst.Name, cst.Dict))
+        and node.func.attr.value in ("items", "keys", "values") \
+        and isinstance(node.func.value, (cst.Name, cst.Dict, cst.Subscript))
 
 
 def _single_assignments(func: cst.FunctionDef) -> dict:

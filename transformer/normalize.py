@@ -12,6 +12,7 @@ import dataclasses
 import inspect
 import linecache
 import operator
+import re
 import types
 
 import libcst as cst
@@ -497,9 +498,9 @@ class _Normalizer:
                 return isinstance(atom, cst.Tuple) or isinstance(atom, cst.Name) and atom.value in self.core.structures
             if it.value in self.locals:
                 return self.local(it.value) in self.core.structures
-        if isinstance(it, (cst.Name, cst.Attribute)):      # a module's tuple of arrays (constant_atom)
+        if isinstance(it, (cst.Name, cst.Attribute)):      # a module's tuple of arrays or dict (constant_atom)
             r = resolve.resolve(it, self.uf.lookup, self.locals)
-            return r.kind == "constant" and _is_tuple_of_arrays(r.value)
+            return r.kind == "constant" and (_is_tuple_of_arrays(r.value) or type(r.value) is dict)
         return False
 
     def unrolled_loop(self, node: cst.For, rows: list):
@@ -748,7 +749,12 @@ class _Normalizer:
     def constant_atom(self, hint: str, value):
         """A global's value as an atom: a tuple holding arrays is a tuple of its entries, each a
         constant of its own, so that it is a structure as a tuple written in the code is (a
-        tangent held in a module's tuple, passed to tr.jvp); other values are one constant."""
+        tangent held in a module's tuple, passed to tr.jvp); a dict (JAX's config dict, read when
+        the function is transformed) is a dict structure of its entries; other values are one
+        constant."""
+        if type(value) is dict:
+            return self.dict_of(None, {key: self.constant_atom(f"{hint}_{_identifier_part(key)}", entry)
+                                       for key, entry in value.items()})
         if _is_tuple_of_arrays(value):
             entries = [self.constant_atom(f"{hint}_{k}", entry) for k, entry in enumerate(value)]
             held = self.temp()
@@ -860,6 +866,9 @@ class _Normalizer:
                 raise self.error(node, f"{cf.code_of(node)}, a function, used as a value",
                                  "call it here, or pass it to a function")
             return entry
+        entry = self.global_dict_entry(node)
+        if entry is not None:
+            return entry
         receiver = self.atom(node.value)
         treedef = self.core.structures.get(receiver.value) if isinstance(receiver, cst.Name) else None
         if treedef is not None and treedef.kind == "dict":
@@ -872,6 +881,28 @@ class _Normalizer:
             self.assign(name, receiver)
             receiver = cst.Name(name)
         return cst.Subscript(receiver, self.index(node))
+
+    def global_dict_entry(self, node: cst.Subscript):
+        """``CONFIG["layers"]["depth"]``, literal keys into a global dict: that entry's constant,
+        with no structure built for the rest of the dict; None for any other subscript."""
+        keys = []
+        while isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+                and isinstance(node.slice[0].slice.value, cst.SimpleString):
+            keys.append(node.slice[0].slice.value.evaluated_value)
+            node = node.value
+        if not keys or not isinstance(node, (cst.Name, cst.Attribute)) or resolve.dotted_name(node) is None:
+            return None
+        if isinstance(node, cst.Name) and (node.value in self.locals or node.value in self.substitute):
+            return None
+        r = resolve.resolve(node, self.uf.lookup, self.locals)
+        value, hint = r.value, r.dotted.replace(".", "_")
+        if r.kind != "constant" or type(value) is not dict:
+            return None
+        for key in reversed(keys):
+            if type(value) is not dict or key not in value:
+                return None             # (the general path names what is wrong)
+            value, hint = value[key], f"{hint}_{_identifier_part(key)}"
+        return self.constant_atom(hint, value)
 
     def index(self, subscript: cst.Subscript) -> list:
         elements = []
@@ -2146,6 +2177,12 @@ def _is_number_literal(node) -> bool:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         node = node.expression
     return isinstance(node, (cst.Integer, cst.Float))
+
+
+def _identifier_part(key: str) -> str:
+    """A dict key as part of a Python name (``"learning-rate"`` -> ``learning_rate``)."""
+    part = re.sub(r"\W", "_", key)
+    return part if part[:1].isalpha() else f"k{part}"
 
 
 def _is_tuple_of_arrays(value) -> bool:

@@ -65,10 +65,14 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
 
 
 def is_constant_value(value) -> bool:
+    """A value transformed code reads once, when it is transformed (as JAX reads a global when it
+    traces): numbers, strings, arrays, and tuples and string-keyed dicts of them (a config dict)."""
     if isinstance(value, bool | int | float | complex | str | np.generic | np.ndarray):
         return True
     if isinstance(value, tuple):
         return all(is_constant_value(v) for v in value)
+    if type(value) is dict:
+        return all(type(k) is str for k in value) and all(is_constant_value(v) for v in value.values())
     return False
 
 
