@@ -132,6 +132,14 @@ def integer_products(a, b):
     return z
 
 
+def uses_the_loop_s_names(x, view):
+    i = 3
+    z = np.empty_like(x)
+    z[0] = x[0]
+    z[1:] = x[1:] * view[:-1] + i     # the loop's own view and index take other names
+    return z * i
+
+
 def rows_of_a_matrix(x):
     z = np.zeros_like(x)
     z[1:] = x[:-1] * 0.5              # 2-d: the whole expression's write
@@ -145,6 +153,7 @@ def rows_of_a_matrix(x):
     (broadcasts_a_one_element_array, (np.linspace(0.5, 1.5, 7), np.array([3.0]))),
     (integer_products, (np.arange(6), np.arange(6) * 3 - 4)),
     (rows_of_a_matrix, (np.arange(12.0).reshape(4, 3),)),
+    (uses_the_loop_s_names, (np.linspace(0.0, 1.0, 6), np.linspace(1.0, 2.0, 6))),
 ])
 def test_arithmetic_written_into_a_slice_gives_numpys_values(fn, args):
     compiled = tr.jit(fn)

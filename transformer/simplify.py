@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import operator
 
-from collections import Counter
-
 import libcst as cst
 
 from . import core_form as cf
@@ -203,9 +201,7 @@ def name_results(func: cst.FunctionDef, known: set = frozenset()) -> cst.Functio
     fixed = set(known) | {p.name.value for p in func.params.params}
     if not any(_is_copy(line, fixed) for line in cf.walk(func.body.body)):
         return func                                 # (most functions: no count of names needed)
-    counts = Counter()
-    for stmt in func.body.body:
-        counts += dataflow.name_counts(stmt)
+    counts = dataflow.name_counts(func.body)
     return func.with_changes(body=cf.block(_name_results_in(list(func.body.body), counts, fixed)))
 
 

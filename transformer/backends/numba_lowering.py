@@ -292,6 +292,7 @@ def slice_writes(core: cf.CoreFunction) -> cf.CoreFunction:
     (``s = x[1:]; t = s + g; x[1:] = t``, reverse mode's cotangent of a slice read) are
     ``nl.add_into(x[1:], g)``.  Run last: the passes before it know a write by its subscript target."""
     counts = dataflow.name_counts(core.node)
+    core.scope.taken.update(counts)          # the loops' view and index names are new to the function
     node = core.node.with_changes(body=cf.block(_sums_into_slices(list(core.node.body.body), counts)))
     node = node.with_changes(body=cf.block(_loops_into_slices(list(node.body.body), counts, core.scope)))
     node = node.visit(_SliceWrites())
@@ -362,7 +363,7 @@ def _loops_into_slices(stmts, counts, scope) -> list:
         if found is None:
             return None
         target, value = found
-        view, i = scope.temp(), scope.temp()
+        view, i = scope.claim("view"), scope.claim("i")
         operands = sorted(_arithmetic_names(value))
         test = _helper("fits", cst.Name(view), cst.Name(operands[0]))
         for name in operands[1:]:
@@ -373,7 +374,8 @@ def _loops_into_slices(stmts, counts, scope) -> list:
                            cst.Index(cst.Name(i)))]), element)]))
         whole = cst.SimpleStatementLine([cst.Expr(_helper("assign_into", cst.Name(view), value))])
         return [cf.assign(view, target).with_changes(leading_lines=[*two[0].leading_lines, *two[1].leading_lines]),
-                cst.If(test=test, body=cf.block([loop]), orelse=cst.Else(cf.block([whole])))]
+                cf.with_comment(cst.If(test=test, body=cf.block([loop]), orelse=cst.Else(cf.block([whole]))),
+                                "# element by element where each operand fits the view: no array for the result")]
     return _rewrite_runs(stmts, 2, rewritten)
 
 
@@ -394,6 +396,8 @@ def _write_of_arithmetic(two, counts):
     return target, made.value
 
 
+# (operators whose numba scalar form gives each element NumPy's array form gives; // and % of
+# negative or zero operands, comparisons and calls are left to the whole expression's write)
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power)
 
 
