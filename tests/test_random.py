@@ -3,6 +3,7 @@
 The first tests need no jax (Random123's known answers for threefry2x32,
 determinism, shapes, distributions); the ones below compare with jax.random
 number for number where jax is installed."""
+import math
 import os
 import subprocess
 import sys
@@ -210,6 +211,18 @@ def test_public_functions_read_as_functions():
     assert repr(R.threefry2x32) == "<function tr.random.threefry2x32>"
 
 
+def test_float64_log_is_the_c_library_s():
+    """XLA's CPU float64 log is the C library's; NumPy's np.log may be its own SIMD
+    approximation (with AVX-512), so the samplers take the C library's."""
+    x = np.exp(np.random.default_rng(0).uniform(-30, 30, 100000))
+    x[:4] = [0.0, -1.0, np.inf, np.nan]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        got = R._log64(x)
+    assert np.array_equal(got[4:], [math.log(v) for v in x[4:]])
+    assert got[0] == -np.inf and np.isnan(got[1]) and got[2] == np.inf and np.isnan(got[3])
+    assert R._log64(np.float64(2.0)).shape == () and R._log64(np.float64(2.0)) == math.log(2.0)
+
+
 # ---------------------------------------------------------------- against jax
 
 @pytest.fixture(scope="module")
@@ -319,6 +332,7 @@ def test_jax_permutation_choice(jr):
 def test_jax_gumbel_categorical(jr):
     k, jk = R.PRNGKey(4), jr.PRNGKey(4)
     assert same(R.gumbel(k, (1000,)), jr.gumbel(jk, (1000,)))
+    assert same(R.gumbel(k, (100000,)), jr.gumbel(jk, (100000,)))
     lg = np.log(np.array([[0.1, 0.2, 0.7], [0.5, 0.25, 0.25]]))
     assert same(R.categorical(k, lg), jr.categorical(jk, lg))
     assert same(R.categorical(k, lg, shape=(100, 2)), jr.categorical(jk, lg, shape=(100, 2)))

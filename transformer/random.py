@@ -22,11 +22,10 @@ agrees with JAX on about 99.998% of values (the rest by one ulp), float32
 ``categorical`` (Gumbel max) gives JAX's indices unless two candidates tie
 within such a difference.
 
-Measured again with jax 0.10.2: XLA's float64 ``log`` is no longer the C
-library's (it differs from NumPy's on about 1 in 1,000 inputs, by one ulp), so
-where float64 ``normal`` takes a log (``|u| > 0.64``) 3 of 100,001 values differ
-by up to 3 ulps, and float64 ``gumbel`` 415 of 100,000 (the difference grows
-near gumbel = 0); everything else above still holds bit for bit.
+XLA's float64 ``log`` on the CPU is the C library's (``math.log``). NumPy's
+``np.log`` is not that on every machine: with AVX-512 it takes its own SIMD
+approximation, which differs on about 1 input in 500 by one ulp. So float64
+logs here go through ``_log64``, the C library's.
 
 The keys and samplers are primitives (transformer/primitives.py): transformed
 code calls them as they are, so a draw inside ``tr.jit``, ``tr.vmap`` (a loop over
@@ -322,6 +321,27 @@ def _log32(x):
     return np.where((x > 0) & np.isfinite(x), out, np.log(x)).astype(f)
 
 
+def _log64(x):
+    """XLA's CPU float64 log: the C library's ``log``, element by element.
+
+    NumPy's ``np.log`` is the C library's only where it has no SIMD loop of its
+    own for the machine; with AVX-512 its results differ on about 1 input in 500.
+    """
+    x = np.asarray(x, np.float64)
+    out = np.log(x, out=np.empty_like(x))      # zero, negatives, inf and nan: exact either way
+    normal = (x > 0) & np.isfinite(x)
+    values = x[normal]
+    out[normal] = np.fromiter(map(math.log, values.tolist()), np.float64, count=values.size)
+    return out
+
+
+def _log(x):
+    """XLA's CPU log for x's dtype (float32 and float64 as above, others NumPy's)."""
+    if x.dtype == np.float32:
+        return _log32(x)
+    return _log64(x) if x.dtype == np.float64 else np.log(x)
+
+
 def _log1p(x):
     t = x.dtype.type
 
@@ -335,7 +355,7 @@ def _log1p(x):
     small = x + _fma(t(-0.5), x2, small)
     # float64's log is the C library's, as XLA's; float32's is XLA's own
     # (Cephes') approximation, reproduced in _log32 to all but about 3e-4 of values.
-    large = _log32(x + t(1.0)) if x.dtype == np.float32 else np.log(x + t(1.0))
+    large = _log32(x + t(1.0)) if x.dtype == np.float32 else _log64(x + t(1.0))
     return np.where(np.abs(x) < t(0.41421356237309504880), small, large).astype(x.dtype, copy=False)
 
 
@@ -409,9 +429,8 @@ def gumbel(key, shape=(), dtype=None):
 
 def _gumbel(k, shape, dtype):
     u = _uniform(k, shape, dtype, np.finfo(dtype).tiny, 1.0)
-    log = _log32 if dtype == np.float32 else np.log
     with np.errstate(divide="ignore"):
-        return -log(-log(u))
+        return -_log(-_log(u))
 
 
 def categorical(key, logits, axis=-1, shape=None):
@@ -555,7 +574,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
             ind = np.searchsorted(p_cuml, r).astype(np.int64)
         else:
             with np.errstate(divide="ignore"):
-                g = _gumbel(k, (n_inputs,), p_arr.dtype) + np.log(p_arr)
+                g = _gumbel(k, (n_inputs,), p_arr.dtype) + _log(p_arr)
             ind = np.argsort(-g, kind="stable")[:n_draws].astype(np.int64)
         result = ind if arr.ndim == 0 else np.take(arr, ind, axis)
     return result.reshape(shape if arr.ndim == 0 else
