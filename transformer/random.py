@@ -11,21 +11,20 @@ gives with ``jax_enable_x64`` on; ``dtype=np.float32`` gives JAX's float32
 numbers.
 
 ``split``, ``fold_in``, ``bits``, ``uniform``, ``bernoulli``, ``randint``,
-``permutation`` and ``choice`` reproduce JAX (CPU) bit for bit, as do
-``gumbel`` in float64 and ``normal`` in float64 and float16: ``sqrt(2) *
-erfinv(u)`` with XLA's erfinv polynomials, XLA's log1p (Cephes), and a multiply
-feeding an add rounded once, as XLA's CPU code fuses them (``_fma``). In float32
-XLA's ``log`` is its own approximation (Cephes' logf), reproduced by ``_log32``
-on all but about 3 in 10,000 inputs (those differ by one ulp): float32 ``normal``
-agrees with JAX on about 99.998% of values (the rest by one ulp), float32
-``gumbel`` on about 99.9% (a one-ulp difference inside grows near gumbel = 0).
-``categorical`` (Gumbel max) gives JAX's indices unless two candidates tie
-within such a difference.
+``normal``, ``gumbel``, ``categorical``, ``permutation`` and ``choice``
+reproduce JAX (CPU) bit for bit in float16, float32 and float64. That takes
+XLA's own arithmetic, not NumPy's:
 
-XLA's float64 ``log`` on the CPU is the C library's (``math.log``). NumPy's
-``np.log`` is not that on every machine: with AVX-512 it takes its own SIMD
-approximation, which differs on about 1 input in 500 by one ulp. So float64
-logs here go through ``_log64``, the C library's.
+- ``normal`` is ``sqrt(2) * erfinv(u)`` with XLA's erfinv polynomials and XLA's
+  log1p (Cephes' below sqrt(2) - 1, a log above);
+- a multiply feeding an add is rounded once, as XLA's CPU code fuses them
+  (``_fma``);
+- XLA's float32 ``log`` is its own approximation (Cephes' logf, ``_log32``);
+  float16 logs are float32 ones rounded back;
+- XLA's float64 ``log`` is the C library's (``math.log``, ``_log64``). NumPy's
+  ``np.log`` is not that on every machine: with AVX-512 it takes its own SIMD
+  approximation, which differs on about 1 input in 500 by one ulp;
+- ``gumbel``'s uniform is the one XLA's constant folding leaves (``_gumbel``).
 
 The keys and samplers are primitives (transformer/primitives.py): transformed
 code calls them as they are, so a draw inside ``tr.jit``, ``tr.vmap`` (a loop over
@@ -314,8 +313,8 @@ def _log32(x):
     p = [f(c) for c in _LOG32_P]
     y, y1, y2 = _fma(p[0], m, p[1]), _fma(p[3], m, p[4]), _fma(p[6], m, p[7])
     y, y1, y2 = _fma(y, m, p[2]), _fma(y1, m, p[5]), _fma(y2, m, p[8])
-    y = _fma(_fma(y, x3, y1), x3, y2) * x3
-    y = _fma(e, f(-2.12194440e-4), y)
+    # The last multiply by x3 fuses with the add of e * q1 (XLA's code: y * x3 + e * q1).
+    y = _fma(_fma(_fma(y, x3, y1), x3, y2), x3, e * f(-2.12194440e-4))
     m = _fma(x2, f(-0.5), m) + y
     out = _fma(e, f(0.693359375), m)
     return np.where((x > 0) & np.isfinite(x), out, np.log(x)).astype(f)
@@ -336,10 +335,10 @@ def _log64(x):
 
 
 def _log(x):
-    """XLA's CPU log for x's dtype (float32 and float64 as above, others NumPy's)."""
-    if x.dtype == np.float32:
-        return _log32(x)
-    return _log64(x) if x.dtype == np.float64 else np.log(x)
+    """XLA's CPU log for x's dtype: float16 is computed in float32 and rounded back."""
+    if x.dtype == np.float16:
+        return _log32(x.astype(np.float32)).astype(np.float16)
+    return _log32(x) if x.dtype == np.float32 else _log64(x)
 
 
 def _log1p(x):
@@ -428,7 +427,13 @@ def gumbel(key, shape=(), dtype=None):
 
 
 def _gumbel(k, shape, dtype):
-    u = _uniform(k, shape, dtype, np.finfo(dtype).tiny, 1.0)
+    # JAX draws uniform(tiny, 1): floats * (1 - tiny) + tiny with floats = bits - 1.
+    # 1 - tiny rounds to 1, and XLA folds the constants of (bits - 1) + tiny into
+    # bits + (-1 + tiny), which rounds to bits - 1: only the clamp at tiny is left.
+    # In float32 and float64 that is uniform(tiny, 1) exactly; in float16 it is not
+    # (2**-10 + tiny is a float16), so the folded form is what JAX's numbers are.
+    tiny = np.finfo(dtype).tiny
+    u = np.maximum(np.asarray(tiny, dtype), _uniform(k, shape, dtype, 0.0, 1.0))
     with np.errstate(divide="ignore"):
         return -_log(-_log(u))
 
