@@ -272,3 +272,9 @@ def per_example_gradients_with_aux(params, xs):
     # one gradient and one report per example: vmap of grad(has_aux) at dict parameters
     grads, report = tr.vmap(tr.grad(loss_and_report, has_aux=True), in_axes=(None, 0))(params, xs)
     return grads["layers"][1]["W"], report["size"]
+
+
+def per_device_gradients_with_aux(params, xs):
+    # the same under pmap: one gradient and one report per device
+    grads, report = tr.pmap(tr.grad(loss_and_report, has_aux=True), in_axes=(None, 0))(params, xs)
+    return grads["layers"][1]["W"], report["size"]

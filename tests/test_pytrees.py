@@ -289,11 +289,13 @@ def test_has_aux_at_dict_parameters_inside_a_jitted_step(target):
 
 
 @pytest.mark.parametrize("target", ["python", "cpu"])
-def test_per_example_gradients_with_aux_at_dict_parameters_inside_a_jitted_function(target):
-    # vmap of grad(has_aux) inside transformed code at structured arguments was refused ("takes
-    # arrays and numbers here"); each example's gradient and report, against central differences
+@pytest.mark.parametrize("batched", ["per_example_gradients_with_aux", "per_device_gradients_with_aux"])
+def test_per_example_gradients_with_aux_at_dict_parameters_inside_a_jitted_function(target, batched):
+    # vmap (and pmap) of grad(has_aux) inside transformed code at structured arguments was
+    # refused ("takes arrays and numbers here"); each example's gradient and report, against
+    # central differences
     params, xs = _layered_params(), RNG.normal(size=(3, 5, 3))
-    w_bar, size = tr.jit(case.per_example_gradients_with_aux, target=target)(params, xs)
+    w_bar, size = tr.jit(getattr(case, batched), target=target)(params, xs)
     for k, x in enumerate(xs):
         grads = leafwise_difference(lambda p, v: case.loss_and_report(p, v)[0], params, x)
         np.testing.assert_allclose(w_bar[k], grads["layers"][1]["W"], rtol=1e-6, atol=1e-8)

@@ -1866,8 +1866,8 @@ class _Normalizer:
         rest = names[1:] if names[:1] in (["grad"], ["value_and_grad"], ["jvp"], ["vjp"]) else names
         allowed = {"jit"} if names[:1] in (["jvp"], ["vjp"]) else {"jit", "vmap", "pmap"}
         # regrouped keeps an aux beside the gradients, of the structure the function returns it in
-        # (under vmap, each of its leaves batched)
-        aux_kept = names[:1] in (["grad"], ["value_and_grad"]) and set(rest) <= {"jit", "vmap"}
+        # (under vmap or pmap, each of its leaves batched)
+        aux_kept = names[:1] in (["grad"], ["value_and_grad"]) and set(rest) <= {"jit", "vmap", "pmap"}
         if any(n not in allowed for n in rest) or options.get("has_aux") and not aux_kept:
             raise self.error(node, f"{fn!r} of an argument that is a tuple, list or dict, inside transformed "
                                    f"code: this chain of transforms takes arrays and numbers here",
