@@ -9,8 +9,8 @@ def takes_a_dynamic_slice(x):
     return np.sum(lax.dynamic_slice(x, (1,), (2,)))
 
 
-def uses_relu6(x):
-    return np.sum(jax.nn.relu6(x))
+def uses_attention(x):
+    return np.sum(jax.nn.dot_product_attention(x, x, x))
 
 
 # A config dict read in the function: JAX reads a global when it traces, transformer when it

@@ -42,12 +42,8 @@ INSTEAD: dict[str, dict[str, str]] = {
         "all_to_all": "use lax.all_gather and index the result",
     },
     "nn": {
-        "glu": "write it: a, b = np.split(x, 2, axis=-1); a * tr.nn.sigmoid(b)",
-        "celu": "write it with np.where: np.where(x > 0, x, alpha * np.expm1(x / alpha))",
-        "selu": "write it with tr.nn.elu: 1.0507009873554805 * tr.nn.elu(x, 1.6732632423543772)",
-        "hard_tanh": "use np.clip(x, -1.0, 1.0)",
-        "relu6": "use np.clip(x, 0.0, 6.0)",
         "initializers": "initialise with tr.random (normal, uniform) scaled as the initializer would",
+        "dot_product_attention": "write it: tr.nn.softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d)) @ v",
     },
     "random": {
         "truncated_normal": "draw tr.random.normal and clip, or redraw outside the transformed function",

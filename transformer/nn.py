@@ -56,6 +56,73 @@ def leaky_relu(x, negative_slope=0.01):
     return np.where(x >= 0.0, x, negative_slope * x)
 
 
+def relu6(x):
+    # derivative 0 at both corners, as JAX's relu6 has it
+    return np.where(x > 0.0, np.where(x < 6.0, x, 6.0), 0.0)
+
+
+def hard_tanh(x):
+    return np.where(x > 1.0, 1.0, np.where(x < -1.0, -1.0, x))
+
+
+def hard_sigmoid(x):
+    return relu6(x + 3.0) / 6.0
+
+
+def hard_silu(x):
+    return x * hard_sigmoid(x)
+
+
+def hard_swish(x):
+    return hard_silu(x)
+
+
+def selu(x):
+    return 1.0507009873554804934193349852946 * elu(x, 1.6732632423543772848170429916717)
+
+
+def celu(x, alpha=1.0):
+    negative = np.where(x > 0.0, 0.0, x)    # as elu: no overflow on the branch not taken
+    return np.where(x > 0.0, x, alpha * np.expm1(negative / alpha))
+
+
+def glu(x, axis=-1):
+    """The first half of ``x`` along ``axis`` gated by the sigmoid of the second half."""
+    first, second = np.split(x, 2, axis=axis)
+    return first * sigmoid(second)
+
+
+def mish(x):
+    return x * np.tanh(softplus(x))
+
+
+def soft_sign(x):
+    return x / (np.abs(x) + 1.0)
+
+
+def squareplus(x, b=4.0):
+    return (x + np.sqrt(x * x + b)) / 2.0
+
+
+def sparse_plus(x):
+    return np.where(x <= -1.0, 0.0, np.where(x < 1.0, (x + 1.0) ** 2 / 4.0, x))
+
+
+def sparse_sigmoid(x):
+    return np.where(x <= -1.0, 0.0, np.where(x < 1.0, (x + 1.0) / 2.0, 1.0))
+
+
+def log1mexp(x):
+    """``log(1 - exp(-x))`` for x > 0, each side of log(2) by the form that keeps its digits."""
+    small = np.where(x < 0.6931471805599453, x, 1.0)    # each form reads only its own side's x
+    large = np.where(x < 0.6931471805599453, 1.0, x)
+    return np.where(x < 0.6931471805599453, np.log(-np.expm1(-small)), np.log1p(-np.exp(-large)))
+
+
+def identity(x):
+    return x
+
+
 def one_hot(x, num_classes):
     """Rows of the identity picked by the integer labels ``x`` (float; no derivative)."""
     return np.where(np.expand_dims(x, -1) == np.arange(num_classes), 1.0, 0.0)
@@ -72,6 +139,16 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5):
 def logsumexp(x, axis=-1, keepdims=False):
     peak = np.max(x, axis=axis, keepdims=True)
     result = np.log(np.sum(np.exp(x - peak), axis=axis, keepdims=True)) + peak
+    if not keepdims:        # a literal: decided when the caller is transformed
+        result = np.squeeze(result, axis=axis)
+    return result
+
+
+def logmeanexp(x, axis=None, keepdims=False):
+    """``log(mean(exp(x)))`` over ``axis`` (all of ``x`` by default), without overflow."""
+    peak = np.max(x, axis=axis, keepdims=True)
+    total = np.sum(np.exp(x - peak), axis=axis, keepdims=True)
+    result = np.log(total / (np.size(x) / np.size(total))) + peak
     if not keepdims:        # a literal: decided when the caller is transformed
         result = np.squeeze(result, axis=axis)
     return result
