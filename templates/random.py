@@ -22,7 +22,8 @@ from transformer import runtime as rt
 from transformer.rules import machinery, rule, zero_derivative
 
 _CONSTANTS = ("random.PRNGKey", "random.key", "random.key_data", "random.split", "random.fold_in", "random.bits",
-              "random.normal", "random.gumbel", "random.bernoulli", "random.categorical", "random.randint")
+              "random.normal", "random.gumbel", "random.bernoulli", "random.categorical", "random.randint",
+              "random.exponential", "random.laplace", "random.logistic", "random.rademacher")
 zero_derivative(*_CONSTANTS)
 
 

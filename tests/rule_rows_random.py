@@ -46,6 +46,12 @@ def samplers_f32(k, x):
     return x * random.normal(k1, (2, 3), dtype=np.float32) + random.uniform(k2, (3,), np.float32)
 
 
+def more_samplers(k, x):
+    k1, k2, k3, k4 = random.split(k, 4)
+    return (x * random.exponential(k1, (3,)) + random.laplace(k2, (3,)) * x ** 2,
+            random.logistic(k3, (2, 3), np.float32) * x + random.rademacher(k4, (3,)) * x)
+
+
 def normal_shapes(k, x):
     return x * random.normal(k, 3) + random.normal(k), random.normal(k, ()) * x[0]
 
@@ -82,6 +88,7 @@ def rows():
         Row("random_samplers", samplers, lambda r: (a_key(r), U(r, 3), U(r, 3), U(r, 2, 3, lo=-1.0, hi=1.0)),
             skip=NOT_JAX),
         Row("random_samplers_f32", samplers_f32, lambda r: (a_key(r), F32(r, 3)), skip=NOT_JAX),
+        Row("random_more_samplers", more_samplers, lambda r: (a_key(r), U(r, 3)), skip=NOT_JAX),
         Row("random_normal_shapes", normal_shapes, lambda r: (a_key(r), U(r, 3)), skip=NOT_JAX),
         Row("random_uniform_bounds", uniform_bounds, lambda r: (a_key(r), U(r, 3, lo=-1.0, hi=0.0), U(r)),
             skip=NOT_JAX, hessian=1),

@@ -80,7 +80,7 @@ def test_determinism_and_independence():
 def test_shapes_and_dtypes(dtype):
     k = R.PRNGKey(1)
     for shape in [(), (3,), (2, 5), (4, 1, 3)]:
-        for f in (R.uniform, R.normal, R.gumbel):
+        for f in (R.uniform, R.normal, R.gumbel, R.exponential, R.laplace, R.logistic):
             x = f(k, shape, dtype)
             assert x.shape == shape and x.dtype == dtype
     assert R.uniform(k).dtype == np.float64 and R.normal(k, (2,)).dtype == np.float64
@@ -89,6 +89,7 @@ def test_shapes_and_dtypes(dtype):
     assert R.bernoulli(k, 0.5, (4,)).dtype == np.bool_
     assert R.bits(k, (3,)).dtype == np.uint64
     assert R.bits(k, (3,), np.uint8).dtype == np.uint8
+    assert R.rademacher(k, (3,)).dtype == np.int64 and R.rademacher(k, (3,), np.float32).dtype == np.float32
 
 
 def test_distributions():
@@ -109,6 +110,14 @@ def test_distributions():
     assert np.allclose(np.bincount(c, minlength=3) / 20000, [0.1, 0.2, 0.7], atol=0.02)
     g = R.gumbel(k, (20000,))
     assert abs(g.mean() - np.euler_gamma) < 0.05
+    e = R.exponential(k, (20000,))
+    assert e.min() >= 0.0 and abs(e.mean() - 1.0) < 0.03 and abs(e.var() - 1.0) < 0.1
+    lp = R.laplace(k, (20000,))
+    assert abs(lp.mean()) < 0.05 and abs(lp.var() - 2.0) < 0.15
+    lg = R.logistic(k, (20000,))
+    assert abs(lg.mean()) < 0.05 and abs(lg.var() - np.pi ** 2 / 3) < 0.2
+    rd = R.rademacher(k, (20000,))
+    assert set(np.unique(rd).tolist()) == {-1, 1} and abs(rd.mean()) < 0.03
 
 
 def test_permutation_and_choice():
@@ -157,9 +166,12 @@ def test_draws_inside_transformed_code_are_the_numbers_drawn_outside(target):
     keys = R.split(key, 5)
     per_key = tr.jit(tr.vmap(_noisy_layer, in_axes=(0, None, None)), target=target)(keys, w, x)
     assert np.allclose(per_key, [_layer_by_hand(k, w, x)[0] for k in keys], rtol=1e-13)
-    drawn = tr.jit(lambda k: (R.split(k, 3), R.uniform(k, (2, 3), np.float32), R.permutation(k, 6)),
-                   target=target)(key)
-    for got, want in zip(drawn, (R.split(key, 3), R.uniform(key, (2, 3), np.float32), R.permutation(key, 6))):
+    drawn = tr.jit(lambda k: (R.split(k, 3), R.uniform(k, (2, 3), np.float32), R.permutation(k, 6),
+                              R.exponential(k, (4,)), R.laplace(k, (2, 2), np.float32), R.logistic(k, (3,)),
+                              R.rademacher(k, (5,))), target=target)(key)
+    for got, want in zip(drawn, (R.split(key, 3), R.uniform(key, (2, 3), np.float32), R.permutation(key, 6),
+                                 R.exponential(key, (4,)), R.laplace(key, (2, 2), np.float32),
+                                 R.logistic(key, (3,)), R.rademacher(key, (5,)))):
         assert got.dtype == want.dtype and np.array_equal(got, want)
 
 
@@ -280,6 +292,20 @@ def test_jax_gumbel_bit_exact(jr, dtype):
     for seed in (0, 5):
         for shape in [(), (7,), (100000,)]:
             assert same(R.gumbel(R.PRNGKey(seed), shape, dtype), jr.gumbel(jr.PRNGKey(seed), shape, dtype))
+
+
+@pytest.mark.parametrize("name", ["exponential", "laplace", "logistic"])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_jax_exponential_laplace_logistic_bit_exact(jr, name, dtype):
+    for seed in (0, 5):
+        for shape in [(), (7,), (100000,)]:
+            assert same(getattr(R, name)(R.PRNGKey(seed), shape, dtype),
+                        getattr(jr, name)(jr.PRNGKey(seed), shape, dtype))
+
+
+def test_jax_rademacher(jr):
+    for dtype in (None, np.int32, np.float32):
+        assert same(R.rademacher(R.PRNGKey(1), (1000,), dtype), jr.rademacher(jr.PRNGKey(1), (1000,), dtype))
 
 
 def test_jax_bernoulli_randint(jr):

@@ -41,7 +41,7 @@ import numpy as np
 
 __all__ = ["PRNGKey", "key", "key_data", "split", "fold_in", "bits", "uniform", "normal",
            "bernoulli", "categorical", "gumbel", "permutation", "choice", "randint",
-           "threefry2x32"]
+           "exponential", "laplace", "logistic", "rademacher", "threefry2x32"]
 
 _U32 = np.uint32
 _MASK32 = 0xFFFFFFFF
@@ -436,6 +436,43 @@ def _gumbel(k, shape, dtype):
     u = np.maximum(np.asarray(tiny, dtype), _uniform(k, shape, dtype, 0.0, 1.0))
     with np.errstate(divide="ignore"):
         return -_log(-_log(u))
+
+
+def _in_float32(fn, x):
+    """XLA computes a float16 elementwise operation in float32 and rounds it back."""
+    return fn(x.astype(np.float32)).astype(np.float16) if x.dtype == np.float16 else fn(x)
+
+
+def exponential(key, shape=(), dtype=None):
+    """Exponential floats of rate 1 (default float64): ``-log1p(-u)``."""
+    k = _single("exponential", key)
+    dtype = _float_dtype("exponential", dtype)
+    u = _uniform(k, _shape(shape), dtype, 0.0, 1.0)
+    return -_in_float32(_log1p, -u)
+
+
+def laplace(key, shape=(), dtype=None):
+    """Laplace floats of scale 1 (default float64): ``sign(u) * log1p(-|u|)``, ``u`` uniform in (-1, 1)."""
+    k = _single("laplace", key)
+    dtype = _float_dtype("laplace", dtype)
+    u = _uniform(k, _shape(shape), dtype, -1.0 + np.finfo(dtype).epsneg, 1.0)
+    return np.sign(u) * _in_float32(_log1p, -np.abs(u))
+
+
+def logistic(key, shape=(), dtype=None):
+    """Standard logistic floats (default float64): ``log(u) - log1p(-u)``."""
+    k = _single("logistic", key)
+    dtype = _float_dtype("logistic", dtype)
+    tiny = np.asarray(np.finfo(dtype).tiny, dtype)
+    u = np.maximum(tiny, _uniform(k, _shape(shape), dtype, 0.0, 1.0))    # as gumbel's (_gumbel)
+    return _log(u) - _in_float32(_log1p, -u)
+
+
+def rademacher(key, shape=(), dtype=None):
+    """-1 or 1 with equal chance (default int64)."""
+    dtype = np.dtype(np.int64 if dtype is None else dtype)
+    draws = bernoulli(key, 0.5, _shape(shape)).astype(dtype)
+    return (2 * draws - 1).astype(dtype)
 
 
 def categorical(key, logits, axis=-1, shape=None):

@@ -96,6 +96,8 @@ _RESULTS = {
                                  else (np.int64, 1)),
     "choice": lambda args: ((_dtype(args["a"]), args["a"].ndim - 1 + _rank_of_shape(args["shape"]))
                             if isinstance(args["a"], types.Array) else (np.int64, _rank_of_shape(args["shape"]))),
+    "exponential": _floats, "laplace": _floats, "logistic": _floats,
+    "rademacher": lambda args: (_dtype_of(args["dtype"], np.int64), _rank_of_shape(args["shape"])),
 }
 
 # ------------------------------------------------------------------ the frame
