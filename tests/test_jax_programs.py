@@ -431,6 +431,19 @@ def test_nn_functions_give_jax_s_values_and_gradients(name):
                                    jax.grad(lambda a: loss(theirs, a, jax.numpy.cos))(x), rtol=1e-12, atol=1e-14)
 
 
+def sum_of_jacobian(x):
+    return np.sum(tr.jacobian(lambda v: np.sin(v) * v[0])(x))
+
+
+def test_jacobian_is_jacrev_and_the_device_counts_are_jax_s():
+    x = np.array([0.3, 0.7])
+    assert tr.jacobian is tr.jacrev
+    want = np.cos(x)[:, None] * np.eye(2) * x[0] + np.outer(np.sin(x), [1.0, 0.0])
+    np.testing.assert_allclose(tr.jacobian(lambda v: np.sin(v) * v[0])(x), want, rtol=1e-14)
+    assert tr.jit(sum_of_jacobian)(x) == pytest.approx(want.sum(), rel=1e-14)
+    assert tr.device_count() == len(tr.devices()) == tr.local_device_count() >= 1
+
+
 def test_relu_has_derivative_zero_at_zero_as_in_jax():
     assert tr.grad(lambda x: tr.nn.relu(x))(0.0) == 0.0
 

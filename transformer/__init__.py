@@ -13,11 +13,13 @@ from .derived import hessian, hvp, jacfwd, jacrev, linearize
 from .forward import jvp
 from .jit import jit
 from .lax import stop_gradient
-from .parallel import block_until_ready, device_put, devices, pmap
+from .parallel import block_until_ready, device_count, device_put, devices, local_device_count, pmap
 from . import config
 from .show import show, tier_of
 
-__all__ = ["jit", "vmap", "pmap", "devices", "device_put", "block_until_ready", "config", "jvp", "jacfwd", "jacrev", "hessian", "hvp", "linearize", "grad", "value_and_grad", "vjp", "custom_vjp", "custom_jvp", "checkpoint", "remat", "show", "tier_of", "stop_gradient", "lax", "nn", "random", "tree", "tree_util", "TransformError", "CompileError", "NoSourceError"]
+jacobian = jacrev       # JAX's other name for it
+
+__all__ = ["jit", "vmap", "pmap", "devices", "device_count", "local_device_count", "device_put", "block_until_ready", "config", "jvp", "jacfwd", "jacrev", "jacobian", "hessian", "hvp", "linearize", "grad", "value_and_grad", "vjp", "custom_vjp", "custom_jvp", "checkpoint", "remat", "show", "tier_of", "stop_gradient", "lax", "nn", "random", "tree", "tree_util", "TransformError", "CompileError", "NoSourceError"]
 
 
 def __getattr__(name):

@@ -65,6 +65,16 @@ def devices(backend: str | None = None) -> list[Device]:
     return [Device(rank, "mpi", rank) for rank in range(mpi.world_size())]
 
 
+def device_count(backend: str | None = None) -> int:
+    """How many devices ``backend`` has (``len(devices(backend))``), as ``jax.device_count``."""
+    return len(devices(backend))
+
+
+def local_device_count(backend: str | None = None) -> int:
+    """The devices of this process: all of the cpu's and the GPUs; one per MPI rank."""
+    return 1 if _backend_name(backend) == "mpi" else device_count(backend)
+
+
 def device_put(x, device=None):
     """JAX's ``device_put``: transformer's arrays are NumPy arrays in host memory (a CUDA target copies
     them to the GPU itself on each call), so each leaf becomes a NumPy array, where it already is."""
