@@ -1,9 +1,7 @@
 def grad_while_data_dependent(x):
-    s_stack = rt.stack()
     # forward sweep: the original computation, recording what the backward sweep needs
     # s = x   [corpus_grad.py:320]
     s = x
-    s_stack = rt.push(s_stack, s)
     # while s < 10.0:   [corpus_grad.py:321]
     _t0 = s < 10.0
     while_trips = 0
@@ -12,7 +10,6 @@ def grad_while_data_dependent(x):
         # s = s * 1.5 + 0.1   [corpus_grad.py:322]
         _t1 = s * 1.5
         s = _t1 + 0.1
-        s_stack = rt.push(s_stack, s)
         # again: while s < 10.0:   [corpus_grad.py:321]
         _t0 = s < 10.0
     # backward sweep: cotangents flow from the output back to the inputs
@@ -21,13 +18,10 @@ def grad_while_data_dependent(x):
     # vjp of: while s < 10.0:   [corpus_grad.py:321]
     for iteration in range(while_trips):
         # vjp of: s = s * 1.5 + 0.1   [corpus_grad.py:322]
-        s = rt.pop(s_stack)
         _t2 = rt.unbroadcast(s_bar, _t1)
-        s = rt.top(s_stack)
         _t4 = _t2 * 1.5
         _t5 = rt.unbroadcast(_t4, s)
         s_bar = _t5
     # vjp of: s = x   [corpus_grad.py:320]
-    s = rt.pop(s_stack)
     x_bar = s_bar
     return x_bar

@@ -21,6 +21,7 @@ from .. import core_form as cf
 from .. import custom, dataflow, primitives, rules
 from ..dataflow import Assignment, ValueReads, atom_names
 from ..errors import Location, TransformError
+from .shapes import SCALAR, UNKNOWN
 
 GETITEM = "getitem"
 # the primitives whose result may have another shape than their operands
@@ -50,20 +51,57 @@ def rule_wrt(template) -> tuple[str, ...]:
     return template.rule_options.get("wrt", ())
 
 
-def _template_reads(template) -> set[str]:
+def _template_reads(template, wanted=None, shapes_too=False) -> set[str]:
     """The parameters whose *values* a rule's body reads.
 
     A parameter passed only where its shape matters (``rt.unbroadcast(g, x)``,
     ``np.shape(x)``...) does not count: any value of the variable has the
-    right shape, so the forward sweep need not tape it.
+    right shape, so the forward sweep need not tape it (unless a loop may
+    change that shape: ``shapes_too`` gives every parameter the body names).
+
+    ``wanted``: the ``wrt`` parameters whose cotangents the backward sweep keeps (None: all).
+    A rule that returns one expression per ``wrt`` parameter reads, for the others, nothing
+    they alone need: ``x * y``'s rule reads ``x`` only for ``y``'s cotangent, so where ``y``
+    is a constant, ``x`` need not be taped.
     """
     cached = getattr(template, "_reads", None)
     if cached is None:
-        from ..source import load
-        finder = ValueReads()
-        load(template).node.body.visit(finder)
-        cached = template._reads = finder.names
-    return cached
+        cached = template._reads = (_reads_per_result(template, ValueReads),
+                                    _reads_per_result(template, _NameFinder))
+    everything, per_result = cached[1 if shapes_too else 0]
+    if wanted is None or per_result is None:
+        return everything
+    wrt = rule_wrt(template)
+    return set().union(*(reads for param, reads in zip(wrt, per_result) if param in wanted))
+
+
+def _reads_per_result(template, finder_class):
+    """(the names the whole body reads, those each returned element needs) — the second None
+    unless the body is simple assignments and a return of one element per ``wrt`` parameter.
+    ``finder_class`` says what a read is (ValueReads: a value; _NameFinder: any mention)."""
+    from ..source import load
+
+    def reads_of(node) -> set:
+        finder = finder_class()
+        node.visit(finder)
+        return finder.names
+    body = load(template).node.body.body
+    everything = set().union(*(reads_of(stmt) for stmt in body))
+    last = body[-1].body[0] if body and isinstance(body[-1], cst.SimpleStatementLine) else None
+    wrt = rule_wrt(template)
+    if not (isinstance(last, cst.Return) and isinstance(last.value, cst.Tuple) and len(wrt) > 1
+            and len(last.value.elements) == len(wrt)):
+        return everything, None
+    made: dict[str, set] = {}            # a local the body assigns -> the names its value reads
+    for stmt in body[:-1]:
+        small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)):
+            return everything, None
+        made[small.targets[0].target.value] = set().union(*(made.get(n, {n}) for n in reads_of(small.value)))
+    per_result = [set().union(*(made.get(n, {n}) for n in reads_of(element.value))) & everything
+                  for element in last.value.elements]
+    return everything, per_result
 
 
 class _NameFinder(cst.CSTVisitor):
@@ -77,8 +115,10 @@ class _NameFinder(cst.CSTVisitor):
 class Analysis:
     """Which values are active, which need taping, where cotangents start."""
 
-    def __init__(self, func: cst.FunctionDef, wrt: list[str], outputs: list[str], sources: dict | None = None):
+    def __init__(self, func: cst.FunctionDef, wrt: list[str], outputs: list[str], sources: dict | None = None,
+                 shapes=None):
         self.func = func
+        self.shapes = shapes            # shapes.Shapes of the function, where known: which shapes never change
         self.outputs = set(outputs)
         self.sources = sources or {}    # short file name in origin comments -> the user's path
         self.statements = list(dataflow.walk(func.body.body))
@@ -89,6 +129,9 @@ class Analysis:
         self.tuples = dataflow.tuple_sizes(self.statements)   # reverse mode gives each element a cotangent
         self.active = self._activity(set(wrt), set(outputs))
         self.check_refusals()
+        # in-place writes whose overwritten values no one reads (vjp.py keeps nothing for them)
+        self.unread_writes, self.unzeroed_writes = _writes_into_unread_new_arrays(
+            func.body.body, lambda a: not self.is_active(a))
         self.needed = self._with_viewed_arrays(self._needed() | self._shapes_that_may_change())
         self.recompute = self._recomputable()
         self.recomputed = {dataflow.classify(stmt).target for plan in self.recompute.values() for stmt in plan}
@@ -187,7 +230,8 @@ class Analysis:
             if a.kind == "write_into":
                 needed.update(dataflow.index_names(a.small.targets[0].target))
                 needed.update(atom_names(a.value))   # unbroadcast reads v's shape
-                needed.add(a.target)
+                if id(a.line) not in self.unread_writes:    # the array the write is undone in
+                    needed.add(a.target)
                 continue
             if cf.is_atom(a.value):
                 continue
@@ -201,13 +245,30 @@ class Analysis:
             if prim.name in CUSTOM:      # the backward rule reads the residuals (a custom_jvp's: its inputs)
                 needed.update(atom_names(a.value.args[2 if prim.name == custom.VJP_CALL else 1].value))
                 continue
-            reads = _template_reads(rule_for(a.value, self.location(a.line)))
+            template = rule_for(a.value, self.location(a.line))
+            wanted = {p for p in rule_wrt(template) if p in params and
+                      any(n in self.active for n in atom_names(params[p]))}
+            reads = _template_reads(template, wanted)
+            shapes_read = _template_reads(template, wanted, shapes_too=True)
             if "z" in reads:
                 needed.add(a.target)
             for pname, atom in params.items():
                 if pname in reads and pname != "index":
                     needed.update(atom_names(atom))
+                elif pname in shapes_read and pname != "index":
+                    for name in atom_names(atom):
+                        if not self.same_shape_always(name):
+                            needed.add(name)     # the backward sweep needs the shape it had here
         return needed
+
+    def same_shape_always(self, name: str) -> bool:
+        """Whether every value ``name`` is given has one shape: its shape token (shapes.py) names
+        one shape class across all its assignments.  A loop may otherwise change it from one pass
+        to the next (``s = s + w`` with a number ``s`` and an array ``w``)."""
+        if not self.rebinds.unstable(name):
+            return True
+        token = self.shapes.of_name(name) if self.shapes is not None else UNKNOWN
+        return token == SCALAR or token[1] is not None
 
     def picks_element(self, value) -> bool:
         """Whether ``value`` is ``t[k]`` of a variable ``t`` that holds a tuple."""
@@ -433,3 +494,80 @@ def first_touch(stmts, name: str, flows=None) -> str | None:
                 return "use"
             partial = True
     return "def" if partial else None
+
+
+def _writes_into_unread_new_arrays(stmts, made_inactive=lambda a: False) -> tuple[set[int], set[int]]:
+    """The in-place writes (their statements' ids) into an array made in the same block by a
+    creating primitive (np.empty_like, np.zeros...) and read by nothing since: what such a write
+    overwrites was never read, so the backward sweep need not keep it to put it back (a NumPy
+    right-hand side's ``z = np.empty_like(y); z[0] = ...; z[1:] = ...``).  No creating primitive's
+    rule reads the array it made, only its cotangent.
+
+    Second, those of them that need no zeroing of the cotangent they read: the array was made by
+    an inactive creation (``made_inactive``: no rule reads its cotangent) and every write into it
+    since was into a region apart from this one.  Then nothing later in the backward sweep reads
+    that region of the cotangent, so it is left as it is and read as a view, with no copy."""
+    found: set[int] = set()
+    unzeroed: set[int] = set()
+    unread: dict[str, list | None] = {}    # made in this block, read by nothing since -> its writes
+    for stmt in stmts:                      # (None: made by an active creation)
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            for name in dataflow.all_names(stmt) & unread.keys():
+                del unread[name]
+            for block in cf.blocks(stmt):
+                inner_found, inner_unzeroed = _writes_into_unread_new_arrays(block, made_inactive)
+                found |= inner_found
+                unzeroed |= inner_unzeroed
+            continue
+        a = dataflow.classify(stmt)
+        if a.kind == "write_into":
+            target = a.small.targets[0].target
+            reads = set(dataflow.index_names(target)) | set(atom_names(a.small.value))
+            if a.target in unread and a.target not in reads:
+                found.add(id(stmt))
+                earlier = unread[a.target]
+                if earlier is not None and all(_apart(target, other) for other in earlier):
+                    unzeroed.add(id(stmt))
+                if earlier is not None:
+                    earlier.append(target)
+            for name in reads & unread.keys():
+                del unread[name]
+            continue
+        if a.kind != "assign":
+            for name in dataflow.all_names(stmt) & unread.keys():
+                del unread[name]
+            continue
+        for name in (set(dataflow.value_reads(a.value)) | set(atom_names(a.value))) & unread.keys():
+            del unread[name]
+        unread.pop(a.target, None)
+        prim = cf.primitive_of(a.value)
+        if prim is not None and prim.kind == primitives.CREATE:
+            unread[a.target] = [] if made_inactive(a) else None
+    return found, unzeroed
+
+
+def _apart(one: cst.Subscript, other: cst.Subscript) -> bool:
+    """Whether two index expressions surely name no element in common: on some axis both give
+    literal ranges (``z[0]`` and ``z[1:]``, ``z[:, :2]`` and ``z[:, 2]``) that do not meet.  Only
+    the parts before any other index count: an array there may take several axes, or add some."""
+    for a, b in zip(one.slice, other.slice):
+        a, b = _literal_range(a.slice), _literal_range(b.slice)
+        if a is None or b is None:
+            return False
+        if a[1] <= b[0] or b[1] <= a[0]:
+            return True
+    return False
+
+
+def _literal_range(part):
+    """The [start, stop) an index part takes of its axis, where it is an int or a slice of
+    non-negative literals and step 1; else None."""
+    if isinstance(part, cst.Index):
+        k = cf.int_literal(part.value) if part.star is None else None
+        return (k, k + 1) if k is not None and k >= 0 else None
+    lower = 0 if part.lower is None else cf.int_literal(part.lower)
+    upper = float("inf") if part.upper is None else cf.int_literal(part.upper)
+    step = 1 if part.step is None else cf.int_literal(part.step)
+    if lower is None or upper is None or lower < 0 or upper < 0 or step != 1:
+        return None
+    return lower, upper

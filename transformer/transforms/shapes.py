@@ -73,6 +73,17 @@ def loop_indices(stmts) -> set[str]:
     return names
 
 
+def range_bounds(stmts) -> set[str]:
+    """The names the function's top-level ``for`` loops take as ``range``'s bounds.  Those
+    ``range`` calls always run, and take integers only: numbers (a 0-d array at most)."""
+    names = set()
+    for stmt in stmts:
+        if isinstance(stmt, cst.For) and isinstance(stmt.iter, cst.Call) and \
+                isinstance(stmt.iter.func, cst.Name) and stmt.iter.func.value == "range":
+            names |= {arg.value.value for arg in stmt.iter.args if isinstance(arg.value, cst.Name)}
+    return names
+
+
 def join(a, b):
     if a is None:
         return b
@@ -122,7 +133,8 @@ class Shapes:
         for i, p in enumerate(core.params):
             ndim = ndims[i] if ndims and len(ndims) == len(core.params) else None
             self.tokens[p] = SCALAR if ndim == 0 else (ndim, p)
-        for name in loop_indices(core.node.body.body):
+        # a parameter a top-level loop counts to is a number (forward mode is told so in ndims)
+        for name in loop_indices(core.node.body.body) | (range_bounds(core.node.body.body) & set(core.params)):
             self.tokens[name] = SCALAR
         writes = list(assignments(core.node.body.body))
         changed = True

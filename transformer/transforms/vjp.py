@@ -24,7 +24,7 @@ import inspect
 import libcst as cst
 
 from .. import core_form as cf
-from .. import custom, dataflow, naming, primitives, simplify
+from .. import custom, dataflow, naming, simplify
 from ..core_form import CoreFunction
 from ..dataflow import Assignment, atom_names
 from ..errors import Location, TransformError
@@ -57,8 +57,7 @@ class _Reverse:
         self.tapes = {a.target for a in analysis.statements
                       if a.kind == "assign" and cf.tape_operation(a.value) in ("new", "push")}
         self.homes = self._homes()
-        self.unread_writes, self.unzeroed_writes = _writes_into_unread_new_arrays(
-            analysis.func.body.body, lambda a: not analysis.is_active(a))
+        self.unread_writes, self.unzeroed_writes = analysis.unread_writes, analysis.unzeroed_writes
         self._shapes: Shapes | None = None        # which index atoms are numbers, found when first asked
 
     # ------------------------------------------------------------- helpers
@@ -753,83 +752,6 @@ def _paths(stmts, path=()):
                 yield from _paths(block, path + ((id(stmt), branch),))
 
 
-def _writes_into_unread_new_arrays(stmts, made_inactive=lambda a: False) -> tuple[set[int], set[int]]:
-    """The in-place writes (their statements' ids) into an array made in the same block by a
-    creating primitive (np.empty_like, np.zeros...) and read by nothing since: what such a write
-    overwrites was never read, so the backward sweep need not keep it to put it back (a NumPy
-    right-hand side's ``z = np.empty_like(y); z[0] = ...; z[1:] = ...``).  No creating primitive's
-    rule reads the array it made, only its cotangent.
-
-    Second, those of them that need no zeroing of the cotangent they read: the array was made by
-    an inactive creation (``made_inactive``: no rule reads its cotangent) and every write into it
-    since was into a region apart from this one.  Then nothing later in the backward sweep reads
-    that region of the cotangent, so it is left as it is and read as a view, with no copy."""
-    found: set[int] = set()
-    unzeroed: set[int] = set()
-    unread: dict[str, list | None] = {}    # made in this block, read by nothing since -> its writes
-    for stmt in stmts:                      # (None: made by an active creation)
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            for name in dataflow.all_names(stmt) & unread.keys():
-                del unread[name]
-            for block in cf.blocks(stmt):
-                inner_found, inner_unzeroed = _writes_into_unread_new_arrays(block, made_inactive)
-                found |= inner_found
-                unzeroed |= inner_unzeroed
-            continue
-        a = dataflow.classify(stmt)
-        if a.kind == "write_into":
-            target = a.small.targets[0].target
-            reads = set(dataflow.index_names(target)) | set(atom_names(a.small.value))
-            if a.target in unread and a.target not in reads:
-                found.add(id(stmt))
-                earlier = unread[a.target]
-                if earlier is not None and all(_apart(target, other) for other in earlier):
-                    unzeroed.add(id(stmt))
-                if earlier is not None:
-                    earlier.append(target)
-            for name in reads & unread.keys():
-                del unread[name]
-            continue
-        if a.kind != "assign":
-            for name in dataflow.all_names(stmt) & unread.keys():
-                del unread[name]
-            continue
-        for name in (set(dataflow.value_reads(a.value)) | set(atom_names(a.value))) & unread.keys():
-            del unread[name]
-        unread.pop(a.target, None)
-        prim = cf.primitive_of(a.value)
-        if prim is not None and prim.kind == primitives.CREATE:
-            unread[a.target] = [] if made_inactive(a) else None
-    return found, unzeroed
-
-
-def _apart(one: cst.Subscript, other: cst.Subscript) -> bool:
-    """Whether two index expressions surely name no element in common: on some axis both give
-    literal ranges (``z[0]`` and ``z[1:]``, ``z[:, :2]`` and ``z[:, 2]``) that do not meet.  Only
-    the parts before any other index count: an array there may take several axes, or add some."""
-    for a, b in zip(one.slice, other.slice):
-        a, b = _literal_range(a.slice), _literal_range(b.slice)
-        if a is None or b is None:
-            return False
-        if a[1] <= b[0] or b[1] <= a[0]:
-            return True
-    return False
-
-
-def _literal_range(part):
-    """The [start, stop) an index part takes of its axis, where it is an int or a slice of
-    non-negative literals and step 1; else None."""
-    if isinstance(part, cst.Index):
-        k = cf.int_literal(part.value) if part.star is None else None
-        return (k, k + 1) if k is not None and k >= 0 else None
-    lower = 0 if part.lower is None else cf.int_literal(part.lower)
-    upper = float("inf") if part.upper is None else cf.int_literal(part.upper)
-    step = 1 if part.step is None else cf.int_literal(part.step)
-    if lower is None or upper is None or lower < 0 or upper < 0 or step != 1:
-        return None
-    return lower, upper
-
-
 def _ifs(stmts):
     for stmt in stmts:
         if isinstance(stmt, cst.If):
@@ -903,7 +825,7 @@ def reverse_mode(core: CoreFunction, argnums=0, has_aux=False, returns="grad") -
     outputs = _output_leaves(returned)          # (path into the output, atom), a pytree's leaves
     output_names = [n for _, atom in outputs for n in atom_names(atom)]
     analysis = Analysis(func.with_changes(body=cf.block(forward_stmts)), wrt if returns != "vjp" else params,
-                         output_names, core.sources)
+                         output_names, core.sources, Shapes(core))
     reverse = _Reverse(core, analysis)
     forward = reverse.forward(forward_stmts)
     for name in params:      # a reassigned parameter's first value goes on its tape too
