@@ -118,6 +118,7 @@ class Analysis:
     def __init__(self, func: cst.FunctionDef, wrt: list[str], outputs: list[str], sources: dict | None = None,
                  shapes=None):
         self.func = func
+        self.params = {p.name.value for p in func.params.params}
         self.shapes = shapes            # shapes.Shapes of the function, where known: which shapes never change
         self.outputs = set(outputs)
         self.sources = sources or {}    # short file name in origin comments -> the user's path
@@ -268,7 +269,69 @@ class Analysis:
         if not self.rebinds.unstable(name):
             return True
         token = self.shapes.of_name(name) if self.shapes is not None else UNKNOWN
-        return token == SCALAR or token[1] is not None
+        return token == SCALAR or token[1] is not None or self._same_shape_each_pass(name) or \
+            self._settles_after_a_constant_start(name)
+
+    def _settles_after_a_constant_start(self, name: str) -> bool:
+        """``s = 0.0`` before a loop and ``s = s + term`` in it, each term's shape the same in
+        every pass (``x[i] ** 2``): from the first pass on, ``s`` has the one shape of ``s``
+        broadcast with the terms.  Only the start's shape differs, and a constant start's
+        cotangent goes nowhere, so the backward sweep may read the last shape for every pass."""
+        sets = [a for a in self.statements if a.target == name and a.kind == "assign"]
+        if len(sets) < 2 or self.counts.count.get(name) != len(sets):
+            return False
+        start, updates = sets[0], sets[1:]
+        if start.loop_depth != 0 or self.is_active(start) or any(a.loop_depth == 0 for a in updates):
+            return False
+        for a in updates:
+            prim = cf.primitive_of(a.value) if not cf.is_atom(a.value) else None
+            if prim is None or prim.shape_rule != "elementwise":
+                return False
+            operands = set(dataflow.value_reads(a.value))
+            if name not in operands or not all(self._same_shape_each_pass(n) for n in operands - {name}):
+                return False
+        return True
+
+    def _same_shape_each_pass(self, name: str, seen=None) -> bool:
+        """Whether ``name`` has one shape in every pass of the loops around it: it is never set
+        (a parameter, a constant), a loop index, or set once from such values by elementwise
+        operations and reads at numbers or fixed slices (``x[i]``, ``x[i + 1]``, ``x[1:]``)."""
+        seen = {} if seen is None else seen          # name -> its answer (None: being decided)
+        if name in seen:
+            return bool(seen[name])
+        seen[name] = None
+        seen[name] = self._one_shape_each_pass(name, seen)
+        return seen[name]
+
+    def _one_shape_each_pass(self, name: str, seen: dict) -> bool:
+        if name in self.loop_indices or self.counts.count.get(name, 0) == 0:
+            return True
+        if self.counts.count.get(name) != 1:
+            return False
+        a = next((a for a in self.statements if a.target == name and a.kind == "assign"), None)
+        if a is None:
+            return name in self.params          # a parameter, never set again
+        if cf.is_atom(a.value):
+            return all(self._same_shape_each_pass(n, seen) for n in dataflow.value_reads(a.value))
+        prim = cf.primitive_of(a.value)
+        if prim is None:
+            return False
+        if prim.name == GETITEM:
+            base = a.value.value
+            if not isinstance(base, cst.Name) or not self._same_shape_each_pass(base.value, seen):
+                return False
+            for element in a.value.slice:
+                part = element.slice
+                if isinstance(part, cst.Index):
+                    is_number = self.shapes is not None and self.shapes.of_value(part.value) == SCALAR
+                    if not is_number or not all(self._same_shape_each_pass(n, seen) for n in dataflow.value_reads(part.value)):
+                        return False
+                elif not all(b is None or cf.int_literal(b) is not None for b in (part.lower, part.upper, part.step)):
+                    return False
+            return True
+        if prim.shape_rule != "elementwise":
+            return False
+        return all(self._same_shape_each_pass(n, seen) for n in dataflow.value_reads(a.value))
 
     def picks_element(self, value) -> bool:
         """Whether ``value`` is ``t[k]`` of a variable ``t`` that holds a tuple."""
