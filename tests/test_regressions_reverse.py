@@ -364,10 +364,21 @@ def stepped_right_hand_side(x, steps):
     return np.sum(y * y)
 
 
+def term_sliced_by_the_pass(x, w):
+    # w[:2 * i + 1] * x is computed again in the backward sweep, for its shape only: that
+    # statement was dropped as unread, and every pass took the last pass's shape
+    s = 0.0
+    for i in range(2):
+        s = s * x + w[: 2 * i + 1] * x
+    return np.sum(s)
+
+
 @pytest.mark.parametrize("target", ["python", "cpu"])
 def test_a_shape_a_loop_changes_is_taped_for_the_backward_sweep(target):
     w = np.array([0.5, 1.0, 2.0])
-    for f in (number_grown_in_a_loop, number_scaled_and_grown, number_grown_in_a_while):
+    for f in (number_grown_in_a_loop, number_scaled_and_grown, number_grown_in_a_while, term_sliced_by_the_pass):
+        if target == "cpu" and f is term_sliced_by_the_pass:
+            continue        # (its s starts a number and becomes an array, which numba refuses)
         g = tr.jit(tr.grad(f), target=target)
         if target == "python":      # (numba refuses a variable that is a number, then an array)
             got = g(0.7, w)

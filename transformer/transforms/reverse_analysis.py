@@ -120,6 +120,7 @@ class Analysis:
         self.func = func
         self.params = {p.name.value for p in func.params.params}
         self.shapes = shapes            # shapes.Shapes of the function, where known: which shapes never change
+        self._same_shapes: dict[str, bool] = {}
         self.outputs = set(outputs)
         self.sources = sources or {}    # short file name in origin comments -> the user's path
         self.statements = list(dataflow.walk(func.body.body))
@@ -263,6 +264,12 @@ class Analysis:
         return needed
 
     def same_shape_always(self, name: str) -> bool:
+        known = self._same_shapes.get(name)
+        if known is None:
+            known = self._same_shapes[name] = self._same_shape_always(name)
+        return known
+
+    def _same_shape_always(self, name: str) -> bool:
         """Whether every value ``name`` is given has one shape: its shape token (shapes.py) names
         one shape class across all its assignments.  A loop may otherwise change it from one pass
         to the next (``s = s + w`` with a number ``s`` and an array ``w``)."""

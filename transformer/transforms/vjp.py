@@ -32,6 +32,7 @@ from ..exits import structure_exits
 from ..normalize import apply_template
 from . import register
 from .shapes import SCALAR, Shapes
+from .shapes import atom_names as names_in
 from .sweep_fusion import fuse_backward_loops
 from ..dataflow import ValueReads
 from .reverse_analysis import (CUSTOM, GETITEM, UNBROADCAST, ZERO_COTANGENT, Analysis, carried, first_touch,
@@ -411,18 +412,22 @@ class _Reverse:
         return out
 
     def recomputation(self, block_key, body) -> list:
-        """The block's recomputable statements that its reversed body reads, in forward order."""
+        """The block's recomputable statements that its reversed body reads, in forward order.
+        A read for a shape counts (``rt.unbroadcast(g, t)``): the shape is this pass's, which
+        may not be the last pass's (``t = w[:i + 1] * x``)."""
         plan = self.a.recompute.get(block_key, [])
-        finder = ValueReads()
-        for stmt in body:
-            stmt.visit(finder)
-        used = finder.names
+
+        def reads(node) -> set:
+            finder = ValueReads()
+            node.visit(finder)
+            return finder.names | {n for n in names_in(node) if not self.a.same_shape_always(n)}
+        used = set().union(*(reads(stmt) for stmt in body))
         wanted = []
         for stmt in reversed(plan):
             a = dataflow.classify(stmt)
             if a.target in used:
                 wanted.append(stmt)
-                used |= set(dataflow.value_reads(a.value))
+                used |= reads(a.value)
         return list(reversed(wanted))
 
     def backward_simple(self, a: Assignment) -> list:
