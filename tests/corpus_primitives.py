@@ -246,7 +246,9 @@ def random_draws(key, x):
             tr.random.normal(keys[1], (4,)), tr.random.gumbel(keys[2], (2,), np.float32),
             tr.random.bernoulli(keys[3], 0.3, (5,)), tr.random.categorical(k1, x), tr.random.randint(k2, (3,), 0, 7),
             tr.random.permutation(k1, x), tr.random.permutation(k2, 5), tr.random.choice(k1, x, (2,), replace=False),
-            tr.random.choice(k2, 4, (3,), p=np.array([0.1, 0.2, 0.3, 0.4])))
+            tr.random.choice(k2, 4, (3,), p=np.array([0.1, 0.2, 0.3, 0.4])),
+            tr.random.exponential(keys[0], (2,)), tr.random.laplace(keys[1], (2,), np.float32),
+            tr.random.logistic(keys[2], (3,)), tr.random.rademacher(keys[3], (4,)))
 
 
 def squeeze_without_axis(x):

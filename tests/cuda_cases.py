@@ -108,9 +108,10 @@ def halve_until_small(x):
 
 
 def long_loop(x):
+    # np.sin's rule reads s, so every pass tapes it (s * 0.99 alone would need no tape)
     s = x
     for i in range(300):
-        s = s * 0.99 + 0.01
+        s = np.sin(s) * 0.99 + 0.01
     return s
 
 
