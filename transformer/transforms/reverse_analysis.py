@@ -280,12 +280,14 @@ class Analysis:
             self._settles_after_a_constant_start(name)
 
     def _settles_after_a_constant_start(self, name: str) -> bool:
-        """``s = 0.0`` before a loop and ``s = s + term`` in it, each term's shape the same in
+        """``s = 0.0`` before a loop and ``s = s + term`` in it, the term's shape the same in
         every pass (``x[i] ** 2``): from the first pass on, ``s`` has the one shape of ``s``
-        broadcast with the terms.  Only the start's shape differs, and a constant start's
-        cotangent goes nowhere, so the backward sweep may read the last shape for every pass."""
+        broadcast with the term.  Only the start's shape differs, and a constant start's
+        cotangent goes nowhere, so the backward sweep may read the last shape for every pass.
+        One statement in the loop sets ``s``: two, adding terms of two shapes, would give
+        ``s`` between them a shape of its own in the first pass, and an active one."""
         sets = [a for a in self.statements if a.target == name and a.kind == "assign"]
-        if len(sets) < 2 or self.counts.count.get(name) != len(sets):
+        if len(sets) != 2 or self.counts.count.get(name) != len(sets):
             return False
         start, updates = sets[0], sets[1:]
         if start.loop_depth != 0 or self.is_active(start) or any(a.loop_depth == 0 for a in updates):
