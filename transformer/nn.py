@@ -114,9 +114,10 @@ def sparse_sigmoid(x):
 
 def log1mexp(x):
     """``log(1 - exp(-x))`` for x > 0, each side of log(2) by the form that keeps its digits."""
-    small = np.where(x < 0.6931471805599453, x, 1.0)    # each form reads only its own side's x
-    large = np.where(x < 0.6931471805599453, 1.0, x)
-    return np.where(x < 0.6931471805599453, np.log(-np.expm1(-small)), np.log1p(-np.exp(-large)))
+    below = x < 0.6931471805599453
+    small = np.where(below, x, 1.0)    # each form reads only its own side's x
+    large = np.where(below, 1.0, x)
+    return np.where(below, np.log(-np.expm1(-small)), np.log1p(-np.exp(-large)))
 
 
 def identity(x):

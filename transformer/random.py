@@ -336,9 +336,7 @@ def _log64(x):
 
 def _log(x):
     """XLA's CPU log for x's dtype: float16 is computed in float32 and rounded back."""
-    if x.dtype == np.float16:
-        return _log32(x.astype(np.float32)).astype(np.float16)
-    return _log32(x) if x.dtype == np.float32 else _log64(x)
+    return _log64(x) if x.dtype == np.float64 else _in_float32(_log32, x)
 
 
 def _log1p(x):

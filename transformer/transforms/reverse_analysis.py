@@ -270,9 +270,10 @@ class Analysis:
         return known
 
     def _same_shape_always(self, name: str) -> bool:
-        """Whether every value ``name`` is given has one shape: its shape token (shapes.py) names
-        one shape class across all its assignments.  A loop may otherwise change it from one pass
-        to the next (``s = s + w`` with a number ``s`` and an array ``w``)."""
+        """Whether every value ``name`` is given has one shape: it is set once, or its shape token
+        (shapes.py) names one shape class across all its assignments, or it has one shape each
+        pass, or it settles after a constant start.  A loop may otherwise change it from one
+        pass to the next (``s = s + w`` with a number ``s`` and an array ``w``)."""
         if not self.rebinds.unstable(name):
             return True
         token = self.shapes.of_name(name) if self.shapes is not None else UNKNOWN
