@@ -44,3 +44,20 @@ def sum_over_a_nested_argument(params, x):
     for key, entry in params["layers"].items():
         total = total + np.sum(entry * x)
     return total
+
+
+# Tracer-style mistakes: a Python number or truth value asked of an array (JAX's
+# ConcretizationTypeError under jit; NumPy's own error here, told at the line below).
+def number_of_an_array(x):
+    scale = float(x)
+    return np.sum(x) * scale
+
+
+def branch_on_an_array(x):
+    if x > 0:
+        return np.sum(x)
+    return -np.sum(x)
+
+
+def number_of_one_element(x):
+    return float(x[1]) * np.sum(x) + int(np.sum(x > 1.5))

@@ -544,6 +544,60 @@ def test_jax_names_transformer_lacks_say_what_to_use_instead():
         tr.jit(case.uses_attention)(X)
 
 
+_TRANSFORMS = {
+    "jit (cpu)": lambda fn: tr.jit(fn),
+    "grad (python)": lambda fn: tr.grad(fn),
+    "jit(grad) (cpu)": lambda fn: tr.jit(tr.grad(fn)),
+    "jvp (python)": lambda fn: lambda x: tr.jvp(fn, (x,), (x,)),
+    "vmap (cpu)": lambda fn: tr.jit(tr.vmap(fn)),
+}
+
+
+@pytest.mark.parametrize("transform", list(_TRANSFORMS))
+def test_a_tracer_style_mistake_is_told_at_the_user_s_line_with_what_to_write(transform):
+    # JAX's ConcretizationTypeError: float() of an array, or an `if` on one.  NumPy refuses both on
+    # an array of several elements; transformer says so at the user's line on every target (numba's
+    # typing error, numba's run-time error, NumPy's), naming what to write instead.
+    import jax_style_cases as case
+    apply = _TRANSFORMS[transform]
+    x = np.array([0.5, 2.0, 3.0])
+    rows = x[None, :].repeat(2, axis=0) if transform.startswith("vmap") else x
+    for fn, wants in ((case.number_of_an_array, r"pick one \(`x\[i\]`\), reduce it \(`np\.sum\(x\)`\)"),
+                      (case.branch_on_an_array, r"`np\.where\(c, a, b\)`.*`np\.any\(c\)`")):
+        line = fn.__code__.co_firstlineno + 1
+        with pytest.raises(tr.ConcreteValueError, match=rf"jax_style_cases\.py:{line}: .*{wants}") as err:
+            apply(fn)(rows)
+        assert isinstance(err.value, (TypeError, ValueError))     # what NumPy itself raises
+    # the same calls on one element are numbers, as in NumPy (and in JAX outside jit)
+    fn = case.number_of_one_element
+    if transform.startswith("vmap"):
+        np.testing.assert_allclose(apply(fn)(rows), [fn(r) for r in rows])
+    elif transform.startswith("jvp"):
+        np.testing.assert_allclose(apply(fn)(x)[0], fn(x))
+    elif "grad" in transform:
+        # float() passes its derivative through, as np.float64(x[1]) would; int() is a step
+        np.testing.assert_allclose(apply(fn)(x), [x[1], x[1] + np.sum(x), x[1]])
+    else:
+        np.testing.assert_allclose(apply(fn)(x), fn(x))
+
+
+def test_a_tracer_style_mistake_is_told_when_the_first_calls_run_on_the_python_tier():
+    import jax_style_cases as case
+    line = case.branch_on_an_array.__code__.co_firstlineno + 1
+    with pytest.raises(tr.ConcreteValueError, match=rf"jax_style_cases\.py:{line}: "):
+        tr.jit(case.branch_on_an_array, tiered=True)(np.array([1.0, 2.0]))
+
+
+def test_another_run_time_error_keeps_its_class_and_names_the_user_s_line():
+    import jax_style_cases as case
+    # x[1] of a two-element row is past the end for a one-element row: NumPy's IndexError, with a
+    # note naming the line
+    with pytest.raises(IndexError) as err:
+        tr.grad(case.number_of_one_element)(np.array([1.0]))
+    line = case.number_of_one_element.__code__.co_firstlineno + 1
+    assert any(f"jax_style_cases.py:{line}" in note for note in err.value.__notes__)
+
+
 def test_jax_s_host_utilities():
     tr.config.update("jax_enable_x64", True)
     assert tr.config.read("jax_enable_x64") is True

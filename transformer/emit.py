@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from . import cache, core_form
-from .errors import Location
+from .errors import ConcreteValueError, Location, TransformError, concrete_value_hint
 
 MODULE_PREAMBLE = (
     "import math\n"
@@ -192,3 +192,42 @@ def user_location_in(message: str, generated_file: str) -> Location | None:
         if os.path.realpath(file) == target:
             location = user_location(generated_file, int(line)) or location
     return location
+
+
+def user_location_of_traceback(traceback) -> tuple[Location | None, bool]:
+    """The user line behind the innermost frame of ``traceback`` that runs a generated module, and
+    whether the error was raised by that line itself: in its frame, or in a runtime helper it
+    called (``rt.*``, which stands for an operation of the line), not inside some other function."""
+    generated = os.path.realpath(cache.cache_dir())
+    location, by_the_line = None, False
+    while traceback is not None:
+        file = os.path.realpath(traceback.tb_frame.f_code.co_filename)
+        if file.startswith(generated + os.sep):
+            location = user_location(file, traceback.tb_lineno) or location
+            by_the_line = True
+        elif file != _RUNTIME_FILE:
+            by_the_line = False
+        traceback = traceback.tb_next
+    return location, by_the_line and location is not None
+
+
+_RUNTIME_FILE = os.path.realpath(os.path.join(os.path.dirname(__file__), "runtime.py"))
+
+
+def told_at_user_line(err: Exception) -> Exception:
+    """``err``, raised while generated Python code ran, as the user should see it: a number or
+    truth value asked of an array (``float(x)``, ``if x > 0:``) becomes a ``ConcreteValueError`` at
+    the user's line, saying what to write instead; any other error keeps its class and gains a
+    note naming the line.  An error no generated line raised is left as it is."""
+    if isinstance(err, TransformError):
+        return err
+    location, raised_by_that_line = user_location_of_traceback(err.__traceback__)
+    if location is None:
+        return err
+    hint = concrete_value_hint(str(err))
+    if hint and raised_by_that_line:
+        return ConcreteValueError(str(err), location, hint)
+    note = f"raised while running {location} (transformer's generated code for that line)"
+    if note not in getattr(err, "__notes__", ()):
+        err.add_note(note)
+    return err

@@ -235,8 +235,11 @@ def build(fn, steps, target: str, static: dict | None = None, structures: dict |
             _write_if_missing(fn, steps, target, static, structures, backend, path, chain)
             module = emit.load(path)
         # one callable per module: numba compiles it once however many threads call it first
-        _finished[path, target] = backend.finish(getattr(module, entry), path)
-        return _finished[path, target]
+        finished = backend.finish(getattr(module, entry), path)
+        if getattr(finished, "python_twin", "") is None:      # (backends/cpu.py) built when first needed
+            finished.python_twin = lambda: build(fn, steps, "python", static, structures)
+        _finished[path, target] = finished
+        return finished
 
 
 def write_modules(fn, steps, targets, static: dict | None = None, structures: dict | None = None) -> dict:

@@ -14,7 +14,7 @@ import inspect
 
 import numpy as np
 
-from . import staging, tiers, tree
+from . import emit, staging, tiers, tree
 from .errors import Location, TransformError
 
 
@@ -188,41 +188,48 @@ class Transformed:
         return [fn for fn in self._built.values() if isinstance(fn, tiers.Tiered)]
 
     def __call__(self, *args, **kwargs):
-        if kwargs or len(args) < self._n_params:
-            bound = self.signature.bind(*args, **kwargs)
-            bound.apply_defaults()   # generated functions take every parameter positionally
-            args = bound.args
-        for value in args:
-            if _is_complex(value) or _is_structure(value):
-                refuse_complex(self.__transformer_fn__, args, list(self.signature.parameters))
-                break
-        for boundary in reversed(self.boundaries):
-            args = boundary.before(args)
-        if not self.static_argnums:
+        try:
+            if kwargs or len(args) < self._n_params:
+                bound = self.signature.bind(*args, **kwargs)
+                bound.apply_defaults()   # generated functions take every parameter positionally
+                args = bound.args
             for value in args:
-                if _is_structure(value):
+                if _is_complex(value) or _is_structure(value):
+                    refuse_complex(self.__transformer_fn__, args, list(self.signature.parameters))
                     break
-            else:
-                fn = self._generated_for_plain
-                if fn is None:
-                    fn = self._generated_for_plain = self.compiled(*args)
-                result = fn(*args)
-                for boundary in self.boundaries:
-                    result = boundary.after(result, args)
-                return self._rebuilt(fn, result)
-        fn = self.compiled(*args)
-        flat = []
-        for i, value in enumerate(args):
-            if i in self.static_argnums:
-                continue
-            if _is_structure(value):
-                flat.extend(tree.leaves(value))   # generated code takes one parameter per leaf
-            else:
-                flat.append(value)
-        result = fn(*flat)
-        for boundary in self.boundaries:
-            result = boundary.after(result, args)
-        return self._rebuilt(fn, result)
+            for boundary in reversed(self.boundaries):
+                args = boundary.before(args)
+            if not self.static_argnums:
+                for value in args:
+                    if _is_structure(value):
+                        break
+                else:
+                    fn = self._generated_for_plain
+                    if fn is None:
+                        fn = self._generated_for_plain = self.compiled(*args)
+                    result = fn(*args)
+                    for boundary in self.boundaries:
+                        result = boundary.after(result, args)
+                    return self._rebuilt(fn, result)
+            fn = self.compiled(*args)
+            flat = []
+            for i, value in enumerate(args):
+                if i in self.static_argnums:
+                    continue
+                if _is_structure(value):
+                    flat.extend(tree.leaves(value))   # generated code takes one parameter per leaf
+                else:
+                    flat.append(value)
+            result = fn(*flat)
+            for boundary in self.boundaries:
+                result = boundary.after(result, args)
+            return self._rebuilt(fn, result)
+        except Exception as err:
+            # an error of the generated Python (the python target) told at the user's line
+            told = emit.told_at_user_line(err)
+            if told is err:
+                raise
+            raise told from None
 
     def _rebuilt(self, fn, result):
         """A list, dict or named tuple the function built and returned, rebuilt from the tuples

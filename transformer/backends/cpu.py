@@ -19,8 +19,8 @@ import warnings
 import libcst as cst
 
 from .. import core_form as cf
-from ..emit import MODULE_PREAMBLE, user_location_in
-from ..errors import CompileError
+from ..emit import MODULE_PREAMBLE, told_at_user_line, user_location_in
+from ..errors import CompileError, ConcreteValueError, TransformError, concrete_value_hint
 from . import numba_fusion, numba_loops, numba_lowering, numba_parallel, numba_small_arrays, per_example
 
 NAME = "cpu"
@@ -128,6 +128,12 @@ def finish(function, path):
             if isinstance(err.__cause__, Exception):
                 raise err.__cause__ from None
             raise
+        except (TypeError, ValueError) as err:
+            if concrete_value_hint(str(err)) is None:
+                raise
+            # compiled code raises NumPy's message with no line: run the call as Python to find it
+            as_python = compiled.python_twin or (lambda: function)
+            raise _found_by_python(as_python, args) or err from None
 
     def compile_for(signature):
         """Compile for ``signature`` ahead of a call (background_compile.py)."""
@@ -140,7 +146,24 @@ def finish(function, path):
 
     compiled.dispatcher = dispatcher
     compiled.compile_for = compile_for
+    # the same build for the python target, made on first use (staging.build sets it): it says at
+    # which line a run-time error of the compiled code was raised.  Without it, this module's own
+    # functions run as Python (numba_lowering.py), which finds the line unless vmap's lanes call
+    # compiled functions of their own.
+    compiled.python_twin = None
     return compiled
+
+
+def _found_by_python(as_python, args) -> TransformError | None:
+    """The error that the call as Python (``as_python()`` makes it) raises for ``args``, told at the
+    user's line, where it is a number or truth value asked of an array (the compiled code's error,
+    raised again by NumPy)."""
+    try:
+        as_python()(*args)
+    except Exception as err:       # noqa: BLE001  (any other failure: the compiled code's error stands)
+        told = told_at_user_line(err)
+        return told if isinstance(told, ConcreteValueError) else None
+    return None
 
 
 def _not_a_number(err) -> bool:
@@ -180,5 +203,8 @@ def _user_error(err, generated_file: str) -> CompileError:
     specific = re.search(r"raised a specific error:\s*TypingError: (.+)", message)
     if specific:
         summary = f"{summary}: {specific.group(1).strip()}"
-    return CompileError(f"numba cannot compile this line: {summary}", location,
-                        f"see `transformer show` for the generated code ({generated_file})")
+    see_code = f"see `transformer show` for the generated code ({generated_file})"
+    concrete = concrete_value_hint(summary)
+    if concrete:
+        return ConcreteValueError(f"numba cannot compile this line: {summary}", location, f"{concrete}; {see_code}")
+    return CompileError(f"numba cannot compile this line: {summary}", location, see_code)
