@@ -27,7 +27,7 @@ zero_derivative(
     "shape", "ndim", "size", "len", "int", "bool",
     "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "eye",
     "stop_gradient",
-    "rt.zeros_like", "rt.scalar_seed", "rt.stack", "rt.index_slice", "rt.has_cotangent",
+    "rt.zeros_like", "rt.scalar_seed", "rt.number_per_example", "rt.truth_value_per_example", "rt.stack", "rt.index_slice", "rt.has_cotangent",
 )
 
 

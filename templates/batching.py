@@ -62,26 +62,55 @@ from transformer.rules import RULES, machinery, rule, unsupported
 
 # ------------------------------------------------------------- elementwise
 # float(x), int(x) and bool(x) of one example's scalar: the same cast of every example's at once
-# (Python's float() of the batch's array would be an error).
-@rule("batching", "float", strategy="batched")
+# (Python's float() of the batch's array would be an error).  Each first checks that an example's
+# value is one number: NumPy refuses float() of an array, and so must each example's.  So their
+# result is one value per example (``one_value``), which a condition on it needs no check for.
+@rule("batching", "float", strategy="batched", one_value=True, when_one_value="float_of_one_value")
 def float_batched(x):
+    one_each = rt.number_per_example(np.shape(x))
     return rt.astype(x, np.float64)
 
 
-@rule("batching", "int", strategy="batched")
+@rule("batching", "int", strategy="batched", one_value=True, when_one_value="int_of_one_value")
 def int_batched(x):
+    one_each = rt.number_per_example(np.shape(x))
     return rt.astype(x, np.int64)
 
 
-@rule("batching", "bool", strategy="batched")
+@rule("batching", "bool", strategy="batched", one_value=True, when_one_value="bool_of_one_value")
 def bool_batched(x):
+    one_each = rt.number_per_example(np.shape(x))
     return rt.astype(x, np.bool_)
 
 
-@rule("batching", "not", strategy="batched")
+@rule("batching", "not", strategy="batched", one_value=True, when_one_value="not_of_one_value")
 def not_batched(x):
     """Python's ``not`` of one example's value: of the batch's array ``not`` is an error."""
+    one_each = rt.truth_value_per_example(np.shape(x))
     return x == 0
+
+
+# the same, of an operand vmap knows to hold one value per example (a flag, a comparison of numbers)
+def float_of_one_value(x):
+    return rt.astype(x, np.float64)
+
+
+def int_of_one_value(x):
+    return rt.astype(x, np.int64)
+
+
+def bool_of_one_value(x):
+    return rt.astype(x, np.bool_)
+
+
+def not_of_one_value(x):
+    return x == 0
+
+
+def truth_per_example(x):
+    """vmap's mask for a condition (``if``, ``while``) that differs per example."""
+    one_each = rt.truth_value_per_example(np.shape(x))
+    return x != 0
 
 
 # every other elementwise primitive (those without a rule of their own above): the operation
@@ -469,6 +498,8 @@ machinery("batching", "rt.stack", "rt.push", "rt.pop", "rt.top", "rt.add_to_top"
 # a custom function's call (strategy "custom" in the transform): the marker stays, the batch in its
 # operands, and names the user's rule applied to each example (custom.batched_rule)
 machinery("batching", "rt.custom_vjp_call", "rt.custom_jvp_call", strategy="custom")
+unsupported("batching", ["rt.number_per_example", "rt.truth_value_per_example"],
+            "their operand is a shape, which vmap never batches (np.shape of a batched value is one example's)")
 unsupported("batching", ["ppermute"], "lax.ppermute over an axis other than this vmap's own axis_name has no "
             "batching rule (over its own axis it is rewritten with all_gather first)")
 

@@ -44,3 +44,5 @@ machinery("cuda", "arange", "linspace", "eye", strategy="host_made")
 machinery("cuda", "float", "int", "bool", strategy="host_scalar")
 machinery("cuda", "ndim", "size", "len", "getitem", "rt.stack", "rt.push", "rt.pop", "rt.top", "rt.scalar_seed",
           strategy="unchanged")
+# vmap's checks take the batch's shape (a tuple on the host) and return nothing
+machinery("cuda", "rt.number_per_example", "rt.truth_value_per_example", strategy="unchanged")

@@ -613,7 +613,8 @@ def pextremum_tangent(x, z, x_dot, axis_name):
 # jvp of grad's generated code (forward over reverse) meets these.
 
 
-@rule("tangent", "rt.zeros_like", "rt.scalar_seed", "rt.has_cotangent", "rt.index_slice", "axis_index", nondifferentiable=True)
+@rule("tangent", "rt.zeros_like", "rt.scalar_seed", "rt.number_per_example", "rt.truth_value_per_example",
+      "rt.has_cotangent", "rt.index_slice", "axis_index", nondifferentiable=True)
 def constant_helper_tangent():
     """Zeros, the seed 1.0 and axis positions are constants."""
 

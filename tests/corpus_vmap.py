@@ -420,3 +420,20 @@ def pmax_pmin_scaled(x):
 def pmax_pmin_directional(x, t):
     # forward mode inside the vmap: jvp meets pmax and pmin themselves (it refused them before)
     return tr.jvp(pmax_pmin_scaled, (x,), (t,))[1]
+
+
+# One number or truth value of each example: NumPy refuses float() of an array and an `if` on
+# one, so vmap must refuse them for an example that is an array (it cast or masked every element).
+def steps_until_small(x):
+    while x > 1.0:                    # one example's x: a number, or an array NumPy refuses here
+        x = x * 0.5
+    return x
+
+
+def negated_condition(x):
+    small = not (x > 1.0)
+    return np.where(small, x, 2.0 * x)
+
+
+def number_of_the_example(x):
+    return float(x) * 2.0 + int(x > 0.0)

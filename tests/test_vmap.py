@@ -386,3 +386,21 @@ def test_in_axes_prefix_mismatch_is_a_value_error(in_axes, message):
 def test_in_axes_prefix_all_none_needs_an_axis_size():
     with pytest.raises(ValueError, match="at least one non-None"):
         tr.vmap(c.affine, in_axes=({"W": None, "b": None}, None))
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_a_number_or_truth_value_of_an_example_that_is_an_array_is_refused_as_numpy_refuses_it(target):
+    # Each example a number: the same values as a loop over the examples.  Each example an array
+    # of three: NumPy's own error at the user's line (vmap cast or masked each element before, and
+    # returned numbers where NumPy refuses); vmap of vmap checks the inner examples.
+    numbers = np.array([0.5, 3.0, -2.0, 8.0])
+    for fn in (c.steps_until_small, c.negated_condition, c.number_of_the_example):
+        batched = tr.jit(tr.vmap(fn), target=target)
+        np.testing.assert_allclose(batched(numbers), [fn(v) for v in numbers])
+        twice = tr.jit(tr.vmap(tr.vmap(fn)), target=target)
+        np.testing.assert_allclose(twice(numbers.reshape(2, 2)), [[fn(v) for v in row] for row in numbers.reshape(2, 2)])
+        line = fn.__code__.co_firstlineno + 1
+        for call in (batched, tr.jit(tr.vmap(tr.vmap(fn)), target=target)):
+            rows = np.arange(12.0).reshape(4, 3) if call is batched else np.arange(24.0).reshape(2, 4, 3)
+            with pytest.raises(tr.ConcreteValueError, match=rf"corpus_vmap\.py:{line}: "):
+                call(rows)

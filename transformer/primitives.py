@@ -723,6 +723,12 @@ for _name in ["zeros_like", "scalar_seed", "copy", "align_batch", "has_cotangent
              may_alias=_name in ("unbroadcast", "top", "pop", "copy", "custom_vjp_call", "custom_jvp_call"),
              **_HELPER_FACTS.get(_name, {}))
 
+# vmap's checks that each example's number or condition is one value (runtime.py): they return
+# nothing and are kept for the error they raise
+for _name in ["number_per_example", "truth_value_per_example"]:
+    register(f"rt.{_name}", f"rt.{_name}", getattr(runtime, _name), SPECIAL, ("shape",), shape_rule="scalar",
+             checks_input=True)
+
 # vmap's products with one batched operand (runtime.py): primitives too, so the transforms of
 # vmap's output (grad of vmap, vmap of vmap) have rules for them
 for _name in ["dot_batched_x", "dot_batched_y", "matmul_batched_x", "matmul_batched_y", "dot_vjp_x_batched_g",

@@ -80,6 +80,25 @@ def align_batch(x):
     return np.expand_dims(x, -1) if np.ndim(x) > 0 else x
 
 
+# ------------------------------------------------- one number per example (vmap)
+# vmap's float(), int() and bool() of each example's value, and its conditions (``if``, ``while``,
+# ``not``), act on the batch's array at once (batch axis last).  NumPy refuses them where an
+# example's value holds several numbers; these checks, given the batch's shape, refuse them too,
+# with NumPy's words, rather than casting or masking every element of the example.
+def number_per_example(shape):
+    """Refuse ``float()``, ``int()`` or ``bool()`` of examples that are arrays."""
+    if len(shape) != 1:
+        raise TypeError("only 0-dimensional arrays can be converted to Python scalars (under vmap, "
+                        f"each example's value here has shape {tuple(shape[:-1])})")
+
+
+def truth_value_per_example(shape):
+    """Refuse a condition (``if``, ``while``, ``not``) on examples that are arrays."""
+    if len(shape) != 1:
+        raise ValueError("The truth value of an array with more than one element is ambiguous (under "
+                         f"vmap, each example's condition here has shape {tuple(shape[:-1])})")
+
+
 # ------------------------------------------------------------- loops
 def parallel_range(*bounds):
     """``range`` whose passes are independent (vmap's per-example loops): numba runs it as ``prange``."""

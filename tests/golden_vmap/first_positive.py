@@ -19,41 +19,43 @@ def first_positive(x):
         _t1 = x[i, :]
         _t2 = _t1 > 0
         # strategy: the condition differs per example: run both branches, keep each example's own
-        _t9 = _t2 != 0
-        _t10 = np.logical_and(active, _t9)
+        _t9 = np.shape(_t2)
+        truth_per_example_one_each = rt.truth_value_per_example(_t9)
+        _t11 = _t2 != 0
+        _t12 = np.logical_and(active, _t11)
         # _result is first given a value inside a loop whose passes differ per example
         if _result_fresh:
             # vmap of: return i   [corpus_vmap.py:302]
-            _t11 = np.asarray(i)
-            _t12 = np.expand_dims(_t11, -1)
-            _t13 = np.shape(i)
-            _t14 = _t13 + (batch_size,)
-            _t15 = np.broadcast_to(_t12, _t14)
-            _t16 = np.copy(_t15)
-            _result = _t16
+            _t13 = np.asarray(i)
+            _t14 = np.expand_dims(_t13, -1)
+            _t15 = np.shape(i)
+            _t16 = _t15 + (batch_size,)
+            _t17 = np.broadcast_to(_t14, _t16)
+            _t18 = np.copy(_t17)
+            _result = _t18
             _result_fresh = False
         else:
-            _t17 = rt.align_batch(i)
-            _result = np.where(_t10, _t17, _result)
-        _returned = np.where(_t10, True, _returned)
-        _skip = np.where(_t10, True, _skip)
-        _t18 = _returned == 0
-        active = np.logical_and(active, _t18)
+            _t19 = rt.align_batch(i)
+            _result = np.where(_t12, _t19, _result)
+        _returned = np.where(_t12, True, _returned)
+        _skip = np.where(_t12, True, _skip)
+        _t20 = _returned == 0
+        active = np.logical_and(active, _t20)
         any_active = np.any(active)
-        _t19 = not any_active
-        if _t19:
+        _t21 = not any_active
+        if _t21:
             break
     _t3 = _returned == 0
     # strategy: the condition differs per example: run both branches, keep each example's own
-    _t21 = _t3 != 0
+    _t23 = _t3 != 0
     # _result may have no value yet: its store in a loop runs only where a condition holds
     if _result_fresh:
         # vmap of: return -1   [corpus_vmap.py:303]
-        _t22 = np.full((batch_size,), -1)
-        _result = _t22
+        _t24 = np.full((batch_size,), -1)
+        _result = _t24
         _result_fresh = False
     else:
-        _result = np.where(_t21, -1, _result)
-    _returned = np.where(_t21, True, _returned)
-    _t23 = np.moveaxis(_result, -1, 0)
-    return _t23
+        _result = np.where(_t23, -1, _result)
+    _returned = np.where(_t23, True, _returned)
+    _t25 = np.moveaxis(_result, -1, 0)
+    return _t25

@@ -11,17 +11,19 @@ def masked_update(x, t):
     # vmap of: if t > 0:   [corpus_vmap.py:219]
     _t0 = t > 0
     # strategy: the condition differs per example: run both branches, keep each example's own
-    _t6 = _t0 != 0
+    _t6 = np.shape(_t0)
+    truth_per_example_one_each = rt.truth_value_per_example(_t6)
+    _t8 = _t0 != 0
     # vmap of: y[0] = t   [corpus_vmap.py:220]
-    _t7 = y[0, :]
-    _t8 = np.where(_t6, t, _t7)
-    y[0, :] = _t8
+    _t9 = y[0, :]
+    _t10 = np.where(_t8, t, _t9)
+    y[0, :] = _t10
     # vmap of: y[1] = y[1] * 2.0   [corpus_vmap.py:221]
     _t1 = y[1, :]
     _t2 = _t1 * 2.0
-    _t9 = y[1, :]
-    _t10 = np.where(_t6, _t2, _t9)
-    y[1, :] = _t10
+    _t11 = y[1, :]
+    _t12 = np.where(_t8, _t2, _t11)
+    y[1, :] = _t12
     # vmap of: return y   [corpus_vmap.py:222]
-    _t11 = np.moveaxis(y, -1, 0)
-    return _t11
+    _t13 = np.moveaxis(y, -1, 0)
+    return _t13

@@ -37,32 +37,36 @@ def newton_capped(a):
         _t3 = y_next - y
         _t4 = np.abs(_t3)
         _t2 = _t4 < 1e-12
+        _t14 = np.shape(_t2)
+        not_batched_one_each = rt.truth_value_per_example(_t14)
         _t5 = _t2 == 0
         # strategy: the condition differs per example: run both branches, keep each example's own
-        _t15 = _t5 != 0
-        _t16 = np.logical_and(active, _t15)
-        _t17 = steps >= 50
-        _t2 = np.where(_t16, _t17, _t2)
+        _t16 = _t5 != 0
+        _t17 = np.logical_and(active, _t16)
+        _t18 = steps >= 50
+        _t2 = np.where(_t17, _t18, _t2)
         # strategy: the condition differs per example: run both branches, keep each example's own
-        _t18 = _t2 != 0
-        _t19 = np.logical_and(active, _t18)
+        _t19 = np.shape(_t2)
+        truth_per_example_one_each = rt.truth_value_per_example(_t19)
+        _t21 = _t2 != 0
+        _t22 = np.logical_and(active, _t21)
         # vmap of: break   [corpus_vmap.py:340]
-        _broke = np.where(_t19, True, _broke)
-        _skip = np.where(_t19, True, _skip)
+        _broke = np.where(_t22, True, _broke)
+        _skip = np.where(_t22, True, _skip)
         _t6 = _skip == 0
         # strategy: the condition differs per example: run both branches, keep each example's own
-        _t21 = _t6 != 0
-        _t22 = np.logical_and(active, _t21)
+        _t24 = _t6 != 0
+        _t25 = np.logical_and(active, _t24)
         # vmap of: y = y_next   [corpus_vmap.py:341]
-        y = np.where(_t22, y_next, y)
-        _t23 = _broke == 0
-        active = np.logical_and(active, _t23)
+        y = np.where(_t25, y_next, y)
+        _t26 = _broke == 0
+        active = np.logical_and(active, _t26)
         any_active = np.any(active)
     # vmap of: return y_next, steps   [corpus_vmap.py:342]
     _result = (y_next, steps)
     _returned = True
-    _t24 = _result[0]
-    _t25 = _result[1]
-    _t26 = np.moveaxis(_t24, -1, 0)
-    _t27 = np.moveaxis(_t25, -1, 0)
-    return (_t26, _t27)
+    _t27 = _result[0]
+    _t28 = _result[1]
+    _t29 = np.moveaxis(_t27, -1, 0)
+    _t30 = np.moveaxis(_t28, -1, 0)
+    return (_t29, _t30)

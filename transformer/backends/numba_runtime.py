@@ -1111,6 +1111,33 @@ def solve_uncolumns(x, b):
     return lambda x, b: x
 
 
+# ------------------------------------------------- one number per example (vmap)
+def _refuse_unless_one_axis(shape, error, message):
+    """rt.number_per_example and rt.truth_value_per_example: the shape's length is known when numba
+    compiles, so a shape of one axis compiles to nothing; another raises when the line runs (not
+    when it compiles: a branch never taken must not refuse)."""
+    if isinstance(shape, types.BaseTuple) and len(shape) == 1:
+        return lambda shape: None
+
+    def refuse(shape):
+        if len(shape) >= 0:             # a condition numba cannot fold away
+            raise error(message)
+        return None
+    return refuse
+
+
+@overload(rt.number_per_example)
+def number_per_example(shape):
+    return _refuse_unless_one_axis(shape, TypeError, "only 0-dimensional arrays can be converted to Python "
+                                   "scalars (under vmap, each example's value here is an array)")
+
+
+@overload(rt.truth_value_per_example)
+def truth_value_per_example(shape):
+    return _refuse_unless_one_axis(shape, ValueError, "The truth value of an array with more than one element "
+                                   "is ambiguous (under vmap, each example's condition here is an array)")
+
+
 # -------------------------------------------------------------------- casts
 @overload(rt.cast_like)
 def cast_like(g, x):

@@ -297,6 +297,7 @@ class _Batcher:
             self.all_reads = _reads(self.core.node.body)
             self._infer_to_fixpoint()
         self.batch_size = self.scope.claim("batch_size")
+        self.one_value = _one_value_per_example(self.core.node, self.table)
         self.defined = set(params) | {self.batch_size}
         # A batched parameter the body never changes keeps its batch-first original for loops over
         # the examples (numba's batch-first copy of a batch-last array is slow).  Any in-place write
@@ -853,6 +854,9 @@ class _Batcher:
         if keywords:
             return self.rule_loop(prim, rule, args, keywords, states)
         shape_only = rule.rule_options.get("shape_only", ())
+        if "when_one_value" in rule.rule_options and all(isinstance(a, cst.Name) and a.value in self.one_value
+                                                         for a in args):
+            rule = self.named_template(rule, "when_one_value")     # its operand needs no check
 
         def operand(name, atom, state):
             if _is_batched(state):
@@ -1169,10 +1173,17 @@ class _Batcher:
     # -------------------------------------------------------- control flow
     def batched_condition(self, test) -> str:
         """A boolean per-example mask for ``test``, within the current mask."""
-        condition = self.temp_of(cst.Comparison(test, [cst.ComparisonTarget(cst.NotEqual(), cf.literal(0))]))
+        condition = self.temp_of(self.truth_per_example(test))
         if self.mask is None:
             return condition.value
         return self.temp_of(cf.call("np.logical_and", [cst.Name(self.mask), condition])).value
+
+    def truth_per_example(self, test):
+        """``test != 0``, each example's truth value, once each example's test is checked to be one value
+        (unless it is one already: a flag, a ``not``, a comparison of such values)."""
+        if not _is_batched(self._atom_state(test)) or isinstance(test, cst.Name) and test.value in self.one_value:
+            return cst.Comparison(test, [cst.ComparisonTarget(cst.NotEqual(), cf.literal(0))])
+        return self.apply(_templates().truth_per_example, x=test)
 
     def if_statement(self, stmt: cst.If):
         if not _is_batched(self._atom_state(stmt.test)):
@@ -1225,7 +1236,7 @@ class _Batcher:
         def next_pass():
             if forever:
                 return
-            condition = self.temp_of(cst.Comparison(stmt.test, [cst.ComparisonTarget(cst.NotEqual(), cf.literal(0))]))
+            condition = self.temp_of(self.truth_per_example(stmt.test))
             self.assign(active, cf.call("np.logical_and", [cst.Name(active), condition]))
 
         going, body = self.masked_body(stmt, active, None, next_pass)
@@ -1379,6 +1390,54 @@ class _Batcher:
         if axis == -1:
             return atom
         return self.temp_of(cf.call("np.moveaxis", [atom, cf.literal(-1), cf.literal(axis)]))
+
+
+def _one_value_per_example(function: cst.FunctionDef, table) -> set[str]:
+    """The names that hold one value per example wherever they are read, so that a condition on one
+    needs no check that it is: every assignment of the name gives a literal, another such name, or
+    a primitive whose batching rule makes one value (``one_value``: float(), ``not``...), or an
+    elementwise primitive of such operands.  (exits.py's flags are such names.)"""
+    body = function.body.body
+    values: dict[str, list] = {p.name.value: [None] for p in function.params.params}    # of any rank
+    for a in dataflow.walk(body):
+        if a.kind == "assign":
+            values.setdefault(a.target, []).append(a.value)
+        elif a.kind == "write_into":
+            values.setdefault(a.target, []).append(None)
+    for loop in _loops(body):                 # a loop's index counts as an assignment of unknown rank
+        if isinstance(loop, cst.For) and isinstance(loop.target, cst.Name):
+            values.setdefault(loop.target.value, []).append(None)
+    elementwise = (primitives.UNARY, primitives.BINARY, primitives.COMPARE)
+
+    def one_value(value, known) -> bool:
+        if value is None:
+            return False
+        if isinstance(value, cst.Name):
+            return value.value in ("True", "False") or value.value in known
+        if cf.is_atom(value):           # a number, or a negative one (a string or a tuple is no condition)
+            return isinstance(value, (cst.Integer, cst.Float, cst.UnaryOperation))
+        prim = cf.primitive_of(value)
+        if prim is None:
+            return False
+        if (getattr(table.get(prim.name), "rule_options", {}) or {}).get("one_value"):
+            return True
+        return prim.kind in elementwise and not cf.keywords(value) and \
+            all(one_value(operand, known) for operand in cf.operands(value))
+
+    known = set(values)
+    while True:                 # the largest set consistent with every assignment
+        kept = {name for name in known if all(one_value(v, known) for v in values[name])}
+        if kept == known:
+            return known
+        known = kept
+
+
+def _loops(stmts):
+    for stmt in stmts:
+        if isinstance(stmt, (cst.For, cst.While)):
+            yield stmt
+        for block in cf.blocks(stmt) if not isinstance(stmt, cst.SimpleStatementLine) else ():
+            yield from _loops(block)
 
 
 def _templates():
