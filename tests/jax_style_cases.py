@@ -61,3 +61,32 @@ def branch_on_an_array(x):
 
 def number_of_one_element(x):
     return float(x[1]) * np.sum(x) + int(np.sum(x > 1.5))
+
+
+# lax's elementwise names, as a JAX program calls them
+def uses_lax_elementwise(x, y):
+    a = lax.rsqrt(lax.square(x) + 1.0) * lax.clamp(-0.5, y, 0.5) + lax.cbrt(lax.exp2(y))
+    b = lax.logistic(lax.sub(x, y)) + lax.integer_pow(lax.tanh(x), 3) + lax.atan2(x, y + 2.0)
+    c = lax.max(lax.exp(-x), lax.cos(y)) + lax.min(lax.sinh(x), lax.acosh(lax.abs(y) + 1.5))
+    d = lax.rem(x * 7.0, 2.0) + lax.round(x * 3.0) + lax.round(y * 3.0, 1) + lax.pow(lax.abs(x) + 1.0, y)
+    e = lax.mul(lax.log1p(lax.abs(y)), lax.expm1(x)) + lax.neg(lax.asinh(x)) + lax.atanh(y * 0.5)
+    f = lax.select(lax.gt(x, y), lax.sin(x), lax.tan(y * 0.5)) + lax.sign(x) * lax.floor(y) + lax.ceil(x)
+    g = lax.add(lax.asin(y * 0.5), lax.acos(x * 0.2)) + lax.atan(x) + lax.cosh(y) + lax.sqrt(lax.abs(x))
+    return np.sum(a * b + c + d + e + f + g + lax.sort(x) * y + lax.log(lax.abs(x) + 1.0))
+
+
+# tree_util over a list of (w, b) tuples inside transformed code
+def sum_of_squares_by_tree_leaves(params):
+    total = 0.0
+    for p in jax.tree_util.tree_leaves(params):
+        total = total + np.sum(p ** 2)
+    return total
+
+
+def sum_of_squares_by_tree_reduce(params):
+    return jax.tree_util.tree_reduce(lambda a, b: a + np.sum(b ** 2), params, 0.0)
+
+
+def largest_leaf_sum(params):
+    sums = jax.tree_util.tree_map(lambda p: np.sum(p), jax.tree_util.tree_leaves(params))
+    return jax.tree_util.tree_reduce(lambda a, b: np.maximum(a, b), sums)

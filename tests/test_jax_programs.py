@@ -598,6 +598,73 @@ def test_another_run_time_error_keeps_its_class_and_names_the_user_s_line():
     assert any(f"jax_style_cases.py:{line}" in note for note in err.value.__notes__)
 
 
+def _central_differences(fn, args, k, eps=1e-6):
+    x = args[k]
+    out = np.zeros_like(x)
+    for i in range(x.size):
+        step = np.zeros_like(x)
+        step.flat[i] = eps
+        up = [a + step if j == k else a for j, a in enumerate(args)]
+        down = [a - step if j == k else a for j, a in enumerate(args)]
+        out.flat[i] = (fn(*up) - fn(*down)) / (2 * eps)
+    return out
+
+
+# no operand within 1e-6 of a rounding step, a clamp's bound or a tie of max/min
+_X = np.array([0.31, -1.27, 2.43, 0.12])
+_Y = np.array([0.74, 0.21, -0.43, 1.52])
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_lax_s_elementwise_names_give_numpy_s_values_and_gradients(target):
+    import jax_style_cases as case
+    fn = case.uses_lax_elementwise
+    np.testing.assert_allclose(tr.jit(fn, target=target)(_X, _Y), fn(_X, _Y), rtol=1e-12)
+    grads = tr.jit(tr.grad(fn, argnums=(0, 1)), target=target)(_X, _Y)
+    for k in (0, 1):
+        np.testing.assert_allclose(grads[k], _central_differences(fn, (_X, _Y), k), rtol=1e-6, atol=1e-6)
+
+
+def test_lax_s_elementwise_names_give_jax_s_values_and_gradients():
+    jax = pytest.importorskip("jax")
+    import inspect
+
+    import jax_style_cases as case
+    jax.config.update("jax_enable_x64", True)
+    source = inspect.getsource(case.uses_lax_elementwise).replace("np.sum", "jnp.sum")
+    scope = {"lax": jax.lax, "jnp": jax.numpy}
+    exec(source, scope)               # the same lines, with jax.lax and jax.numpy
+    theirs = scope["uses_lax_elementwise"]
+    np.testing.assert_allclose(case.uses_lax_elementwise(_X, _Y), theirs(_X, _Y), rtol=1e-12)
+    ours = tr.grad(case.uses_lax_elementwise, argnums=(0, 1))(_X, _Y)
+    for mine, jaxs in zip(ours, jax.grad(theirs, argnums=(0, 1))(_X, _Y)):
+        np.testing.assert_allclose(mine, np.asarray(jaxs), rtol=1e-12, atol=1e-14)
+
+
+def test_lax_round_takes_halves_away_from_zero_and_just_below_a_half_down():
+    below_half = np.nextafter(0.5, 0.0)
+    x = np.array([0.5, -0.5, 1.5, 2.5, -2.5, below_half, -below_half, 0.0])
+    np.testing.assert_array_equal(tr.lax.round(x), [1.0, -1.0, 2.0, 3.0, -3.0, 0.0, -0.0, 0.0])
+    np.testing.assert_array_equal(tr.lax.round(x, 1), np.rint(x))
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_tree_leaves_and_tree_reduce_inside_transformed_code(target):
+    import jax_style_cases as case
+    params = [(np.array([1.0, 2.0]), np.array(0.5)), (np.array([[1.0, -1.0]]), np.array([3.0]))]
+    wanted = [(2 * w, 2 * b) for w, b in params]
+    for fn in (case.sum_of_squares_by_tree_leaves, case.sum_of_squares_by_tree_reduce):
+        assert tr.jit(fn, target=target)(params) == pytest.approx(16.25)
+        grads = tr.jit(tr.grad(fn), target=target)(params)
+        for (gw, gb), (ww, wb) in zip(grads, wanted):
+            np.testing.assert_allclose(gw, ww)
+            np.testing.assert_allclose(gb, wb)
+    assert tr.jit(case.largest_leaf_sum, target=target)(params) == pytest.approx(3.0)
+    # outside transformed code they are plain functions, as JAX's
+    assert tr.tree_util.tree_reduce(lambda a, b: a + b, [1, (2, 3)]) == 6
+    assert tr.tree_util.tree_all([np.array(True), (1, True)]) and not tr.tree_util.tree_all([1, 0])
+
+
 def test_jax_s_host_utilities():
     tr.config.update("jax_enable_x64", True)
     assert tr.config.read("jax_enable_x64") is True

@@ -28,7 +28,6 @@ NOT_PRIMITIVE_TABLES = {
     ("naming.py", "RESERVED"): "Python's builtin names (len, float, min...), kept from user variables",
     ("dataflow.py", "_NO_NAMES"): "libcst's fields that hold punctuation (Attribute.dot, Assign's equal)",
     ("__init__.py", "__all__"): "the package's public names; tr.stop_gradient is one",
-    ("jax_names.py", "INSTEAD"): "names in JAX's modules that transformer lacks (lax.sort), with what to use",
     ("core_form.py", "_UNARY_NODES"): "Python's unary operator tokens and their libcst nodes ('not')",
 }
 

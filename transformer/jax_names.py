@@ -34,9 +34,8 @@ INSTEAD: dict[str, dict[str, str]] = {
         "conv_general_dilated": "write the convolution with np.einsum or slices; np.convolve works for 1-D",
         "dot_general": "use np.einsum or np.tensordot",
         "batch_matmul": "use @ (np.matmul), which broadcasts batch dimensions",
-        "rsqrt": "use 1.0 / np.sqrt(x)",
-        "clamp": "use np.clip(x, low, high)",
-        "sort": "use np.sort",
+        "div": "use x / y for floating point; lax.div rounds an integer quotient toward zero, which "
+               "(x - np.fmod(x, y)) // y gives",
         "top_k": "use np.sort or np.argsort and a slice",
         "psum_scatter": "use lax.psum",
         "all_to_all": "use lax.all_gather and index the result",

@@ -1,6 +1,8 @@
 """Primitives that have no NumPy spelling, used inside transformed functions."""
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 
@@ -134,7 +136,7 @@ def switch(index, branches, *operands):
     """``branches[index](*operands)``, with ``index`` clamped to the branches (JAX's meaning).  Inside
     transformed code it is an if/elif chain over the branches (templates/definitions.py), so each
     transform sees a plain branch."""
-    chosen = min(max(int(index), 0), len(branches) - 1)
+    chosen = builtins.min(builtins.max(int(index), 0), len(branches) - 1)   # (lax.max is elementwise)
     return branches[chosen](*operands)
 
 
@@ -180,6 +182,203 @@ def log_ndtr(x):
     """log(ndtr(x)), accurate far into the left tail (scipy.special.log_ndtr)."""
     from scipy import special
     return special.log_ndtr(x)
+
+
+# ------------------------------------------------------- elementwise names
+# JAX's lax spells NumPy's elementwise functions its own way; each is the NumPy call (whose
+# derivatives and batching are the primitives' own), so a JAX program keeps its lax calls.
+# lax.div is left out: it rounds integer quotients toward zero, and x / y does not.
+def abs(x):
+    return np.abs(x)
+
+
+def neg(x):
+    return -x
+
+
+def sign(x):
+    return np.sign(x)
+
+
+def add(x, y):
+    return x + y
+
+
+def sub(x, y):
+    return x - y
+
+
+def mul(x, y):
+    return x * y
+
+
+def rem(x, y):
+    """The remainder with the dividend's sign, as C's fmod (np.remainder takes the divisor's)."""
+    return np.fmod(x, y)
+
+
+def pow(x, y):
+    return np.power(x, y)
+
+
+def integer_pow(x, y):
+    return x ** y
+
+
+def square(x):
+    return np.square(x)
+
+
+def sqrt(x):
+    return np.sqrt(x)
+
+
+def rsqrt(x):
+    return 1.0 / np.sqrt(x)
+
+
+def cbrt(x):
+    return np.cbrt(x)
+
+
+def exp(x):
+    return np.exp(x)
+
+
+def exp2(x):
+    return np.exp2(x)
+
+
+def expm1(x):
+    return np.expm1(x)
+
+
+def log(x):
+    return np.log(x)
+
+
+def log1p(x):
+    return np.log1p(x)
+
+
+def logistic(x):
+    """1 / (1 + exp(-x)), jax.nn.sigmoid."""
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def sin(x):
+    return np.sin(x)
+
+
+def cos(x):
+    return np.cos(x)
+
+
+def tan(x):
+    return np.tan(x)
+
+
+def asin(x):
+    return np.arcsin(x)
+
+
+def acos(x):
+    return np.arccos(x)
+
+
+def atan(x):
+    return np.arctan(x)
+
+
+def atan2(x, y):
+    return np.arctan2(x, y)
+
+
+def sinh(x):
+    return np.sinh(x)
+
+
+def cosh(x):
+    return np.cosh(x)
+
+
+def tanh(x):
+    return np.tanh(x)
+
+
+def asinh(x):
+    return np.arcsinh(x)
+
+
+def acosh(x):
+    return np.arccosh(x)
+
+
+def atanh(x):
+    return np.arctanh(x)
+
+
+def floor(x):
+    return np.floor(x)
+
+
+def ceil(x):
+    return np.ceil(x)
+
+
+def round(x, rounding_method=0):
+    """Halves away from zero (JAX's default, ``rounding_method=0``), or to even (``1``, np.rint).
+    ``x - trunc(x)`` is exact, so a value just below a half is not taken for one."""
+    if rounding_method == 1:
+        return np.rint(x)
+    whole = np.trunc(x)
+    return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole)
+
+
+def is_finite(x):
+    return np.isfinite(x)
+
+
+def max(x, y):
+    return np.maximum(x, y)
+
+
+def min(x, y):
+    return np.minimum(x, y)
+
+
+def clamp(min, x, max):
+    """``x`` clipped to [min, max] (JAX's argument order: the bounds either side)."""
+    return np.clip(x, min, max)
+
+
+def eq(x, y):
+    return x == y
+
+
+def ne(x, y):
+    return x != y
+
+
+def lt(x, y):
+    return x < y
+
+
+def le(x, y):
+    return x <= y
+
+
+def gt(x, y):
+    return x > y
+
+
+def ge(x, y):
+    return x >= y
+
+
+def sort(operand, dimension=-1):
+    """One array sorted along ``dimension`` (JAX's several-operand form is not here)."""
+    return np.sort(operand, axis=dimension)
 
 
 def __getattr__(name):

@@ -990,6 +990,8 @@ class _Normalizer:
             return self.construct(node, r.value)
         if r.kind == "user" and r.value in _TREE_MAPS:
             return self.tree_map(node)
+        if self.is_tree_leaves(node):
+            return self.tree_leaves(node)
         named = resolve.transform_named(func, self.uf.lookup, self.locals) if r.kind == "user" else None
         if named == "jvp":
             return self.jvp_call(node)
@@ -1541,6 +1543,8 @@ class _Normalizer:
     def rows_of(self, node) -> list | None:
         """The entries a for clause runs over, when their number is known now: atoms (or tuples of
         them, for zip and enumerate); None when it is known only at run time."""
+        if self.is_tree_leaves(node):           # for p in tree_leaves(params): one pass per leaf
+            return self.leaf_atoms(node)
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and not any(a.keyword for a in node.args):
             r = resolve.resolve(node.func, self.uf.lookup, self.locals)
             if r.kind == "loop" and r.value == "zip":
@@ -1641,6 +1645,30 @@ class _Normalizer:
             return mapped(atoms, first if first is not None else _LEAF)
         finally:
             self.substitute = saved
+
+    def tree_leaves(self, node: cst.Call):
+        """``tree_leaves(params)`` of a structure known when the function is specialized: a list of
+        its leaves, each read by position (a Python loop over it is unrolled, as over any list)."""
+        found = self.leaf_atoms(node)
+        built = self.temp()
+        self.assign(built, cf.tuple_of(found))
+        self.core.structures[built] = TreeDef("list", tuple(self.core.structures.get(a.value, _LEAF)
+                                                           if isinstance(a, cst.Name) else _LEAF for a in found))
+        return cst.Name(built)
+
+    def leaf_atoms(self, node: cst.Call) -> list:
+        """The atoms of ``tree_leaves(tree)``'s leaves, each read by position."""
+        if len(node.args) != 1 or node.args[0].keyword is not None:
+            raise self.error(node, "tree_leaves(tree) takes one tree, by position")
+        atom = self.atom(node.args[0].value)
+        treedef = self.core.structures.get(atom.value) if isinstance(atom, cst.Name) else None
+        return self.leaves_of(self.held(atom), treedef if treedef is not None else _LEAF)
+
+    def is_tree_leaves(self, node) -> bool:
+        if not isinstance(node, cst.Call):
+            return False
+        r = resolve.resolve(node.func, self.uf.lookup, self.locals)
+        return r.kind == "user" and r.value in _TREE_LEAVES
 
     def snapshot(self, held):
         """``held`` (an atom or a function) as it is now: a name that later statements may rebind is
@@ -2171,6 +2199,14 @@ def _tree_maps() -> tuple:
 
 
 _TREE_MAPS = _tree_maps()
+
+
+def _tree_leaves() -> tuple:
+    from . import tree, tree_util
+    return (tree.leaves, tree_util.tree_leaves)
+
+
+_TREE_LEAVES = _tree_leaves()
 
 
 def _is_number_literal(node) -> bool:
