@@ -107,6 +107,12 @@ def not_of_one_value(x):
     return x == 0
 
 
+def number_per_example(x):
+    """vmap's check of a range() bound that differs per example: one number each."""
+    one_each = rt.number_per_example(np.shape(x))
+    return x
+
+
 def truth_per_example(x):
     """vmap's mask for a condition (``if``, ``while``) that differs per example."""
     one_each = rt.truth_value_per_example(np.shape(x))

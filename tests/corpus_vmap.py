@@ -437,3 +437,10 @@ def negated_condition(x):
 
 def number_of_the_example(x):
     return float(x) * 2.0 + int(x > 0.0)
+
+
+def repeated_sum(x, n):
+    total = x * 0.0
+    for i in range(n):               # one example's n: a number, or an array NumPy refuses here
+        total = total + x
+    return total

@@ -404,3 +404,13 @@ def test_a_number_or_truth_value_of_an_example_that_is_an_array_is_refused_as_nu
             rows = np.arange(12.0).reshape(4, 3) if call is batched else np.arange(24.0).reshape(2, 4, 3)
             with pytest.raises(tr.ConcreteValueError, match=rf"corpus_vmap\.py:{line}: "):
                 call(rows)
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_a_range_bound_of_an_example_that_is_an_array_is_refused(target):
+    x = np.arange(12.0).reshape(4, 3)
+    counts = np.array([1, 2, 3, 0])
+    batched = tr.jit(tr.vmap(c.repeated_sum), target=target)
+    np.testing.assert_allclose(batched(x, counts), x * counts[:, None])
+    with pytest.raises(tr.ConcreteValueError, match=r"corpus_vmap\.py:\d+: .*range\(\)"):
+        batched(x, np.array([[1, 2], [1, 2], [3, 1], [0, 0]]))

@@ -56,7 +56,7 @@ class ConcreteValueError(TransformError, TypeError, ValueError):
 # each kind of mistake, and the hint that names what to write instead.
 _NUMBER_OF_AN_ARRAY = re.compile(
     r"only (0-dimensional|length-1|integer scalar) arrays can be converted"
-    r"|No implementation of function Function\(<class '(float|int|complex|bool)'>\)[^\n]*\(array\(")
+    r"|No implementation of function Function\(<class '(float|int|complex|bool|range)'>\)[^\n]*\(array\(")
 _TRUTH_OF_AN_ARRAY = re.compile(r"truth value of an array with more than one element is ambiguous")
 _NUMBER_HINT = ("a Python number (float(), int(), range(), an index) needs one element, and this is "
                 "an array with several; pick one (`x[i]`), reduce it (`np.sum(x)`), or keep "

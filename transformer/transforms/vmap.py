@@ -1261,6 +1261,9 @@ class _Batcher:
             self.emit(stmt.with_changes(body=cf.block(body)))
             return
         bounds = [a.value for a in stmt.iter.args]
+        for bound in bounds:           # range() of each example's bound needs one number, as in NumPy
+            if _is_batched(self._atom_state(bound)) and not (isinstance(bound, cst.Name) and bound.value in self.one_value):
+                self.apply(_templates().number_per_example, x=bound)
         start, stop, step = ([cf.literal(0)] + bounds + [cf.literal(1)])[:3] if len(bounds) == 1 else \
             (bounds + [cf.literal(1)])[:3]
         if _is_batched(self._atom_state(step)):
