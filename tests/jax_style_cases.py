@@ -72,7 +72,10 @@ def uses_lax_elementwise(x, y):
     e = lax.mul(lax.log1p(lax.abs(y)), lax.expm1(x)) + lax.neg(lax.asinh(x)) + lax.atanh(y * 0.5)
     f = lax.select(lax.gt(x, y), lax.sin(x), lax.tan(y * 0.5)) + lax.sign(x) * lax.floor(y) + lax.ceil(x)
     g = lax.add(lax.asin(y * 0.5), lax.acos(x * 0.2)) + lax.atan(x) + lax.cosh(y) + lax.sqrt(lax.abs(x))
-    return np.sum(a * b + c + d + e + f + g + lax.sort(x) * y + lax.log(lax.abs(x) + 1.0))
+    zero = 0.0 * x                    # (jax.lax.select takes operands of one shape)
+    h = lax.select(lax.lt(x, y), x, y) + lax.select(lax.le(x, 0.0), 2.0 * y, y) + lax.select(lax.ge(y, 0.5), y, zero)
+    k = lax.select(np.logical_and(lax.is_finite(x), lax.ne(x, y)), x, zero) + lax.select(lax.eq(x, 0.31), y, zero)
+    return np.sum(a * b + c + d + e + f + g + h + k + lax.sort(x) * y + lax.log(lax.abs(x) + 1.0))
 
 
 # tree_util over a list of (w, b) tuples inside transformed code
