@@ -93,3 +93,7 @@ def sum_of_squares_by_tree_reduce(params):
 def largest_leaf_sum(params):
     sums = jax.tree_util.tree_map(lambda p: np.sum(p), jax.tree_util.tree_leaves(params))
     return jax.tree_util.tree_reduce(lambda a, b: np.maximum(a, b), sums)
+
+
+def sum_by_jax_tree_reduce(params):
+    return jax.tree.reduce(lambda a, b: a + np.sum(b), params, 0.0)

@@ -660,9 +660,11 @@ def test_tree_leaves_and_tree_reduce_inside_transformed_code(target):
             np.testing.assert_allclose(gw, ww)
             np.testing.assert_allclose(gb, wb)
     assert tr.jit(case.largest_leaf_sum, target=target)(params) == pytest.approx(3.0)
+    assert tr.jit(case.sum_by_jax_tree_reduce, target=target)(params) == pytest.approx(6.5)
     # outside transformed code they are plain functions, as JAX's
     assert tr.tree_util.tree_reduce(lambda a, b: a + b, [1, (2, 3)]) == 6
     assert tr.tree_util.tree_all([np.array(True), (1, True)]) and not tr.tree_util.tree_all([1, 0])
+    assert tr.tree.reduce(lambda a, b: a * b, (2, [3, 4]), 1) == 24 and tr.tree.all({"a": 1, "b": (2,)})
 
 
 def test_jax_s_host_utilities():

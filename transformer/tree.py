@@ -13,6 +13,7 @@ and a registered class's children by the attribute of the instance that holds ea
 """
 from __future__ import annotations
 
+import builtins
 import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -275,3 +276,24 @@ def map(fn: Callable, tree, *rest):
             raise ValueError(f"tree structures differ: {treedef} and {other_def}")
         others.append(other_flat)
     return unflatten(treedef, [fn(*xs) for xs in zip(flat, *others)])
+
+
+def reduce(function: Callable, tree, initializer=None):
+    """``function`` folded over the leaves from the left (``functools.reduce``), as JAX's; from
+    ``initializer`` where one is given (None stands for none).  Plain code over ``leaves``, which
+    transformed code reads as a list of the leaves (normalize.py), so it works there too."""
+    values = leaves(tree)
+    if initializer is None:           # decided when transformed code is specialized
+        total = values[0]
+        for value in values[1:]:
+            total = function(total, value)
+    else:
+        total = initializer
+        for value in values:
+            total = function(total, value)
+    return total
+
+
+def all(tree) -> bool:
+    """Whether every leaf is true, as Python's ``all`` takes each (JAX's ``tree.all``)."""
+    return builtins.all(leaves(tree))

@@ -29,26 +29,8 @@ def tree_unflatten(treedef: TreeDef, leaves_in):
     return unflatten(treedef, leaves_in)
 
 
-def tree_reduce(function, tree, initializer=None):
-    """``function`` folded over the leaves from the left (``functools.reduce``), as JAX's; from
-    ``initializer`` where one is given (None stands for none, so transformed code can read it)."""
-    values = tree_leaves(tree)
-    if initializer is None:           # decided when transformed code is specialized
-        total = values[0]
-        for value in values[1:]:
-            total = function(total, value)
-    else:
-        total = initializer
-        for value in values:
-            total = function(total, value)
-    return total
-
-
-def tree_all(tree) -> bool:
-    """Whether every leaf is true (each leaf's truth as Python's ``all`` takes it, as JAX's)."""
-    return all(tree_leaves(tree))
-
-
+tree_reduce = tree.reduce
+tree_all = tree.all
 register_pytree_node = tree.register_pytree_node
 register_dataclass = tree.register_dataclass
 register_pytree_node_class = tree.register_pytree_node_class
