@@ -166,6 +166,20 @@ def walk(stmts, loop_depth: int = 0):
                 yield from walk(block, inner_depth)
 
 
+def loops(stmts):
+    """Every for and while loop under ``stmts``, outer ones first."""
+    for stmt in stmts:
+        if isinstance(stmt, (cst.For, cst.While)):
+            yield stmt
+        for block in cf.blocks(stmt):
+            yield from loops(block)
+
+
+def loop_indices(stmts) -> set[str]:
+    """The names for loops under ``stmts`` bind as their index."""
+    return {loop.target.value for loop in loops(stmts) if isinstance(loop, cst.For)}
+
+
 def control_reads(stmts) -> set[str]:
     """Names read by if/while conditions and loop bounds anywhere under ``stmts``."""
     names: set[str] = set()

@@ -19,7 +19,7 @@ import libcst as cst
 
 from .. import core_form as cf
 from .. import custom, dataflow, primitives, rules
-from ..dataflow import Assignment, ValueReads, atom_names
+from ..dataflow import Assignment, ValueReads, atom_names, loops
 from ..errors import Location, TransformError
 from .shapes import SCALAR, UNKNOWN
 
@@ -126,7 +126,7 @@ class Analysis:
         self.statements = list(dataflow.walk(func.body.body))
         self.counts = dataflow.write_counts(func)
         self.rebinds = dataflow.write_counts(func, include_setitem=False)
-        self.loop_indices = _loop_indices(func.body.body)
+        self.loop_indices = dataflow.loop_indices(func.body.body)
         self._origins = None
         self.tuples = dataflow.tuple_sizes(self.statements)   # reverse mode gives each element a cotangent
         self.active = self._activity(set(wrt), set(outputs))
@@ -444,28 +444,10 @@ class Analysis:
         return plans
 
 
-def _loop_indices(stmts) -> set[str]:
-    names = set()
-    for stmt in stmts:
-        if isinstance(stmt, cst.For):
-            names.add(stmt.target.value)
-        for block in cf.blocks(stmt):
-            names |= _loop_indices(block)
-    return names
-
-
 def is_exit_break(stmt) -> bool:
     """``if flag: break`` at the end of a loop body (left by ``structure_exits``)."""
     return isinstance(stmt, cst.If) and stmt.orelse is None and len(stmt.body.body) == 1 and \
         isinstance(stmt.body.body[0], cst.SimpleStatementLine) and isinstance(stmt.body.body[0].body[0], cst.Break)
-
-
-def loops(stmts):
-    for stmt in stmts:
-        if isinstance(stmt, (cst.For, cst.While)):
-            yield stmt
-        for block in cf.blocks(stmt):
-            yield from loops(block)
 
 
 def isolate_conditions(stmts, scope) -> list:

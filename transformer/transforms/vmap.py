@@ -854,8 +854,7 @@ class _Batcher:
         if keywords:
             return self.rule_loop(prim, rule, args, keywords, states)
         shape_only = rule.rule_options.get("shape_only", ())
-        if "when_one_value" in rule.rule_options and all(isinstance(a, cst.Name) and a.value in self.one_value
-                                                         for a in args):
+        if "when_one_value" in rule.rule_options and all(self.holds_one_value(a) for a in args):
             rule = self.named_template(rule, "when_one_value")     # its operand needs no check
 
         def operand(name, atom, state):
@@ -1178,10 +1177,14 @@ class _Batcher:
             return condition.value
         return self.temp_of(cf.call("np.logical_and", [cst.Name(self.mask), condition])).value
 
+    def holds_one_value(self, atom) -> bool:
+        """Whether ``atom`` is a name known to hold one value per example (``_one_value_per_example``)."""
+        return isinstance(atom, cst.Name) and atom.value in self.one_value
+
     def truth_per_example(self, test):
         """``test != 0``, each example's truth value, once each example's test is checked to be one value
         (unless it is one already: a flag, a ``not``, a comparison of such values)."""
-        if not _is_batched(self._atom_state(test)) or isinstance(test, cst.Name) and test.value in self.one_value:
+        if not _is_batched(self._atom_state(test)) or self.holds_one_value(test):
             return cst.Comparison(test, [cst.ComparisonTarget(cst.NotEqual(), cf.literal(0))])
         return self.apply(_templates().truth_per_example, x=test)
 
@@ -1262,7 +1265,7 @@ class _Batcher:
             return
         bounds = [a.value for a in stmt.iter.args]
         for bound in bounds:           # range() of each example's bound needs one number, as in NumPy
-            if _is_batched(self._atom_state(bound)) and not (isinstance(bound, cst.Name) and bound.value in self.one_value):
+            if _is_batched(self._atom_state(bound)) and not self.holds_one_value(bound):
                 self.apply(_templates().number_per_example, x=bound)
         start, stop, step = ([cf.literal(0)] + bounds + [cf.literal(1)])[:3] if len(bounds) == 1 else \
             (bounds + [cf.literal(1)])[:3]
@@ -1407,9 +1410,8 @@ def _one_value_per_example(function: cst.FunctionDef, table) -> set[str]:
             values.setdefault(a.target, []).append(a.value)
         elif a.kind == "write_into":
             values.setdefault(a.target, []).append(None)
-    for loop in _loops(body):                 # a loop's index counts as an assignment of unknown rank
-        if isinstance(loop, cst.For) and isinstance(loop.target, cst.Name):
-            values.setdefault(loop.target.value, []).append(None)
+    for index in dataflow.loop_indices(body):     # a loop's index counts as an assignment of unknown rank
+        values.setdefault(index, []).append(None)
     elementwise = (primitives.UNARY, primitives.BINARY, primitives.COMPARE)
 
     def one_value(value, known) -> bool:
@@ -1433,14 +1435,6 @@ def _one_value_per_example(function: cst.FunctionDef, table) -> set[str]:
         if kept == known:
             return known
         known = kept
-
-
-def _loops(stmts):
-    for stmt in stmts:
-        if isinstance(stmt, (cst.For, cst.While)):
-            yield stmt
-        for block in cf.blocks(stmt) if not isinstance(stmt, cst.SimpleStatementLine) else ():
-            yield from _loops(block)
 
 
 def _templates():
