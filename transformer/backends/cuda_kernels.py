@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 from numba import cuda, float32, float64
+from numba.core import config
 
 THREADS = 256          # threads per block for 1-D launches
 TILE = 16              # matmul tile edge: a TILE x TILE block of threads
@@ -28,7 +29,20 @@ def blocks_for(n: int) -> int:
 
 
 # ------------------------------------------------------------------ tapes
-@cuda.jit(device=True)
+def _called_per_statement(function):
+    """A device function that per-example kernels call on every taped statement.
+
+    On numba's simulator every call of a device function takes a lock on its
+    module; with one Python thread per simulated CUDA thread, each contended
+    acquire waits out the interpreter's thread switch interval, and a kernel of
+    64 threads that pushes a few thousand values can stall for minutes.  These
+    functions use nothing of ``cuda``, so on the simulator they stay plain
+    Python, called without that lock; on a GPU they are device functions.
+    """
+    return function if config.ENABLE_CUDASIM else cuda.jit(device=True)(function)
+
+
+@_called_per_statement
 def tape_push(tape, size, value, status):
     """Record ``value``; a full tape sets ``status[0]`` (the host raises) instead of writing."""
     if size < tape.shape[0]:
@@ -38,7 +52,7 @@ def tape_push(tape, size, value, status):
     return size + 1
 
 
-@cuda.jit(device=True)
+@_called_per_statement
 def tape_peek(tape, index):
     """The value at ``index`` (clamped, so an overflowed tape reads garbage, not out of bounds)."""
     return tape[min(max(index, 0), tape.shape[0] - 1)]
