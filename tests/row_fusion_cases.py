@@ -49,3 +49,29 @@ def peak_read_again(x):
 def scale_read_again(x):
     scaled = x / 3.0
     return tr.nn.softmax(scaled) + scaled
+
+
+# --- sums of squares (numba_fusion.fuse_sums_of_squares)
+def squared_distances(points, centroids):
+    return np.sum((points[:, None, :] - centroids[None, :, :]) ** 2, axis=2)
+
+
+def nearest_distance_total(centroids, points):
+    distances = np.sum((points[:, None, :] - centroids[None, :, :]) ** 2, axis=2)
+    return np.sum(np.min(distances, axis=1))
+
+
+def squares_along_the_first_axis(x):
+    return np.sum(x ** 2, axis=0)
+
+
+def squares_read_again(x):
+    squares = x ** 2
+    return np.sum(squares, axis=-1) + squares[:, 0]
+
+
+def squares_summed_in_a_loop(x, n):
+    total = np.zeros(x.shape[0])
+    for i in range(n):
+        total = total + np.sum((x * (i + 1.0)) ** 2, axis=1)
+    return total

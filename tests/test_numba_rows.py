@@ -1,5 +1,5 @@
-"""Softmax along the last axis in one loop over rows (backends/numba_rows.py),
-and the pass that finds it in generated code (numba_fusion.fuse_rows)."""
+"""Softmax, and a sum of squares, along the last axis in one loop over rows (backends/numba_rows.py),
+and the passes that find them in generated code (numba_fusion.fuse_rows, fuse_sums_of_squares)."""
 import numpy as np
 import pytest
 from numba import njit
@@ -7,7 +7,8 @@ from numba import njit
 import row_fusion_cases as cases
 import transformer as tr
 from transformer.backends import numba_fusion, numba_lowering
-from transformer.backends.numba_rows import softmax_last_axis
+from transformer.backends.numba_reductions import sum_axis as nl_sum_axis
+from transformer.backends.numba_rows import softmax_last_axis, sum_of_squares
 from transformer.normalize import normalize
 
 
@@ -82,7 +83,7 @@ def test_empty_rows_are_refused_and_no_rows_are_fine():
 # ------------------------------------------------------------ the pass
 def fused(fn) -> str:
     core = numba_lowering.lower_tapes(numba_lowering.lower(normalize(fn)))
-    return numba_fusion.fuse(numba_fusion.fuse_rows(core)).code()
+    return numba_fusion.fuse_sums_of_squares(numba_fusion.fuse(numba_fusion.fuse_rows(core))).code()
 
 
 @pytest.mark.parametrize("fn, call", [
@@ -146,3 +147,110 @@ def test_the_compiled_function_matches_the_python_target(fn, args):
     for g, e in zip(*(tuple(r) if isinstance(r, tuple) else (r,) for r in (got, expected))):
         assert g.dtype == e.dtype
         np.testing.assert_allclose(g, e, rtol=1e-5 if e.dtype == np.float32 else 1e-13)
+
+
+# ------------------------------------------------------------ sum of squares
+@njit
+def squares_kernel(x, axis):
+    return sum_of_squares(x, axis, False)
+
+
+@njit
+def squares_kernel_kept(x, axis):
+    return sum_of_squares(x, axis, True)
+
+
+@njit
+def squares_kernel_everything(x):
+    return sum_of_squares(x, None, False)
+
+
+def two_passes(x, axis, keepdims=False):
+    return np.sum(x ** 2, axis=axis, keepdims=keepdims)
+
+
+# rows shorter than the 8 partial sums, a multiple of them, a remainder, past the 128 that NumPy
+# adds in one block (summed by halves), and empty
+@pytest.mark.parametrize("shape", [(4, 3), (5, 2, 8), (3, 21), (2, 128), (3, 300), (2, 1029), (6, 0), (0, 5)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_sum_of_squares_is_numpys_to_the_bit(shape, dtype):
+    x = rows(shape, dtype)
+    got = squares_kernel(x, len(shape) - 1)
+    expected = two_passes(x, -1)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(squares_kernel(x, -1), expected)
+
+
+@njit
+def compiled_two_passes(x, axis):
+    return nl_sum_axis(x ** 2, axis, False)
+
+
+def test_a_strided_view_of_squares_is_read_as_its_values():
+    # NumPy keeps a transpose's layout in x ** 2 and adds its strided rows in order, not pairwise:
+    # the compiled squares are contiguous rows, added pairwise, as the kernel adds them
+    x = rows((40, 30))
+    for view in (x.T, x[:, ::3]):
+        np.testing.assert_array_equal(squares_kernel(view, 1), compiled_two_passes(view, 1))
+        np.testing.assert_allclose(squares_kernel(view, 1), two_passes(view, 1), rtol=1e-15)
+
+
+def test_other_axes_and_types_are_the_two_passes():
+    x = rows((5, 7, 9))
+    np.testing.assert_array_equal(squares_kernel(x, 0), two_passes(x, 0))
+    np.testing.assert_array_equal(squares_kernel(x, 1), two_passes(x, 1))
+    np.testing.assert_array_equal(squares_kernel_kept(x, 2), two_passes(x, 2, keepdims=True))
+    np.testing.assert_array_equal(squares_kernel_everything(x), two_passes(x, None))
+    whole = np.arange(12).reshape(3, 4)
+    assert squares_kernel(whole, 1).dtype == two_passes(whole, 1).dtype
+    np.testing.assert_array_equal(squares_kernel(whole, 1), two_passes(whole, 1))
+    vector = rows((300,))
+    assert squares_kernel(vector, 0) == two_passes(vector, 0)
+
+
+def test_infinities_and_nans_in_squares_propagate_as_in_numpy():
+    x = np.array([[1.0, np.inf, 2.0], [np.nan, 1.0, 0.0], [1e200, 1e200, 0.0], [-0.0, -0.0, -0.0]])
+    np.testing.assert_array_equal(squares_kernel(x, 1), two_passes(x, 1))
+
+
+@pytest.mark.parametrize("fn", [cases.squared_distances, cases.nearest_distance_total])
+def test_a_sum_of_squares_becomes_one_call(fn):
+    code = fused(fn)
+    assert "nl.sum_of_squares(_t2, 2, False)" in code, code
+    assert "scalar_like(_t2, 2)" not in code.split("nl.sum_of_squares")[0], code
+    assert "# (one loop over rows: each square added as it is computed" in code
+
+
+def test_the_squares_of_a_gradient_join_after_their_cotangent_stops_reading_them():
+    # grad's backward sweep takes the squares' shape (expand_to), a read that fuse removes
+    code = tr.show(tr.jit(tr.grad(cases.nearest_distance_total)), rows((7, 3)), rows((50, 3), seed=1))
+    assert "distances = nl.sum_of_squares(_t2, 2, False)" in code, code
+
+
+@pytest.mark.parametrize("fn", [cases.squares_read_again])
+def test_squares_read_again_keep_their_array(fn):
+    code = fused(fn)
+    assert "nl.sum_of_squares" not in code and "nl.sum_axis" in code, code
+
+
+def test_a_sum_of_squares_in_a_loop_body_is_fused_there():
+    assert "nl.sum_of_squares(" in fused(cases.squares_summed_in_a_loop)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (cases.squared_distances, (rows((50, 3)), rows((7, 3), seed=1))),
+    (cases.nearest_distance_total, (rows((7, 3)), rows((50, 3), seed=1))),
+    (cases.squares_along_the_first_axis, (rows((5, 6)),)),
+    (cases.squares_read_again, (rows((5, 6)),)),
+    (cases.squares_summed_in_a_loop, (rows((5, 200)), 3)),
+])
+def test_sums_of_squares_compiled_match_the_python_target_to_the_bit(fn, args):
+    np.testing.assert_array_equal(tr.jit(fn)(*args), tr.jit(fn, target="python")(*args))
+
+
+def test_the_gradient_through_a_sum_of_squares_matches_the_python_target():
+    centroids, points = rows((7, 3)), rows((50, 3), seed=1)
+    got = tr.jit(tr.grad(cases.nearest_distance_total))(centroids, points)
+    expected = tr.jit(tr.grad(cases.nearest_distance_total), target="python")(centroids, points)
+    np.testing.assert_array_equal(got, expected)

@@ -74,6 +74,7 @@ def _compiled_form(core):
     core = numba_loops.split_accumulating_loops(core)        # a gradient's sum and adjoint in loops of their own
     core = numba_fusion.fuse_rows(core)                      # a softmax's five passes -> one loop over rows
     core = numba_fusion.fuse(core)                           # one statement per elementwise expression
+    core = numba_fusion.fuse_sums_of_squares(core)           # np.sum(x ** 2, axis): no array of squares
     core = numba_lowering.vector_math(core)                  # np.exp -> vm.exp: vectorised, still fused
     core = numba_lowering.slice_writes(core)                 # x[1:] = v -> a loop, where numba's write is slow
     return core.code(), PREAMBLE + parallel_import

@@ -376,6 +376,11 @@ def fuse(core: cf.CoreFunction) -> cf.CoreFunction:
 # They are replaced only when each temporary is written once and read only
 # there (the scaled input by the max and the subtraction alone), so nothing
 # else sees the values that the one call no longer makes.
+#
+# A sum of squares is two adjacent statements, the squares read by the sum alone:
+#
+#     _t3 = _t2 ** nl.scalar_like(_t2, 2)
+#     distances = nl.sum_axis(_t3, 2, False)      ->   distances = nl.sum_of_squares(_t2, 2, False)
 
 def _call_of(value, spelling: str, n_args: int):
     if not (isinstance(value, cst.Call) and dataflow_spelling(value) == spelling
@@ -433,7 +438,35 @@ def _softmax_at(stmts: list, i: int, used_only_here):
     return i, cst.Name(x), cst.Name("None")
 
 
-def _merged_comments(stmts: list) -> list:
+def _squared(value):
+    """The name ``value`` squares (``x ** nl.scalar_like(x, 2)``, the core form of ``x ** 2``), or None."""
+    power = _binary(value, cst.Power)
+    if power is None or not _is_name(power[0]):
+        return None
+    witness = _call_of(power[1], "nl.scalar_like", 2)
+    if witness is None or not _is_name(witness[0], power[0].value):
+        return None
+    exponent = witness[1]
+    if not (cf.int_literal(exponent) == 2 or (isinstance(exponent, cst.Float) and float(exponent.value) == 2.0)):
+        return None
+    return power[0]
+
+
+def _sum_of_squares_at(stmts: list, i: int, used_only_here):
+    """The call ``nl.sum_of_squares(x, axis, keepdims)`` when stmts[i:i+2] square x and sum the
+    squares (read by nothing else) along an axis, else None."""
+    if not all(isinstance(s, cst.SimpleStatementLine) for s in stmts[i:i + 2]):
+        return None
+    squares = _single_target(stmts[i])
+    x = _squared(_value_of(stmts[i]))
+    total = _call_of(_value_of(stmts[i + 1]), "nl.sum_axis", 3)
+    if squares is None or x is None or total is None or not _is_name(total[0], squares) \
+            or not used_only_here(squares, 1):
+        return None
+    return cf.call("nl.sum_of_squares", [x, total[1], total[2]])
+
+
+def _merged_comments(stmts: list, note: str) -> list:
     """The user-line comments of the statements one call replaces, each once, and a note saying so."""
     lines, seen = [], set()
     for stmt in stmts:
@@ -442,38 +475,57 @@ def _merged_comments(stmts: list) -> list:
             if text is None or text not in seen:
                 seen.add(text)
                 lines.append(line)
-    passes = "scale, max, exp, sum and division" if len(stmts) == 6 else "max, exp, sum and division"
-    note = f"# (one loop over rows: the {passes} of a softmax together)"
     return lines + [cst.EmptyLine(comment=cst.Comment(note))]
 
 
-def _fuse_rows_in_block(stmts: list, used_only_here) -> list:
+def _softmax_run(stmts: list, i: int, used_only_here):
+    """(statements replaced, the call's statement) for a softmax at ``stmts[i]``, else None."""
+    found = _softmax_at(stmts, i, used_only_here) if i + 5 <= len(stmts) else None
+    if found is None:
+        return None
+    first, x, divisor = found
+    replaced = stmts[first:i + 5]
+    passes = "scale, max, exp, sum and division" if len(replaced) == 6 else "max, exp, sum and division"
+    note = f"# (one loop over rows: the {passes} of a softmax together)"
+    last = _with_value(stmts[i + 4], cf.call("nl.softmax_last_axis", [x, divisor]))
+    return i - first, 5, last.with_changes(leading_lines=_merged_comments(replaced, note))
+
+
+def _sum_of_squares_run(stmts: list, i: int, used_only_here):
+    """(statements replaced, the call's statement) for a sum of squares at ``stmts[i]``, else None."""
+    summed = _sum_of_squares_at(stmts, i, used_only_here) if i + 2 <= len(stmts) else None
+    if summed is None:
+        return None
+    note = "# (one loop over rows: each square added as it is computed, none stored)"
+    last = _with_value(stmts[i + 1], summed)
+    return 0, 2, last.with_changes(leading_lines=_merged_comments(stmts[i:i + 2], note))
+
+
+def _replace_runs(stmts: list, find, used_only_here) -> list:
+    """``stmts`` with each run of statements ``find`` recognises replaced by its one statement:
+    ``find(stmts, i, used_only_here)`` gives (how many statements before i the run starts, how
+    many from i it takes, the statement) or None."""
     out: list = []
     i = 0
     while i < len(stmts):
         stmt = stmts[i]
         if not isinstance(stmt, cst.SimpleStatementLine):
-            out.append(cf.map_blocks(stmt, lambda block: _fuse_rows_in_block(block, used_only_here)))
+            out.append(cf.map_blocks(stmt, lambda block: _replace_runs(block, find, used_only_here)))
             i += 1
             continue
-        found = _softmax_at(stmts, i, used_only_here) if i + 5 <= len(stmts) else None
+        found = find(stmts, i, used_only_here)
         if found is None:
             out.append(stmt)
             i += 1
             continue
-        first, x, divisor = found
-        replaced = stmts[first:i + 5]
-        if first < i:
-            out.pop()
-        last = _with_value(stmts[i + 4], cf.call("nl.softmax_last_axis", [x, divisor]))
-        out.append(last.with_changes(leading_lines=_merged_comments(replaced)))
-        i += 5
+        before, taken, replacement = found
+        del out[len(out) - before:]
+        out.append(replacement)
+        i += taken
     return out
 
 
-def fuse_rows(core: cf.CoreFunction) -> cf.CoreFunction:
-    """A copy of ``core`` (lowered for numba, before ``fuse``) with each softmax along the last
-    axis one ``nl.softmax_last_axis`` call."""
+def _with_runs_replaced(core: cf.CoreFunction, find) -> cf.CoreFunction:
     counts = _NameCounts()
     core.node.visit(counts)
     params = set(core.params)
@@ -481,7 +533,20 @@ def fuse_rows(core: cf.CoreFunction) -> cf.CoreFunction:
     def used_only_here(name: str, reads: int) -> bool:
         return name not in params and counts.stores[name] == 1 and counts.loads[name] == reads
 
-    body = _fuse_rows_in_block(list(core.node.body.body), used_only_here)
+    body = _replace_runs(list(core.node.body.body), find, used_only_here)
     node = core.node.with_changes(body=core.node.body.with_changes(body=body))
     return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants,
                            functions=core.functions)
+
+
+def fuse_rows(core: cf.CoreFunction) -> cf.CoreFunction:
+    """A copy of ``core`` (lowered for numba, before ``fuse``) with each softmax along the last
+    axis one ``nl.softmax_last_axis`` call."""
+    return _with_runs_replaced(core, _softmax_run)
+
+
+def fuse_sums_of_squares(core: cf.CoreFunction) -> cf.CoreFunction:
+    """A copy of ``core`` (after ``fuse``, which removes the reads of the squares that only take their
+    shape, as a cotangent's expand_to) with each sum of squares one ``nl.sum_of_squares`` call
+    (numba_rows: a loop over rows, where the axis is the last)."""
+    return _with_runs_replaced(core, _sum_of_squares_run)

@@ -138,69 +138,85 @@ _PAIRWISE_BLOCK = 128
 _LANES = 8
 
 
-@intrinsic
-def _lane_sums(typingctx, a, start, blocks):
-    """The 8 partial sums of ``a[start:start + 8 * blocks]`` (``blocks >= 1``), added as NumPy adds them.
+def _lane_summer(squared: bool):
+    """The 8 partial sums of ``a[start:start + 8 * blocks]`` (``blocks >= 1``), added as NumPy adds them;
+    of the elements' squares (``x * x``, each rounded as NumPy's ``x ** 2``) where ``squared``.
 
     numba runs no SLP vectoriser, which would turn 8 scalar running sums
     into one vector; so the loop is written here as a vector loop.
     """
-    if not (isinstance(a, types.Array) and a.ndim == 1 and a.layout == "C" and isinstance(a.dtype, types.Float)):
-        return None
+    @intrinsic
+    def lane_sums(typingctx, a, start, blocks):
+        if not (isinstance(a, types.Array) and a.ndim == 1 and a.layout == "C" and isinstance(a.dtype, types.Float)):
+            return None
 
-    def codegen(context, builder, signature, args):
-        array_type = signature.args[0]
-        data = context.make_array(array_type)(context, builder, args[0]).data
-        element = context.get_value_type(array_type.dtype)
-        lanes_type = ir.VectorType(element, _LANES)
-        i64 = ir.IntType(64)
-        start, blocks = args[1], args[2]
-        one = ir.Constant(i64, 1)
+        def codegen(context, builder, signature, args):
+            array_type = signature.args[0]
+            data = context.make_array(array_type)(context, builder, args[0]).data
+            element = context.get_value_type(array_type.dtype)
+            lanes_type = ir.VectorType(element, _LANES)
+            i64 = ir.IntType(64)
+            start, blocks = args[1], args[2]
+            one = ir.Constant(i64, 1)
 
-        def load(index):   # 8 elements from a[index], aligned as one element is
-            pointer = builder.bitcast(builder.gep(data, [index]), lanes_type.as_pointer())
-            return builder.load(pointer, align=context.get_abi_sizeof(element))
+            def load(index):   # 8 elements from a[index], aligned as one element is (squared, where asked)
+                pointer = builder.bitcast(builder.gep(data, [index]), lanes_type.as_pointer())
+                lanes = builder.load(pointer, align=context.get_abi_sizeof(element))
+                return builder.fmul(lanes, lanes) if squared else lanes
 
-        first = load(start)
-        entry = builder.block
-        loop = builder.append_basic_block("lane_sums.loop")
-        done = builder.append_basic_block("lane_sums.done")
-        builder.cbranch(builder.icmp_signed(">", blocks, one), loop, done)
+            first = load(start)
+            entry = builder.block
+            loop = builder.append_basic_block("lane_sums.loop")
+            done = builder.append_basic_block("lane_sums.done")
+            builder.cbranch(builder.icmp_signed(">", blocks, one), loop, done)
 
-        builder.position_at_end(loop)
-        block = builder.phi(i64)
-        running = builder.phi(lanes_type)
-        added = builder.fadd(running, load(builder.add(start, builder.mul(block, ir.Constant(i64, _LANES)))))
-        following = builder.add(block, one)
-        block.add_incoming(one, entry)
-        block.add_incoming(following, loop)
-        running.add_incoming(first, entry)
-        running.add_incoming(added, loop)
-        builder.cbranch(builder.icmp_signed("<", following, blocks), loop, done)
+            builder.position_at_end(loop)
+            block = builder.phi(i64)
+            running = builder.phi(lanes_type)
+            added = builder.fadd(running, load(builder.add(start, builder.mul(block, ir.Constant(i64, _LANES)))))
+            following = builder.add(block, one)
+            block.add_incoming(one, entry)
+            block.add_incoming(following, loop)
+            running.add_incoming(first, entry)
+            running.add_incoming(added, loop)
+            builder.cbranch(builder.icmp_signed("<", following, blocks), loop, done)
 
-        builder.position_at_end(done)
-        sums = builder.phi(lanes_type)
-        sums.add_incoming(first, entry)
-        sums.add_incoming(added, loop)
-        r = [builder.extract_element(sums, ir.Constant(ir.IntType(32), k)) for k in range(_LANES)]
-        add = builder.fadd
-        return add(add(add(r[0], r[1]), add(r[2], r[3])), add(add(r[4], r[5]), add(r[6], r[7])))
-    return a.dtype(a, types.int64, types.int64), codegen
+            builder.position_at_end(done)
+            sums = builder.phi(lanes_type)
+            sums.add_incoming(first, entry)
+            sums.add_incoming(added, loop)
+            r = [builder.extract_element(sums, ir.Constant(ir.IntType(32), k)) for k in range(_LANES)]
+            add = builder.fadd
+            return add(add(add(r[0], r[1]), add(r[2], r[3])), add(add(r[4], r[5]), add(r[6], r[7])))
+        return a.dtype(a, types.int64, types.int64), codegen
+    return lane_sums
 
 
-@njit
-def _pairwise_block(a, start, n):
-    """NumPy's sum of ``a[start:start + n]``, ``n <= 128``."""
-    if n < _LANES:
-        total = a.dtype.type(0)
-        for i in range(start, start + n):
-            total += a[i]
+_lane_sums = _lane_summer(squared=False)
+_lane_sums_of_squares = _lane_summer(squared=True)
+
+
+def _block_summer(squared: bool):
+    lane_sums = _lane_sums_of_squares if squared else _lane_sums
+
+    @njit
+    def pairwise_block(a, start, n):
+        """NumPy's sum of ``a[start:start + n]`` (of their squares, where ``squared``), ``n <= 128``."""
+        if n < _LANES:
+            total = a.dtype.type(0)
+            for i in range(start, start + n):
+                total += a[i] * a[i] if squared else a[i]
+            return total
+        blocks = n // _LANES
+        total = lane_sums(a, start, blocks)
+        for i in range(start + _LANES * blocks, start + n):
+            total += a[i] * a[i] if squared else a[i]
         return total
-    blocks = n // _LANES
-    total = _lane_sums(a, start, blocks)
-    for i in range(start + _LANES * blocks, start + n):
-        total += a[i]
-    return total
+    return pairwise_block
+
+
+_pairwise_block = _block_summer(squared=False)
+_pairwise_block_of_squares = _block_summer(squared=True)
 
 
 @njit

@@ -1,4 +1,4 @@
-"""Whole-row kernels for numba: softmax along the last axis in one pass per row.
+"""Whole-row kernels for numba: softmax, and a sum of squares, along the last axis, one row at a time.
 
 Written as NumPy, ``softmax`` is five passes over its array, each with an
 array of its own: a scale (attention's ``/ np.sqrt(d)``), the row maxima, the
@@ -16,6 +16,15 @@ result moves by an ulp at most.  It takes float arrays (a strided view is
 copied first) with no divisor or a scalar one that keeps the dtype; anything
 else goes through the five passes, as if never fused.  An empty last axis
 raises NumPy's error for the max of one.
+
+``sum_of_squares`` is ``np.sum(x ** 2, axis=-1)``: a squared distance, a
+Mahalanobis term.  The two statements write the squares out, an array as
+large as ``x``, and read them back; the kernel adds each row's squares in
+NumPy's pairwise order, as the sum
+of the written squares did, the squares added as they are loaded: the result
+is the same, bit for bit (``x ** 2`` is ``x * x`` in NumPy and in numba).  It takes float arrays of two or more
+dimensions summed along the last axis without keepdims; anything else is the
+two statements.
 """
 from __future__ import annotations
 
@@ -24,7 +33,9 @@ from numba import njit, types
 from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
-from .numba_reductions import _row_max, _row_sum, max_axis, sum_axis
+from .numba_arrays import scalar_like
+from .numba_reductions import _PAIRWISE_BLOCK, _pairwise_block_of_squares, _pairwise_halves, _row_max, _row_sum, constant_bool, \
+    max_axis, sum_axis
 from .numba_vecmath import exp as vector_exp
 from .numba_vecmath import exp64
 
@@ -143,4 +154,53 @@ def _softmax_last_axis(x, divisor):
         out = np.empty(x.shape, x.dtype)
         kernel(rows, divisor_value(divisor), out.reshape(-1, n))
         return out
+    return impl
+
+
+# ------------------------------------------------------------ sum of squares
+def sum_of_squares(x, axis, keepdims):
+    """``np.sum(x ** 2, axis=axis, keepdims=keepdims)``, as its two statements compute it."""
+    return sum_axis(x ** scalar_like(x, 2), axis, keepdims)
+
+
+@njit
+def _squared_row_sums(flat, n, out):
+    """``out[r]`` = the sum of row ``r``'s squares (``flat`` holds rows of ``n``), in NumPy's pairwise
+    order (numba_reductions' own).  A row of up to 128 is squared as it is loaded, in the same vector
+    loop that adds it; a longer row is squared into a buffer first, then summed by halves."""
+    squares = np.empty(n if n > _PAIRWISE_BLOCK else 0, flat.dtype)
+    zero = np.intp(0)
+    for r in range(out.size):
+        start = r * n
+        if n <= _PAIRWISE_BLOCK:
+            total = _pairwise_block_of_squares(flat, start, n)
+        else:
+            for j in range(n):
+                squares[j] = flat[start + j] * flat[start + j]
+            total = _pairwise_halves(squares, zero, n)
+        out[r] = flat.dtype.type(0) + total      # NumPy adds the row to 0.0, as reduce_spans does
+
+
+@njit
+def _squares_summed(x, axis, keepdims):
+    """The two statements, for what the kernel does not take."""
+    return sum_axis(x ** scalar_like(x, 2), axis, keepdims)
+
+
+@overload(sum_of_squares)
+def _sum_of_squares(x, axis, keepdims):
+    two_passes = _squares_summed
+    if not (isinstance(x, types.Array) and x.ndim >= 2 and isinstance(x.dtype, types.Float)
+            and isinstance(axis, types.Integer) and constant_bool(keepdims, "keepdims") is False):
+        return lambda x, axis, keepdims: two_passes(x, axis, keepdims)
+    last = x.ndim - 1
+
+    def impl(x, axis, keepdims):
+        n = x.shape[-1]
+        if (axis != last and axis != -1) or n == 0:
+            return two_passes(x, axis, keepdims)
+        rows = np.ascontiguousarray(x)            # a copy only for a strided view
+        out = np.empty(rows.size // n, x.dtype)
+        _squared_row_sums(rows.reshape(-1), n, out)
+        return out.reshape(x.shape[:-1])
     return impl
