@@ -16,6 +16,9 @@ The passes over a cpu module read these options from the ``"cpu"`` table
   one number is safe (each gives NaN or inf where undefined) and anything else is not.
 - ``elementwise=False``: not an operation of arrays element by element, whatever its kind says, so
   numba_fusion does not substitute it into another expression.
+- ``added_in_one_pass``: the nl helper that computes ``base + <the operation>`` in the operation's own
+  pass (``helper(base, *its arguments)``), which numba_fusion.fuse_added_cotangents calls where the
+  result is read only by the add on the next line.
 - ``free_to_recompute``, ``grad_seed``, ``fresh_zeros``: what numba_loops' split of an accumulating
   loop needs to know of reverse mode's runtime calls.
 - ``small_arrays``: how numba_small_arrays computes the elements of the operation's result where its
@@ -50,6 +53,9 @@ machinery("cpu", "round", "reciprocal", lane_safe=False)
 # Python's `not` asks its operand for one truth value: of an array it raises, so numba's fused
 # array expressions cannot take it (its kind is a comparison's, for the transforms' sake)
 machinery("cpu", "not", elementwise=False)
+# a max's (min's) cotangent is mostly zeros: added to x's other cotangent as each share is written
+# (lse, logsumexp), not written out as an array and read back by the add
+machinery("cpu", "rt.extremum_vjp", added_in_one_pass="nl.extremum_vjp_added")
 
 # ------------------------------------------------------------ numba_loops
 # Computing these again costs nothing worth counting: a sum over broadcast axes (none for a

@@ -55,3 +55,18 @@ def total_of_column_sums(x):
     # each cotangent is expanded and then returned or expanded again: no elementwise expression
     # reads it beside an array of the full shape
     return np.sum(np.sum(x, axis=0))
+
+
+# --- a max's cotangent added in its own pass (numba_fusion.fuse_added_cotangents)
+def log_sum_exp(x):
+    top = np.max(x)
+    return np.log(np.sum(np.exp(x - top))) + top
+
+
+def log_sum_exp_rows(x):
+    top = np.max(x, axis=1, keepdims=True)
+    return np.sum(np.log(np.sum(np.exp(x - top), axis=1)) + top[:, 0])
+
+
+def max_only(x):
+    return np.max(x) * 3.0

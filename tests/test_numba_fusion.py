@@ -4,10 +4,17 @@ the answers when a substitution would move a read past a write."""
 import numpy as np
 import pytest
 
+from numba import njit
+
 import fusion_cases as cases
 import transformer as tr
-from transformer.backends import numba_fusion, numba_lowering
+from transformer import runtime as rt
+from transformer.backends import cpu, numba_fusion, numba_lowering
+from transformer.backends.numba_arrays import extremum_vjp_added as nl_extremum_vjp_added
 from transformer.normalize import normalize
+
+
+cpu.load_numba()          # the overloads the njit helpers below call
 
 
 def fused_body(fn) -> list[str]:
@@ -65,3 +72,54 @@ def test_a_reductions_cotangent_broadcasts_inside_the_fused_expression(fn, expan
     assert tr.show(gradient).count("rt.expand_to(") == expands_kept
     x = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
     np.testing.assert_allclose(gradient(x), tr.grad(fn)(x), rtol=1e-13)
+
+
+# ------------------------------------------------ a cotangent added in its own pass
+@njit
+def extremum_added(base, g, x, peak, axis):
+    return nl_extremum_vjp_added(base, g, x, peak, axis=axis, keepdims=False)
+
+
+@njit
+def extremum_then_add(base, g, x, peak, axis):
+    return base + rt.extremum_vjp(g, x, peak, axis=axis, keepdims=False)
+
+
+def _ties(shape, dtype=np.float64, seed=0):
+    # rounded values: rows hold ties for their max
+    return np.round(np.random.default_rng(seed).standard_normal(shape), 1).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_a_max_cotangent_added_in_its_pass_is_the_add_to_the_bit(dtype, axis):
+    x = _ties((40, 6), dtype)
+    peak = np.max(x, axis=axis)
+    g = np.random.default_rng(1).standard_normal(np.shape(peak)).astype(dtype)
+    base = np.random.default_rng(2).standard_normal(x.shape).astype(dtype)
+    for b in (base, base[:1], np.asfortranarray(base), base.astype(np.float64), np.arange(x.size).reshape(x.shape)):
+        got, expected = extremum_added(b, g, x, peak, axis), extremum_then_add(b, g, x, peak, axis)
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        np.testing.assert_array_equal(got, expected)
+        if b.dtype == dtype:       # (numba's mixed-dtype adds are its own affair, the same either way)
+            np.testing.assert_array_equal(got, b + rt.extremum_vjp(g, x, peak, axis=axis))   # NumPy's own
+
+
+def test_a_log_sum_exp_gradient_adds_the_max_cotangent_in_its_pass():
+    x = np.random.default_rng(0).standard_normal(50)
+    code = tr.show(tr.jit(tr.grad(cases.log_sum_exp)), x)
+    assert "x_bar = nl.extremum_vjp_added(x_bar, top_bar, x, top, axis=None, keepdims=False)" in code, code
+    assert "rt.extremum_vjp(" not in code
+
+
+@pytest.mark.parametrize("fn, shape", [(cases.log_sum_exp, (50,)), (cases.log_sum_exp_rows, (9, 7)),
+                                       (cases.max_only, (5, 4))])
+def test_gradients_through_a_max_match_the_python_target(fn, shape):
+    # (to an ulp: the compiled exp is numba_vecmath's, not NumPy's; the add itself is checked above)
+    x = _ties(shape)
+    np.testing.assert_allclose(tr.jit(tr.grad(fn))(x), tr.jit(tr.grad(fn), target="python")(x), rtol=1e-14, atol=0)
+
+
+def test_a_max_cotangent_read_by_nothing_but_itself_is_left_as_it_is():
+    code = tr.show(tr.jit(tr.grad(cases.max_only)), _ties((5, 4)))
+    assert "rt.extremum_vjp(" in code and "extremum_vjp_added" not in code, code

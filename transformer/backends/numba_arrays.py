@@ -604,6 +604,15 @@ def _c_ordered(value):
     return lambda value: value
 
 
+# ------------------------------------------------------------ cotangents added in one pass
+def extremum_vjp_added(base, g, x, peak, axis=None, keepdims=False):
+    """``base + rt.extremum_vjp(g, x, peak, axis, keepdims)``: a max's (min's) cotangent added to
+    the one already gathered for ``x``.  numba_runtime compiles it as one pass where ``base`` is an
+    array of ``x``'s shape and float dtype (each element's share added as it is written), instead of
+    an array of mostly zeros written and read back by the add."""
+    return base + runtime.extremum_vjp(g, x, peak, axis, keepdims)
+
+
 # ------------------------------------------------------------ number literals
 def scalar_like(x, value):
     """A number literal that meets ``x`` in an elementwise operation.

@@ -501,6 +501,26 @@ def _sum_of_squares_run(stmts: list, i: int, used_only_here):
     return 0, 2, last.with_changes(leading_lines=_merged_comments(stmts[i:i + 2], note))
 
 
+def _added_run(stmts: list, i: int, used_only_here):
+    """(statements replaced, the call's statement) where ``t = op(...)``, read only by ``y = a + t``
+    (or ``t + a``) on the next line, has a helper that adds in its own pass (the cpu table's
+    ``added_in_one_pass``): ``y = helper(a, ...)``.  Else None."""
+    if i + 2 > len(stmts) or not all(isinstance(s, cst.SimpleStatementLine) for s in stmts[i:i + 2]):
+        return None
+    target, value = _single_target(stmts[i]), _value_of(stmts[i])
+    helper = cpu_option(cf.primitive_of(value), "added_in_one_pass") if isinstance(value, cst.Call) else None
+    total = _binary(_value_of(stmts[i + 1]), cst.Add)
+    if helper is None or total is None or _single_target(stmts[i + 1]) is None or not used_only_here(target, 1):
+        return None
+    names = [operand.value if _is_name(operand) else None for operand in total]
+    if target not in names or names[0] == names[1] or None in names:
+        return None
+    base = total[1] if names[0] == target else total[0]
+    call = value.with_changes(func=cst.parse_expression(helper), args=[cst.Arg(base), *value.args])
+    last = _with_value(stmts[i + 1], call)
+    return 0, 2, last.with_changes(leading_lines=[*stmts[i].leading_lines, *stmts[i + 1].leading_lines])
+
+
 def _replace_runs(stmts: list, find, used_only_here) -> list:
     """``stmts`` with each run of statements ``find`` recognises replaced by its one statement:
     ``find(stmts, i, used_only_here)`` gives (how many statements before i the run starts, how
@@ -543,6 +563,12 @@ def fuse_rows(core: cf.CoreFunction) -> cf.CoreFunction:
     """A copy of ``core`` (lowered for numba, before ``fuse``) with each softmax along the last
     axis one ``nl.softmax_last_axis`` call."""
     return _with_runs_replaced(core, _softmax_run)
+
+
+def fuse_added_cotangents(core: cf.CoreFunction) -> cf.CoreFunction:
+    """A copy of ``core`` with each cotangent that has a helper adding it in its own pass, read only
+    by the add on the next line, computed by that helper (the cpu table's ``added_in_one_pass``)."""
+    return _with_runs_replaced(core, _added_run)
 
 
 def fuse_sums_of_squares(core: cf.CoreFunction) -> cf.CoreFunction:

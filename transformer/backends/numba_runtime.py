@@ -36,6 +36,7 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from .. import runtime as rt
 from .numba_arrays import dot as _dot     # np.dot with NumPy's dtype promotion (integers too)
+from .numba_arrays import extremum_vjp_added
 from .numba_arrays import matmul as _matmul   # @ of stacks of matrices
 
 
@@ -720,17 +721,45 @@ def extremum_vjp(g, x, peak, axis=None, keepdims=False):
         # Two walks over x and no temporaries of its size: the ties of each
         # peak are counted, then each element takes its peak's share where it
         # ties (times 0 elsewhere, as a mask of ones and zeros would give).
-        big = _shape_array(x.shape)
-        strides = _strides_over(big, _small_sizes(big, peak, axis, keepdims))
-        xs = _flat(x)
-        peaks = _flat(peak)
-        counts = np.zeros(peaks.size, cls)
-        _count_ties(xs, peaks, strides, big, counts)
-        share = _flat(g) / counts
         out = np.empty(x.shape, cls)
-        _share_among_ties(xs, peaks, share, strides, big, out.reshape(-1))
+        _split_among_ties(g, x, peak, axis, keepdims, None, out.reshape(-1))
         return out
     return split_among_ties
+
+
+@overload(extremum_vjp_added)
+def _extremum_vjp_added(base, g, x, peak, axis=None, keepdims=False):
+    def added_after(base, g, x, peak, axis=None, keepdims=False):
+        return base + rt.extremum_vjp(g, x, peak, axis, keepdims)
+    if not (_is_array(x) and _is_array(base) and base.ndim == x.ndim
+            and as_dtype(base.dtype).type is _float_class(x)):
+        return added_after
+    cls = _float_class(x)
+
+    def added_in_the_same_walk(base, g, x, peak, axis=None, keepdims=False):
+        if base.shape != x.shape:             # base broadcasts: the add does that
+            return base + rt.extremum_vjp(g, x, peak, axis, keepdims)
+        out = np.empty(x.shape, cls)
+        _split_among_ties(g, x, peak, axis, keepdims, np.ravel(base), out.reshape(-1))
+        return out
+    return added_in_the_same_walk
+
+
+@register_jitable
+def _split_among_ties(g, x, peak, axis, keepdims, base, out):
+    """``out`` (flat, x's shape) = each element's share of its peak's cotangent ``g`` where it ties
+    (0 elsewhere), plus ``base`` (flat, x's shape) where that is not None."""
+    big = _shape_array(x.shape)
+    strides = _strides_over(big, _small_sizes(big, peak, axis, keepdims))
+    xs = _flat(x)
+    peaks = _flat(peak)
+    counts = np.zeros(peaks.size, out.dtype)
+    _count_ties(xs, peaks, strides, big, counts)
+    share = _flat(g) / counts
+    if base is None:
+        _share_among_ties(xs, peaks, share, strides, big, out, out)    # (out stands for the unread base)
+    else:
+        _share_among_ties_added(xs, peaks, share, strides, big, out, base)
 
 
 @njit(cache=True)
@@ -751,23 +780,34 @@ def _count_ties(xs, peaks, strides, big, counts):
         offset = _advance(index, offset, big, strides)
 
 
-@njit(cache=True)
-def _share_among_ties(xs, peaks, share, strides, big, out):
-    """``out`` (flat, shape ``big``) = each element's peak's share where it equals the peak, times 0 elsewhere."""
-    rows, step, index = _rows(xs, big, strides)
-    out_rows, _, _ = _rows(out, big, strides)
-    offset = 0
-    for r in range(rows.shape[0]):
-        if step == 0:
-            peak = peaks[offset]
-            part = share[offset]
-            for j in range(rows.shape[1]):
-                out_rows[r, j] = part * (rows[r, j] == peak)
-        else:
-            for j in range(rows.shape[1]):
-                k = offset + j * step
-                out_rows[r, j] = share[k] * (rows[r, j] == peaks[k])
-        offset = _advance(index, offset, big, strides)
+def _tie_sharer(added: bool):
+    """The walk that writes ``out`` (flat, shape ``big``): each element's peak's share where it
+    equals the peak, times 0 elsewhere; plus ``base``'s element (flat, shape ``big``) where
+    ``added``.  (A constant of the closure: a branch per element would keep the loop scalar.)"""
+    @njit(cache=True)
+    def share_among_ties(xs, peaks, share, strides, big, out, base):
+        rows, step, index = _rows(xs, big, strides)
+        out_rows, _, _ = _rows(out, big, strides)
+        base_rows, _, _ = _rows(base, big, strides)
+        offset = 0
+        for r in range(rows.shape[0]):
+            if step == 0:
+                peak = peaks[offset]
+                part = share[offset]
+                for j in range(rows.shape[1]):
+                    tie_share = part * (rows[r, j] == peak)
+                    out_rows[r, j] = base_rows[r, j] + tie_share if added else tie_share
+            else:
+                for j in range(rows.shape[1]):
+                    k = offset + j * step
+                    tie_share = share[k] * (rows[r, j] == peaks[k])
+                    out_rows[r, j] = base_rows[r, j] + tie_share if added else tie_share
+            offset = _advance(index, offset, big, strides)
+    return share_among_ties
+
+
+_share_among_ties = _tie_sharer(added=False)
+_share_among_ties_added = _tie_sharer(added=True)
 
 
 @overload(rt.prod_vjp)
