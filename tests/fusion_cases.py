@@ -70,3 +70,15 @@ def log_sum_exp_rows(x):
 
 def max_only(x):
     return np.max(x) * 3.0
+
+
+def log_sum_exp_kept(x):
+    top = np.max(x, keepdims=True)
+    return np.log(np.sum(np.exp(x - top))) + np.max(x) + np.sum(top * 0.5)
+
+
+def log_sum_exp_transposed(x):
+    # a transpose: the lowering keeps each rebound cotangent in one layout (nl.c_ordered)
+    y = np.transpose(x)
+    top = np.max(y, axis=1, keepdims=True)
+    return np.sum(np.log(np.sum(np.exp(y - top), axis=1)) + top[:, 0]) + np.max(y)

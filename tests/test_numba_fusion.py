@@ -76,12 +76,16 @@ def test_a_reductions_cotangent_broadcasts_inside_the_fused_expression(fn, expan
 
 # ------------------------------------------------ a cotangent added in its own pass
 @njit
-def extremum_added(base, g, x, peak, axis):
+def extremum_added(base, g, x, peak, axis, keepdims):
+    if keepdims:
+        return nl_extremum_vjp_added(base, g, x, peak, axis=axis, keepdims=True)
     return nl_extremum_vjp_added(base, g, x, peak, axis=axis, keepdims=False)
 
 
 @njit
-def extremum_then_add(base, g, x, peak, axis):
+def extremum_then_add(base, g, x, peak, axis, keepdims):
+    if keepdims:
+        return base + rt.extremum_vjp(g, x, peak, axis=axis, keepdims=True)
     return base + rt.extremum_vjp(g, x, peak, axis=axis, keepdims=False)
 
 
@@ -92,17 +96,19 @@ def _ties(shape, dtype=np.float64, seed=0):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("axis", [None, 0, 1])
-def test_a_max_cotangent_added_in_its_pass_is_the_add_to_the_bit(dtype, axis):
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_a_max_cotangent_added_in_its_pass_is_the_add_to_the_bit(dtype, axis, keepdims):
     x = _ties((40, 6), dtype)
-    peak = np.max(x, axis=axis)
+    peak = np.max(x, axis=axis, keepdims=keepdims)
     g = np.random.default_rng(1).standard_normal(np.shape(peak)).astype(dtype)
     base = np.random.default_rng(2).standard_normal(x.shape).astype(dtype)
     for b in (base, base[:1], np.asfortranarray(base), base.astype(np.float64), np.arange(x.size).reshape(x.shape)):
-        got, expected = extremum_added(b, g, x, peak, axis), extremum_then_add(b, g, x, peak, axis)
+        got = extremum_added(b, g, x, peak, axis, keepdims)
+        expected = extremum_then_add(b, g, x, peak, axis, keepdims)
         assert got.dtype == expected.dtype and got.shape == expected.shape
         np.testing.assert_array_equal(got, expected)
         if b.dtype == dtype:       # (numba's mixed-dtype adds are its own affair, the same either way)
-            np.testing.assert_array_equal(got, b + rt.extremum_vjp(g, x, peak, axis=axis))   # NumPy's own
+            np.testing.assert_array_equal(got, b + rt.extremum_vjp(g, x, peak, axis=axis, keepdims=keepdims))
 
 
 def test_a_log_sum_exp_gradient_adds_the_max_cotangent_in_its_pass():
@@ -112,8 +118,14 @@ def test_a_log_sum_exp_gradient_adds_the_max_cotangent_in_its_pass():
     assert "rt.extremum_vjp(" not in code
 
 
+def test_a_cotangent_kept_in_one_layout_is_added_in_the_pass_too():
+    code = tr.show(tr.jit(tr.grad(cases.log_sum_exp_transposed)), _ties((6, 5)))
+    assert "y_bar = nl.c_ordered(nl.extremum_vjp_added(y_bar, top_bar, y, top, axis=1, keepdims=True))" in code, code
+
+
 @pytest.mark.parametrize("fn, shape", [(cases.log_sum_exp, (50,)), (cases.log_sum_exp_rows, (9, 7)),
-                                       (cases.max_only, (5, 4))])
+                                       (cases.max_only, (5, 4)), (cases.log_sum_exp_kept, (30,)),
+                                       (cases.log_sum_exp_transposed, (6, 5))])
 def test_gradients_through_a_max_match_the_python_target(fn, shape):
     # (to an ulp: the compiled exp is numba_vecmath's, not NumPy's; the add itself is checked above)
     x = _ties(shape)

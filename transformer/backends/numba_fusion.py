@@ -509,7 +509,10 @@ def _added_run(stmts: list, i: int, used_only_here):
         return None
     target, value = _single_target(stmts[i]), _value_of(stmts[i])
     helper = cpu_option(cf.primitive_of(value), "added_in_one_pass") if isinstance(value, cst.Call) else None
-    total = _binary(_value_of(stmts[i + 1]), cst.Add)
+    reader = _value_of(stmts[i + 1])
+    # (a name rebound in a loop keeps one layout: the lowering wraps its new value in nl.c_ordered)
+    layout = _call_of(reader, "nl.c_ordered", 1)
+    total = _binary(layout[0] if layout is not None else reader, cst.Add)
     if helper is None or total is None or _single_target(stmts[i + 1]) is None or not used_only_here(target, 1):
         return None
     names = [operand.value if _is_name(operand) else None for operand in total]
@@ -517,7 +520,7 @@ def _added_run(stmts: list, i: int, used_only_here):
         return None
     base = total[1] if names[0] == target else total[0]
     call = value.with_changes(func=cst.parse_expression(helper), args=[cst.Arg(base), *value.args])
-    last = _with_value(stmts[i + 1], call)
+    last = _with_value(stmts[i + 1], cf.call("nl.c_ordered", [call]) if layout is not None else call)
     return 0, 2, last.with_changes(leading_lines=[*stmts[i].leading_lines, *stmts[i + 1].leading_lines])
 
 
