@@ -58,7 +58,7 @@ def total_of_column_sums(x):
 
 
 # --- a max's cotangent added in its own pass (numba_fusion.fuse_added_cotangents)
-def log_sum_exp(x):
+def shifted_log_sum_exp(x):
     top = np.max(x)
     return np.log(np.sum(np.exp(x - top))) + top
 
