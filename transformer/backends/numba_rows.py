@@ -19,12 +19,12 @@ raises NumPy's error for the max of one.
 
 ``sum_of_squares`` is ``np.sum(x ** 2, axis=-1)``: a squared distance, a
 Mahalanobis term.  The two statements write the squares out, an array as
-large as ``x``, and read them back; the kernel adds each row's squares in
-NumPy's pairwise order, as the sum
-of the written squares did, the squares added as they are loaded: the result
-is the same, bit for bit (``x ** 2`` is ``x * x`` in NumPy and in numba).  It takes float arrays of two or more
-dimensions summed along the last axis without keepdims; anything else is the
-two statements.
+large as ``x``, and read them back.  The kernel squares each element as its
+row's vector loop loads it and adds the squares in the pairwise order the
+compiled sum of the written squares used (NumPy's, for contiguous rows): the
+result is the same, bit for bit (``x ** 2`` is ``x * x`` in NumPy and in
+numba).  It takes float arrays of two or more dimensions summed along the
+last axis without keepdims; anything else is the two statements.
 """
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
 from .numba_arrays import scalar_like
-from .numba_reductions import _PAIRWISE_BLOCK, _pairwise_block_of_squares, _pairwise_halves, _row_max, _row_sum, constant_bool, \
-    max_axis, sum_axis
+from .numba_reductions import (_PAIRWISE_BLOCK, _pairwise_block_of_squares, _pairwise_halves, _row_max, _row_sum,
+                               constant_bool, max_axis, sum_axis)
 from .numba_vecmath import exp as vector_exp
 from .numba_vecmath import exp64
 
