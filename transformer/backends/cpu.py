@@ -21,7 +21,7 @@ import libcst as cst
 from .. import core_form as cf
 from ..emit import MODULE_PREAMBLE, told_at_user_line, user_location_in
 from ..errors import CompileError, ConcreteValueError, TransformError, concrete_value_hint
-from . import numba_fusion, numba_loops, numba_lowering, numba_parallel, numba_small_arrays, per_example
+from . import numba_fusion, numba_loops, numba_lowering, numba_parallel, numba_small_arrays, numba_tapes, per_example
 
 NAME = "cpu"
 PREAMBLE = (MODULE_PREAMBLE + "from transformer.backends import numba_lowering as nl\n"
@@ -79,6 +79,7 @@ def _compiled_form(core):
     core = numba_fusion.fuse_summed_products(core)           # unbroadcast(a * b, w): no array of products
     core = numba_lowering.vector_math(core)                  # np.exp -> vm.exp: vectorised, still fused
     core = numba_lowering.slice_writes(core)                 # x[1:] = v -> a loop, where numba's write is slow
+    core = numba_tapes.merge_tapes(core)                     # tapes pushed together: one tape of tuples
     return core.code(), PREAMBLE + parallel_import
 
 
