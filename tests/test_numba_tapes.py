@@ -68,6 +68,8 @@ def test_two_tapes_pushed_and_read_together_are_one_tape_of_pairs():
 @pytest.mark.parametrize("parts, runs", [
     (dict(between="a = a * 2.0"), True),                        # a pushed, then bound again before b's push
     (dict(between="if a > 100.0:\n            break"), True),   # the loop may end between the two pushes
+    (dict(between="if a > 100.0:\n            a = 0.0"), True),  # a bound again inside a branch
+    (dict(between="for a in range(2):\n            pass"), True),  # ... or by a loop
     (dict(read_between="if s > 1.0:\n            break"), True),  # between the reads
     (dict(after="k = len(a_stack)"), True),                     # another use of a tape
     (dict(read_between="a_stack.append(a)"), True),             # a second push

@@ -28,12 +28,12 @@ Anything else keeps its own tape.  Run last: the passes before it know a tape by
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from .. import core_form as cf
+from .. import dataflow, walk
 
 
 @dataclass
@@ -45,63 +45,68 @@ class _Tape:
     other_uses: bool = False
 
 
-def _names_in(node) -> Counter:
-    counts = Counter()
-
-    class _Names(cst.CSTVisitor):
-        def visit_Name(self, name):
-            counts[name.value] += 1
-    node.visit(_Names())
-    return counts
+_EXITS = (cst.Break, cst.Continue, cst.Return, cst.Raise)
 
 
-def _bound_names(stmt) -> set:
-    """The names a statement (and the statements nested in it) binds."""
-    bound = set()
-
-    def targets(node):
-        if isinstance(node, cst.Name):
-            bound.add(node.value)
-        elif isinstance(node, (cst.Tuple, cst.List)):
-            for element in node.elements:
-                targets(element.value)
-
-    class _Binds(cst.CSTVisitor):
-        def visit_AssignTarget(self, node):
-            targets(node.target)
-
-        def visit_AugAssign(self, node):
-            targets(node.target)
-
-        def visit_AnnAssign(self, node):
-            targets(node.target)
-
-        def visit_For(self, node):
-            targets(node.target)
-
-        def visit_NamedExpr(self, node):
-            targets(node.target)
-    stmt.visit(_Binds())
-    return bound
+def _target_names(node, bound: set) -> None:
+    if isinstance(node, cst.Name):
+        bound.add(node.value)
+    elif isinstance(node, (cst.Tuple, cst.List)):
+        for element in node.elements:
+            _target_names(element.value, bound)
 
 
-def _leaves_early(stmt) -> bool:
-    found = []
+class _Effects(cst.CSTVisitor):
+    """The names a compound statement binds, and whether anything in it leaves early."""
 
-    class _Exits(cst.CSTVisitor):
-        def visit_Break(self, node):
-            found.append(node)
+    def __init__(self):
+        super().__init__()
+        self.bound: set = set()
+        self.leaves = False
 
-        def visit_Continue(self, node):
-            found.append(node)
+    def visit_AssignTarget(self, node):
+        _target_names(node.target, self.bound)
 
-        def visit_Return(self, node):
-            found.append(node)
+    def visit_AugAssign(self, node):
+        _target_names(node.target, self.bound)
 
-        def visit_Raise(self, node):
-            found.append(node)
-    stmt.visit(_Exits())
-    return bool(found)
+    def visit_AnnAssign(self, node):
+        _target_names(node.target, self.bound)
+
+    def visit_For(self, node):
+        _target_names(node.target, self.bound)
+
+    def visit_Del(self, node):
+        _target_names(node.target, self.bound)
+
+    def on_visit(self, node):
+        if isinstance(node, _EXITS):
+            self.leaves = True
+        return super().on_visit(node)
+
+
+def _effects(stmt, known: dict) -> tuple:
+    """(the names ``stmt`` binds, whether it can leave its block early), worked out once a statement:
+    a simple statement's from its own parts (the fence refuses ``:=``, so only its targets bind), a
+    compound one's by a walk over it."""
+    found = known.get(id(stmt))
+    if found is not None:
+        return found
+    if isinstance(stmt, cst.SimpleStatementLine):
+        bound: set = set()
+        for part in stmt.body:
+            if isinstance(part, cst.Assign):
+                for target in part.targets:
+                    _target_names(target.target, bound)
+            elif isinstance(part, (cst.AugAssign, cst.AnnAssign, cst.Del)):
+                _target_names(part.target, bound)
+        found = (bound, any(isinstance(part, _EXITS) for part in stmt.body))
+    else:
+        effects = _Effects()
+        walk.visit(stmt, effects)          # the outcome does not depend on the order of siblings
+        found = (effects.bound, effects.leaves)
+    known[id(stmt)] = found
+    return found
 
 
 def _block_key(stmts) -> tuple:
@@ -182,7 +187,7 @@ class _Survey:
                 self.visit(list(inner))
 
 
-def _mergeable(tape: _Tape, uses: Counter) -> bool:
+def _mergeable(tape: _Tape, uses) -> bool:
     """One push of names, reads in one block with one pop after the tops, and no other use."""
     if tape.other_uses or tape.init < 0 or len(tape.pushes) != 1 or tape.pushes[0][3] is None or not tape.reads:
         return False
@@ -200,35 +205,33 @@ def _groups(tapes: list, blocks: dict) -> list:
     by_blocks: dict = {}
     for tape in sorted(tapes, key=lambda t: t.pushes[0][2]):
         by_blocks.setdefault((tape.pushes[0][0], tape.reads[0][0]), []).append(tape)
+    known: dict = {}
     groups = []
     for (push_block, _), members in by_blocks.items():
         stmts = blocks[push_block]
-        group = []
+        group, names = [], set()
         for tape in members:
-            if group and not _joins(group, tape, stmts):
+            if group and not _joins(group[-1].pushes[0][1], tape.pushes[0][1], names, stmts, known):
                 groups.append(group)
-                group = []
+                group, names = [], set()
             group.append(tape)
+            names |= tape.pushes[0][3]
         groups.append(group)
-    return [group for group in groups if len(group) > 1 and _reads_together(group, blocks)]
+    return [group for group in groups if len(group) > 1 and _reads_together(group, blocks, known)]
 
 
-def _joins(group: list, tape: _Tape, stmts: list) -> bool:
-    """Whether ``tape``'s push can be where the group's values are pushed: nothing between the
-    group's first push and it leaves early or binds a name a member pushes."""
-    first, last = group[0].pushes[0][1], tape.pushes[0][1]
-    between = stmts[first + 1:last]
-    if any(_leaves_early(stmt) for stmt in between):
-        return False
-    for member in group:
-        rebound = set().union(*(_bound_names(stmt) for stmt in stmts[member.pushes[0][1] + 1:last])) \
-            if last > member.pushes[0][1] + 1 else set()
-        if rebound & member.pushes[0][3]:
+def _joins(end: int, push: int, names: set, stmts: list, known: dict) -> bool:
+    """Whether a push at ``push`` can join a group whose pushes end at ``end``: nothing between
+    leaves the block early or binds a name the group pushes (the statements before ``end`` were
+    checked as the group grew)."""
+    for stmt in stmts[end + 1:push]:
+        bound, leaves = _effects(stmt, known)
+        if leaves or bound & names:
             return False
     return True
 
 
-def _reads_together(group: list, blocks: dict) -> bool:
+def _reads_together(group: list, blocks: dict, known: dict) -> bool:
     """Whether the group's reads, all in one block, have nothing between the first and the last that
     leaves early or pushes a member."""
     reads = [read for tape in group for read in tape.reads]
@@ -236,9 +239,10 @@ def _reads_together(group: list, blocks: dict) -> bool:
     first, last = min(read[1] for read in reads), max(read[1] for read in reads)
     member_pushes = {id(blocks[tape.pushes[0][0]][tape.pushes[0][1]]) for tape in group}
     for stmt in stmts[first:last + 1]:
-        if _leaves_early(stmt):
+        if _effects(stmt, known)[1]:
             return False
-        if any(id(inner) in member_pushes for inner in cf.walk([stmt])):
+        if not isinstance(stmt, cst.SimpleStatementLine) and any(id(inner) in member_pushes
+                                                                 for inner in cf.walk([stmt])):
             return False
     return True
 
@@ -250,7 +254,7 @@ def merge_tapes(core: cf.CoreFunction) -> cf.CoreFunction:
     survey = _Survey(body)
     if survey.shared:
         return core
-    uses = _names_in(core.node)
+    uses = dataflow.name_counts(core.node)
     candidates = [tape for tape in survey.tapes.values() if _mergeable(tape, uses)]
     groups = _groups(candidates, survey.blocks)
     if not groups:
