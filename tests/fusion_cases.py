@@ -82,13 +82,3 @@ def log_sum_exp_transposed(x):
     y = np.transpose(x)
     top = np.max(y, axis=1, keepdims=True)
     return np.sum(np.log(np.sum(np.exp(y - top), axis=1)) + top[:, 0]) + np.max(y)
-
-
-# --- a product's cotangent summed as it is computed (numba_fusion.fuse_summed_products)
-def nearest_centroid_total(centroids, points):
-    distances = np.sum((points[:, None, :] - centroids[None, :, :]) ** 2, axis=2)
-    return np.sum(np.min(distances, axis=1))
-
-
-def scaled_rows_total(x, w):
-    return np.sum(np.tanh(x * w))

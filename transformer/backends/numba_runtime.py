@@ -36,7 +36,7 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from .. import runtime as rt
 from .numba_arrays import dot as _dot     # np.dot with NumPy's dtype promotion (integers too)
-from .numba_arrays import extremum_vjp_added, unbroadcast_product
+from .numba_arrays import extremum_vjp_added
 from .numba_arrays import matmul as _matmul   # @ of stacks of matrices
 
 
@@ -320,131 +320,6 @@ def _row_sum(values, width):
         for j in range(width):
             row_sum[j] += row[j]
     return row_sum
-
-
-@overload(unbroadcast_product)
-def _unbroadcast_product(a, b, like, then=None):
-    chained = not _is_none(then)
-    if chained:
-        def product_then_sum(a, b, like, then=None):
-            return rt.unbroadcast(rt.unbroadcast(a * b, like), then)
-    else:
-        def product_then_sum(a, b, like, then=None):
-            return rt.unbroadcast(a * b, like)
-    target = then if chained else like
-    if not (_is_array(a) and _is_array(b) and _is_array(like) and _is_array(target)
-            and isinstance(a.dtype, types.Float) and a.dtype == b.dtype):
-        return product_then_sum
-    rank = max(a.ndim, b.ndim)
-    if like.ndim > rank or target.ndim > rank or (chained and like.ndim != rank):
-        return product_then_sum
-    # the operand of the product's shape: the one of more dims, or of more elements at the same rank
-    # (the other broadcasts into it; a * b is b * a to the bit)
-    if a.ndim == b.ndim:
-        larger_first = njit(lambda a, b: (a, b) if a.size >= b.size else (b, a))
-    elif a.ndim > b.ndim:
-        larger_first = njit(lambda a, b: (a, b))
-    else:
-        larger_first = njit(lambda a, b: (b, a))
-    written_then_summed = njit(product_then_sum)
-    # Nothing is summed where the operands and the targets have one shape: the product is numba's
-    # own loop, with no test of the walk's (LSTM's rows of 14 pay for every test there)
-    one_rank = a.ndim == b.ndim == like.ndim == target.ndim
-
-    @njit
-    def walk_applies(a, b, like, target):
-        # The product has the larger operand's shape, its first unbroadcast (where chained) sums
-        # over nothing, and the one to ``target`` sums rows of the target's elements: _row_sum's
-        # case, whose adds the walk makes in the same order.  Anything else is the product written
-        # out, then summed.
-        big_operand, small_operand = larger_first(a, b)
-        big = _shape_array(big_operand.shape)
-        wanted = _trailing(big, target.shape)
-        return (big_operand.flags.c_contiguous and _fits_inside(_trailing(big, small_operand.shape), big)
-                and big[big.size - 1] > 0 and (not chained or _same_shape(like.shape, big_operand.shape))
-                and _broadcast_rows(big, wanted) and wanted[wanted.size - 1] == big[big.size - 1])
-
-    @njit
-    def summed_in_the_walk(a, b, target):
-        big_operand, small_operand = larger_first(a, b)
-        big = _shape_array(big_operand.shape)
-        out = np.zeros(target.size, big_operand.dtype)
-        _add_product_rows(np.ravel(big_operand), _flat(small_operand),
-                          _strides_over(big, _trailing(big, small_operand.shape)), big, out)
-        return out.reshape(target.shape)
-
-    if chained:
-        def in_one_walk(a, b, like, then=None):
-            if walk_applies(a, b, like, then):
-                return summed_in_the_walk(a, b, then)
-            return written_then_summed(a, b, like, then)
-
-        def or_the_product(a, b, like, then=None):
-            if a.shape == b.shape == like.shape == then.shape:
-                return a * b
-            return walked(a, b, like, then)
-        walked = njit(in_one_walk)
-        return or_the_product if one_rank else in_one_walk
-
-    def in_one_walk_to_like(a, b, like, then=None):
-        if walk_applies(a, b, like, like):
-            return summed_in_the_walk(a, b, like)
-        return written_then_summed(a, b, like)
-
-    def or_the_product_to_like(a, b, like, then=None):
-        if a.shape == b.shape == like.shape:
-            return a * b
-        return walked_to_like(a, b, like)
-    walked_to_like = njit(in_one_walk_to_like)
-    return or_the_product_to_like if one_rank else in_one_walk_to_like
-
-
-@register_jitable
-def _same_shape(one, other):
-    if len(one) != len(other):
-        return False
-    for d in range(len(one)):
-        if one[d] != other[d]:
-            return False
-    return True
-
-
-@register_jitable
-def _fits_inside(small, big):
-    """Whether an array of shape ``small`` broadcasts into ``big`` (same rank) without growing it."""
-    for d in range(big.size):
-        if small[d] != 1 and small[d] != big[d]:
-            return False
-    return True
-
-
-@njit(cache=True)
-def _add_product_rows(values, factors, strides, big, out):
-    """``out`` (flat, ``w`` elements) += each row of ``w`` elements of ``values * factors`` (flat,
-    shape ``big``; ``factors`` broadcast over it by ``strides``), row after row: the adds
-    ``_row_sum`` makes on the written product, in the same order."""
-    rows, step, index = _rows(values, big, strides)
-    width, length = out.size, rows.shape[1]
-    one_per_row = step == 0 and factors.size == rows.shape[0]   # a factor per row of big's last dim
-    base = 0          # where the row's elements go in out: rows of big's last dim tile out's w
-    offset = 0
-    for r in range(rows.shape[0]):
-        if one_per_row:
-            factor = factors[r]
-            for j in range(length):
-                out[base + j] += rows[r, j] * factor
-        else:
-            if step == 0:
-                factor = factors[offset]
-                for j in range(length):
-                    out[base + j] += rows[r, j] * factor
-            else:
-                for j in range(length):
-                    out[base + j] += rows[r, j] * factors[offset + j * step]
-            offset = _advance(index, offset, big, strides)
-        base += length
-        if base == width:
-            base = 0
 
 
 @overload(rt.expand_to)
