@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .. import core_form as cf
-from .. import dataflow, walk
+from .. import dataflow, resolve, walk
 
 
 @dataclass
@@ -48,64 +48,13 @@ class _Tape:
 _EXITS = (cst.Break, cst.Continue, cst.Return, cst.Raise)
 
 
-def _target_names(node, bound: set) -> None:
-    if isinstance(node, cst.Name):
-        bound.add(node.value)
-    elif isinstance(node, (cst.Tuple, cst.List)):
-        for element in node.elements:
-            _target_names(element.value, bound)
-
-
-class _Effects(cst.CSTVisitor):
-    """The names a compound statement binds, and whether anything in it leaves early."""
-
-    def __init__(self):
-        super().__init__()
-        self.bound: set = set()
-        self.leaves = False
-
-    def visit_AssignTarget(self, node):
-        _target_names(node.target, self.bound)
-
-    def visit_AugAssign(self, node):
-        _target_names(node.target, self.bound)
-
-    def visit_AnnAssign(self, node):
-        _target_names(node.target, self.bound)
-
-    def visit_For(self, node):
-        _target_names(node.target, self.bound)
-
-    def visit_Del(self, node):
-        _target_names(node.target, self.bound)
-
-    def on_visit(self, node):
-        if isinstance(node, _EXITS):
-            self.leaves = True
-        return super().on_visit(node)
-
-
 def _effects(stmt, known: dict) -> tuple:
-    """(the names ``stmt`` binds, whether it can leave its block early), worked out once a statement:
-    a simple statement's from its own parts (the fence refuses ``:=``, so only its targets bind), a
-    compound one's by a walk over it."""
+    """(the names ``stmt`` binds, whether anything in it can leave its block early), worked out once a
+    statement (the fence refuses ``del`` and ``:=``, so the names are its assignments' targets)."""
     found = known.get(id(stmt))
-    if found is not None:
-        return found
-    if isinstance(stmt, cst.SimpleStatementLine):
-        bound: set = set()
-        for part in stmt.body:
-            if isinstance(part, cst.Assign):
-                for target in part.targets:
-                    _target_names(target.target, bound)
-            elif isinstance(part, (cst.AugAssign, cst.AnnAssign, cst.Del)):
-                _target_names(part.target, bound)
-        found = (bound, any(isinstance(part, _EXITS) for part in stmt.body))
-    else:
-        effects = _Effects()
-        walk.visit(stmt, effects)          # the outcome does not depend on the order of siblings
-        found = (effects.bound, effects.leaves)
-    known[id(stmt)] = found
+    if found is None:
+        found = (resolve.local_names(stmt), any(isinstance(node, _EXITS) for node in walk.nodes(stmt)))
+        known[id(stmt)] = found
     return found
 
 
