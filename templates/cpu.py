@@ -16,6 +16,10 @@ The passes over a cpu module read these options from the ``"cpu"`` table
   one number is safe (each gives NaN or inf where undefined) and anything else is not.
 - ``elementwise=False``: not an operation of arrays element by element, whatever its kind says, so
   numba_fusion does not substitute it into another expression.
+- ``of_a_product``: the nl helper that computes the operation of a product ``a * b`` without writing the
+  product out (``helper(a, b, *its other arguments)``; for ``rt.unbroadcast``, a second unbroadcast of the
+  result may follow as ``then``), which numba_fusion.fuse_summed_products calls where the product is
+  read by nothing else and the sum's target was given a leading axis by indexing with None.
 - ``added_in_one_pass``: the nl helper that computes ``base + <the operation>`` in the operation's own
   pass (``helper(base, *its arguments)``), which numba_fusion.fuse_added_cotangents calls where the
   result is read only by the add on the next line.
@@ -60,7 +64,8 @@ machinery("cpu", "rt.extremum_vjp", added_in_one_pass="nl.extremum_vjp_added")
 # ------------------------------------------------------------ numba_loops
 # Computing these again costs nothing worth counting: a sum over broadcast axes (none for a
 # scalar), grad's seed (1 of a type).  A split loop's second half may compute them again.
-machinery("cpu", "rt.unbroadcast", free_to_recompute=True, small_arrays="sum_to_shape_of")
+machinery("cpu", "rt.unbroadcast", free_to_recompute=True, small_arrays="sum_to_shape_of",
+          of_a_product="nl.unbroadcast_product")
 # grad's seed: 1 of its operand's type, the same in every iteration, so a split loop takes it once
 # between its two halves
 machinery("cpu", "rt.scalar_seed", free_to_recompute=True, grad_seed=True, small_arrays="seed")

@@ -82,3 +82,22 @@ def log_sum_exp_transposed(x):
     y = np.transpose(x)
     top = np.max(y, axis=1, keepdims=True)
     return np.sum(np.log(np.sum(np.exp(y - top), axis=1)) + top[:, 0]) + np.max(y)
+
+
+# --- a product's cotangent summed as it is computed (numba_fusion.fuse_summed_products)
+def nearest_centroid_total(centroids, points):
+    distances = np.sum((points[:, None, :] - centroids[None, :, :]) ** 2, axis=2)
+    return np.sum(np.min(distances, axis=1))
+
+
+def scaled_rows_total(x, w):
+    return np.sum(np.tanh(x * w))
+
+
+def row_weighted_total(w, x):
+    return np.sum(np.tanh(w[None, :] * x))
+
+
+def middle_axis_total(w, x):
+    # a sum over a middle axis (w's None is not leading in the product): the written product, summed
+    return np.sum(np.sin(w[None, :, None] * x[:, None, :]) ** 2)

@@ -11,6 +11,7 @@ import transformer as tr
 from transformer import runtime as rt
 from transformer.backends import cpu, numba_fusion, numba_lowering
 from transformer.backends.numba_arrays import extremum_vjp_added as nl_extremum_vjp_added
+from transformer.backends.numba_arrays import unbroadcast_product as nl_unbroadcast_product
 from transformer.normalize import normalize
 
 
@@ -135,3 +136,104 @@ def test_gradients_through_a_max_match_the_python_target(fn, shape):
 def test_a_max_cotangent_read_by_nothing_but_itself_is_left_as_it_is():
     code = tr.show(tr.jit(tr.grad(cases.max_only)), _ties((5, 4)))
     assert "rt.extremum_vjp(" in code and "extremum_vjp_added" not in code, code
+
+
+# ------------------------------------------------ a product summed as it is computed
+@njit
+def product_summed(a, b, like, then):
+    return nl_unbroadcast_product(a, b, like, then)
+
+
+@njit
+def product_summed_once(a, b, like):
+    return nl_unbroadcast_product(a, b, like)
+
+
+@njit
+def product_written_then_summed(a, b, like, then):
+    return rt.unbroadcast(rt.unbroadcast(a * b, like), then)
+
+
+@njit
+def product_written_then_summed_once(a, b, like):
+    return rt.unbroadcast(a * b, like)
+
+
+def _normal(shape, dtype=np.float64, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+# (a, b, like) shapes: rows of the target (k-means' and a bias's), and shapes the walk leaves to
+# the written product (a sum over a middle or last axis, an operand that grows, a scalar target)
+_PRODUCTS = [((50, 7, 1), (50, 7, 3), (1, 7, 3)), ((50, 7, 3), (50, 7, 1), (1, 7, 3)),
+             ((50, 1, 3), (50, 7, 3), (1, 7, 3)), ((1, 7, 3), (50, 7, 3), (1, 1, 3)),
+             ((50, 7, 3), (50, 7, 3), (1, 7, 3)), ((50, 7, 1), (50, 7, 3), (50, 1, 3)),
+             ((50, 7, 1), (50, 7, 3), (1, 7, 1)), ((50, 7, 1), (50, 7, 3), (50, 7, 3)),
+             ((50, 1, 1), (1, 7, 3), (1, 7, 3)), ((4, 0), (4, 0), (1, 0)),
+             # a bias's: operands and target of fewer dims, aligned to the last ones
+             ((20, 6), (6,), (6,)), ((6,), (20, 6), (6,)), ((20, 6), (20, 6), (6,)), ((20, 1), (20, 6), (6,)),
+             ((3, 20, 6), (20, 6), (20, 6)), ((20, 6), (3, 20, 6), (6,)),
+             # nothing summed (LSTM's rows): the product itself
+             ((14,), (14,), (14,)), ((5, 4), (5, 4), (5, 4)), ((14,), (1,), (14,))]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shapes", _PRODUCTS)
+def test_a_product_summed_as_computed_is_the_written_sum_to_the_bit(dtype, shapes):
+    a, b = _normal(shapes[0], dtype), _normal(shapes[1], dtype, seed=1)
+    like = np.zeros(shapes[2], dtype)
+    got, expected = product_summed_once(a, b, like), product_written_then_summed_once(a, b, like)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_allclose(got, rt.unbroadcast(a * b, like), rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_a_product_summed_twice_is_the_two_sums_to_the_bit():
+    a, b = _normal((60, 9, 1)), _normal((60, 9, 4), seed=1)
+    for like, then in ((b, np.zeros((1, 9, 4))), (b, np.zeros((1, 1, 4))), (np.zeros((60, 1, 4)), np.zeros((1, 1, 4))),
+                       (b, np.zeros((60, 9, 4))), (b, np.zeros((1, 9, 1)))):
+        got, expected = product_summed(a, b, like, then), product_written_then_summed(a, b, like, then)
+        assert got.shape == expected.shape
+        np.testing.assert_array_equal(got, expected)
+    # nothing summed by either unbroadcast
+    np.testing.assert_array_equal(product_summed(b, b, b, b), b * b)
+    # a strided operand, and one in Fortran order: the written product, then its sums
+    for big in (_normal((60, 9, 8), seed=2)[:, :, ::2], np.asfortranarray(b)):
+        np.testing.assert_array_equal(product_summed(a, big, big, np.zeros((1, 9, 4))),
+                                      product_written_then_summed(a, big, big, np.zeros((1, 9, 4))))
+
+
+def test_a_k_means_gradient_sums_its_products_as_it_computes_them():
+    centroids, points = _normal((7, 3)), _normal((50, 3), seed=1)
+    code = tr.show(tr.jit(tr.grad(cases.nearest_centroid_total)), centroids, points)
+    assert "nl.unbroadcast_product(nl.expand_axis(distances_bar, 2) * nl.scalar_like(distances_bar, 2), _t2, _t2, _t1)" \
+        in code, code
+
+
+def test_a_product_summed_to_an_operand_given_a_new_axis_is_summed_as_computed():
+    code = tr.show(tr.jit(tr.grad(cases.row_weighted_total)), _normal(6), _normal((20, 6), seed=1))
+    assert "nl.unbroadcast_product(" in code, code
+
+
+def test_a_product_summed_to_an_operand_of_unknown_rank_is_left_written():
+    # (its ranks are unknown where the code is written; summing it in the walk would be a compile of
+    # its own for each gradient, for a sum that is mostly of nothing)
+    code = tr.show(tr.jit(tr.grad(cases.scaled_rows_total, argnums=1)), _normal((20, 6)), _normal(6, seed=1))
+    assert "rt.unbroadcast(" in code and "unbroadcast_product" not in code, code
+
+
+@pytest.mark.parametrize("fn, args", [
+    (cases.nearest_centroid_total, (_normal((7, 3)), _normal((50, 3), seed=1))),
+    (cases.scaled_rows_total, (_normal((20, 6)), _normal((6,), seed=1))),
+    (cases.row_weighted_total, (_normal(6), _normal((20, 6), seed=1))),
+    (cases.row_weighted_total, (_normal(6), _normal((1, 6), seed=1))),
+    (cases.middle_axis_total, (_normal(5), _normal((4, 3), seed=1))),
+    (cases.nearest_centroid_total, (_normal((7, 3)).astype(np.float32), _normal((50, 3), seed=1).astype(np.float32))),
+])
+def test_gradients_through_summed_products_match_the_python_target(fn, args):
+    # (the python target's unbroadcast is np.sum, which adds in another order: to a few ulps)
+    for argnums in range(len(args)):
+        got = tr.jit(tr.grad(fn, argnums=argnums))(*args)
+        expected = tr.jit(tr.grad(fn, argnums=argnums), target="python")(*args)
+        tolerance = dict(rtol=1e-5, atol=1e-6) if got.dtype == np.float32 else dict(rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(got, expected, **tolerance)

@@ -76,6 +76,7 @@ def _compiled_form(core):
     core = numba_fusion.fuse(core)                           # one statement per elementwise expression
     core = numba_fusion.fuse_sums_of_squares(core)           # np.sum(x ** 2, axis): no array of squares
     core = numba_fusion.fuse_added_cotangents(core)          # x_bar + a max's cotangent, in its own pass
+    core = numba_fusion.fuse_summed_products(core)           # unbroadcast(a * b, w): no array of products
     core = numba_lowering.vector_math(core)                  # np.exp -> vm.exp: vectorised, still fused
     core = numba_lowering.slice_writes(core)                 # x[1:] = v -> a loop, where numba's write is slow
     core = numba_tapes.merge_tapes(core)                     # tapes pushed together: one tape of tuples

@@ -613,6 +613,16 @@ def extremum_vjp_added(base, g, x, peak, axis=None, keepdims=False):
     return base + runtime.extremum_vjp(g, x, peak, axis, keepdims)
 
 
+def unbroadcast_product(a, b, like, then=None):
+    """``rt.unbroadcast(a * b, like)``, then ``rt.unbroadcast(..., then)`` where ``then`` is given: a
+    product's cotangent summed over the axes it broadcast along.  numba_runtime compiles it as one
+    walk where an operand has the product's shape and the sum is over leading axes (k-means'
+    centroids'), each product added as it is computed, instead of the product written out and read
+    back by the sum."""
+    total = runtime.unbroadcast(a * b, like)
+    return total if then is None else runtime.unbroadcast(total, then)
+
+
 # ------------------------------------------------------------ number literals
 def scalar_like(x, value):
     """A number literal that meets ``x`` in an elementwise operation.

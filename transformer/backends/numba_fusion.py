@@ -524,6 +524,39 @@ def _added_run(stmts: list, i: int, used_only_here):
     return 0, 2, last.with_changes(leading_lines=[*stmts[i].leading_lines, *stmts[i + 1].leading_lines])
 
 
+def _summed_product_run(stmts: list, i: int, used_only_here, given_new_axes: set):
+    """(statements replaced, the call's statement) where ``t = a * b``, read only by
+    ``u = op(t, like)`` on the next line, has a helper for op of a product (the cpu table's
+    ``of_a_product``): ``u = helper(a, b, like)``; or ``helper(a, b, like, then)`` where the line
+    after is ``v = op(u, then)``, u read nowhere else.  Only where the last target is one of
+    ``given_new_axes``; else None."""
+    if i + 2 > len(stmts) or not all(isinstance(s, cst.SimpleStatementLine) for s in stmts[i:i + 2]):
+        return None
+    product, factors = _single_target(stmts[i]), _binary(_value_of(stmts[i]), cst.Multiply)
+    reader = _value_of(stmts[i + 1])
+    if product is None or factors is None or not used_only_here(product, 1) or not isinstance(reader, cst.Call):
+        return None
+    prim = cf.primitive_of(reader)
+    helper = cpu_option(prim, "of_a_product")
+    args = _call_of(reader, dataflow_spelling(reader), 2)
+    if helper is None or args is None or not _is_name(args[0], product) or _single_target(stmts[i + 1]) is None:
+        return None
+    factors = [f.with_changes(lpar=[], rpar=[]) if getattr(f, "lpar", None) else f for f in factors]   # call arguments
+    call, taken = cf.call(helper, [*factors, args[1]]), 2
+    summed = _single_target(stmts[i + 1])
+    if i + 3 <= len(stmts) and isinstance(stmts[i + 2], cst.SimpleStatementLine) and used_only_here(summed, 1):
+        after = _value_of(stmts[i + 2])
+        again = _call_of(after, dataflow_spelling(after), 2) if isinstance(after, cst.Call) else None
+        if again is not None and cf.primitive_of(after) is prim and _is_name(again[0], summed) \
+                and _single_target(stmts[i + 2]) is not None:
+            call, taken = cf.call(helper, [*factors, args[1], again[1]]), 3
+    if not _is_name_in(call.args[-1].value, given_new_axes):
+        return None
+    last = _with_value(stmts[i + taken - 1], call)
+    lines = [line for stmt in stmts[i:i + taken] for line in stmt.leading_lines]
+    return 0, taken, last.with_changes(leading_lines=lines)
+
+
 def _replace_runs(stmts: list, find, used_only_here) -> list:
     """``stmts`` with each run of statements ``find`` recognises replaced by its one statement:
     ``find(stmts, i, used_only_here)`` gives (how many statements before i the run starts, how
@@ -572,6 +605,46 @@ def fuse_added_cotangents(core: cf.CoreFunction) -> cf.CoreFunction:
     """A copy of ``core`` with each cotangent that has a helper adding it in its own pass, read only
     by the add on the next line, computed by that helper (the cpu table's ``added_in_one_pass``)."""
     return _with_runs_replaced(core, _added_run)
+
+
+def fuse_summed_products(core: cf.CoreFunction) -> cf.CoreFunction:
+    """A copy of ``core`` with each product read only by an operation that has a helper taking the
+    product's factors (the cpu table's ``of_a_product``: a cotangent's unbroadcast) computed by
+    that helper: the sum is taken as each product is computed, none written out.
+
+    Only where the sum's target was given a leading axis by indexing with None (``c[None, :, :]``,
+    the pairwise broadcast of k-means' distances): there the target is known to be summed over
+    rows, and the product is as large as the broadcast.  Elsewhere the ranks are unknown here, and
+    the helper would be a compile of its own for each gradient (2 s for a bias's, measured) that
+    sums nothing."""
+    counts = _NameCounts()
+    core.node.visit(counts)
+    given_new_axes = {name for name, value in _single_bindings(core.node)
+                      if counts.stores[name] == 1 and _leading_new_axis(value)}
+    return _with_runs_replaced(
+        core, lambda stmts, i, used_only_here: _summed_product_run(stmts, i, used_only_here, given_new_axes))
+
+
+def _single_bindings(node):
+    """(name, value) of each ``name = value`` statement anywhere in ``node``."""
+    found = []
+
+    class Bindings(cst.CSTVisitor):
+        def visit_Assign(self, assign):
+            if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
+                found.append((assign.targets[0].target.value, assign.value))
+    node.visit(Bindings())
+    return found
+
+
+def _leading_new_axis(value) -> bool:
+    """Whether ``value`` is an index whose first part is None (np.newaxis, after normalize)."""
+    return (isinstance(value, cst.Subscript) and bool(value.slice)
+            and isinstance(value.slice[0].slice, cst.Index) and _is_name(value.slice[0].slice.value, "None"))
+
+
+def _is_name_in(node, names: set) -> bool:
+    return isinstance(node, cst.Name) and node.value in names
 
 
 def fuse_sums_of_squares(core: cf.CoreFunction) -> cf.CoreFunction:

@@ -36,7 +36,7 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from .. import runtime as rt
 from .numba_arrays import dot as _dot     # np.dot with NumPy's dtype promotion (integers too)
-from .numba_arrays import extremum_vjp_added
+from .numba_arrays import extremum_vjp_added, unbroadcast_product
 from .numba_arrays import matmul as _matmul   # @ of stacks of matrices
 
 
@@ -320,6 +320,113 @@ def _row_sum(values, width):
         for j in range(width):
             row_sum[j] += row[j]
     return row_sum
+
+
+@overload(unbroadcast_product)
+def _unbroadcast_product(a, b, like, then=None):
+    chained = not _is_none(then)
+    target = then if chained else like
+    if not (_is_array(a) and _is_array(b) and _is_array(like) and _is_array(target)
+            and isinstance(a.dtype, types.Float) and a.dtype == b.dtype and a.layout == b.layout == "C"
+            and min(a.ndim, b.ndim, target.ndim) > 0 and like.ndim <= max(a.ndim, b.ndim)
+            and target.ndim <= like.ndim):
+        if chained:
+            return lambda a, b, like, then=None: rt.unbroadcast(rt.unbroadcast(a * b, like), then)
+        return lambda a, b, like, then=None: rt.unbroadcast(a * b, like)
+    # All of it is one kernel cached on disk, compiled once per dtype and ranks, which takes each
+    # operand flat with its shape: a function that calls it compiles nothing else for it (the
+    # product and its unbroadcasts written here were 4 s of k-means' compile, measured).
+    if chained:
+        return lambda a, b, like, then=None: _product_summed(
+            a.ravel(), a.shape, b.ravel(), b.shape, like.shape, then.shape).reshape(then.shape)
+    return lambda a, b, like, then=None: _product_summed(
+        a.ravel(), a.shape, b.ravel(), b.shape, like.shape, like.shape).reshape(like.shape)
+
+
+@njit(cache=True)
+def _product_summed(a, a_shape, b, b_shape, like_shape, target_shape):
+    """``unbroadcast(unbroadcast(a * b, like), target)``, flat, for ``a`` and ``b`` flat of shapes
+    ``a_shape`` and ``b_shape``.  One walk with each product added as it is computed where the
+    product has the larger operand's shape, ``like`` is that shape or the target's, and the sum
+    is over leading axes: _row_sum's case, whose adds the walk makes in the same order.  Anything
+    else is the product written out, then summed as rt.unbroadcast sums it."""
+    big, small = _shape_array(a_shape), _shape_array(b_shape)
+    big_values, small_values = a, b
+    # the operand of the product's shape: the one of more dims, or of more elements at the same
+    # rank (the other broadcasts into it; a * b is b * a to the bit)
+    if len(b_shape) > len(a_shape) or (len(b_shape) == len(a_shape) and b.size > a.size):
+        big, small, big_values, small_values = small, big, b, a
+    small = _trailing(big, small)
+    wanted = _trailing(big, _shape_array(target_shape))
+    like = _shape_array(like_shape)
+    like_is_big = like.size == big.size and _fits_inside(big, like) and _fits_inside(like, big)
+    like_is_target = len(like_shape) == len(target_shape) and _fits_inside(_trailing(big, like), wanted) \
+        and _fits_inside(wanted, _trailing(big, like))
+    if (big[big.size - 1] > 0 and _fits_inside(small, big) and _broadcast_rows(big, wanted)
+            and wanted[wanted.size - 1] == big[big.size - 1] and (like_is_big or like_is_target)):
+        out = np.zeros(np.prod(wanted), big_values.dtype)
+        _add_product_rows(big_values, small_values, _strides_over(big, small), big, out)
+        return out
+    # else the product written out over the shape it broadcasts to, then each sum as
+    # rt.unbroadcast takes it: the same helpers, the same adds
+    product_shape = np.maximum(_trailing(big, _shape_array(a_shape)), _trailing(big, _shape_array(b_shape)))
+    product = np.empty(np.prod(product_shape), a.dtype)
+    factor = np.empty(product.size, a.dtype)
+    _gather(a, _strides_over(product_shape, _trailing(product_shape, _shape_array(a_shape))), product_shape, product)
+    _gather(b, _strides_over(product_shape, _trailing(product_shape, _shape_array(b_shape))), product_shape, factor)
+    product *= factor
+    return _summed_to(_summed_to(product, product_shape, like), like, _shape_array(target_shape))
+
+
+@njit(cache=True)
+def _summed_to(values, big, small_shape):
+    """rt.unbroadcast of the flat ``values`` (shape ``big``) to ``small_shape``, flat."""
+    small = _trailing(big, small_shape)
+    if small_shape.size == big.size and _fits_inside(big, small):   # the same shape: the values themselves
+        return values
+    if _broadcast_rows(big, small):
+        return _row_sum(values, np.prod(small))
+    out = np.zeros(np.prod(small), values.dtype)
+    _scatter_add(values, _strides_over(big, small), big, out)
+    return out
+
+
+@njit(cache=True)
+def _fits_inside(small, big):
+    """Whether an array of sizes ``small`` per dim of ``big`` broadcasts into ``big`` without growing it."""
+    for d in range(big.size):
+        if small[d] != 1 and small[d] != big[d]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _add_product_rows(values, factors, strides, big, out):
+    """``out`` (flat, ``w`` elements) += each row of ``w`` elements of ``values * factors`` (flat,
+    shape ``big``; ``factors`` broadcast over it by ``strides``), row after row: the adds
+    ``_row_sum`` makes on the written product, in the same order."""
+    rows, step, index = _rows(values, big, strides)
+    width, length = out.size, rows.shape[1]
+    one_per_row = step == 0 and factors.size == rows.shape[0]   # a factor per row of big's last dim
+    base = 0          # where the row's elements go in out: rows of big's last dim tile out's w
+    offset = 0
+    for r in range(rows.shape[0]):
+        if one_per_row:
+            factor = factors[r]
+            for j in range(length):
+                out[base + j] += rows[r, j] * factor
+        else:
+            if step == 0:
+                factor = factors[offset]
+                for j in range(length):
+                    out[base + j] += rows[r, j] * factor
+            else:
+                for j in range(length):
+                    out[base + j] += rows[r, j] * factors[offset + j * step]
+            offset = _advance(index, offset, big, strides)
+        base += length
+        if base == width:
+            base = 0
 
 
 @overload(rt.expand_to)
