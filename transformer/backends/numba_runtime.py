@@ -369,11 +369,12 @@ def _product_summed(a, a_shape, b, b_shape, like_shape, target_shape):
         return out
     # else the product written out over the shape it broadcasts to, then each sum as
     # rt.unbroadcast takes it: the same helpers, the same adds
-    product_shape = np.maximum(_trailing(big, _shape_array(a_shape)), _trailing(big, _shape_array(b_shape)))
+    a_sizes, b_sizes = _trailing(big, _shape_array(a_shape)), _trailing(big, _shape_array(b_shape))
+    product_shape = np.where(a_sizes == 1, b_sizes, a_sizes)     # (a dim of 0 meets 1 as 0)
     product = np.empty(np.prod(product_shape), a.dtype)
     factor = np.empty(product.size, a.dtype)
-    _gather(a, _strides_over(product_shape, _trailing(product_shape, _shape_array(a_shape))), product_shape, product)
-    _gather(b, _strides_over(product_shape, _trailing(product_shape, _shape_array(b_shape))), product_shape, factor)
+    _gather(a, _strides_over(product_shape, a_sizes), product_shape, product)
+    _gather(b, _strides_over(product_shape, b_sizes), product_shape, factor)
     product *= factor
     return _summed_to(_summed_to(product, product_shape, like), like, _shape_array(target_shape))
 
