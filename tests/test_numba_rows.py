@@ -191,9 +191,16 @@ def test_a_strided_view_of_squares_is_read_as_its_values():
     # NumPy keeps a transpose's layout in x ** 2 and adds its strided rows in order, not pairwise:
     # the compiled squares are contiguous rows, added pairwise, as the kernel adds them
     x = rows((40, 30))
-    for view in (x.T, x[:, ::3]):
+    for view in (x.T, x[:, ::3], rows((300, 7)).T, rows((7, 600))[:, ::2]):
         np.testing.assert_array_equal(squares_kernel(view, 1), compiled_two_passes(view, 1))
-        np.testing.assert_allclose(squares_kernel(view, 1), two_passes(view, 1), rtol=1e-15)
+        np.testing.assert_allclose(squares_kernel(view, 1), two_passes(view, 1), rtol=1e-14)
+    # stacks: GMM's transpose of einsum's product, a middle axis moved, rows past 128
+    stack = rows((6, 5, 40))
+    for view in (np.transpose(stack, (2, 0, 1)), np.transpose(stack, (1, 0, 2)), stack[:, ::2, ::3],
+                 np.transpose(rows((3, 200, 4)), (0, 2, 1))):
+        np.testing.assert_array_equal(squares_kernel(view, 2), compiled_two_passes(view, 2))
+        np.testing.assert_array_equal(squares_kernel(view, -1), compiled_two_passes(view, 2))
+        np.testing.assert_allclose(squares_kernel(view, 2), two_passes(view, 2), rtol=1e-14)
 
 
 def test_other_axes_and_types_are_the_two_passes():
