@@ -237,3 +237,12 @@ def test_gradients_through_summed_products_match_the_python_target(fn, args):
         expected = tr.jit(tr.grad(fn, argnums=argnums), target="python")(*args)
         tolerance = dict(rtol=1e-5, atol=1e-6) if got.dtype == np.float32 else dict(rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(got, expected, **tolerance)
+
+
+def test_a_batched_gradient_sums_its_products_as_it_computes_them_and_matches_the_python_target():
+    # vmap adds a leading axis to every operand: the walk's ranks are not the code's
+    weights, x = _normal((5, 6)), _normal((20, 6), seed=1)
+    batched = tr.vmap(tr.grad(cases.row_weighted_total), in_axes=(0, None))
+    assert "nl.unbroadcast_product(" in tr.show(tr.jit(batched), weights, x)
+    np.testing.assert_allclose(tr.jit(batched)(weights, x), tr.jit(batched, target="python")(weights, x),
+                               rtol=1e-12, atol=1e-14)
