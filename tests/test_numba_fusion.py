@@ -164,7 +164,7 @@ def _normal(shape, dtype=np.float64, seed=0):
 
 
 # (a, b, like) shapes: rows of the target (k-means' and a bias's), and shapes the walk leaves to
-# the written product (a sum over a middle or last axis, an operand that grows, a scalar target)
+# the written product (a sum over a middle or last axis, an operand that grows, an empty axis)
 _PRODUCTS = [((50, 7, 1), (50, 7, 3), (1, 7, 3)), ((50, 7, 3), (50, 7, 1), (1, 7, 3)),
              ((50, 1, 3), (50, 7, 3), (1, 7, 3)), ((1, 7, 3), (50, 7, 3), (1, 1, 3)),
              ((50, 7, 3), (50, 7, 3), (1, 7, 3)), ((50, 7, 1), (50, 7, 3), (50, 1, 3)),
