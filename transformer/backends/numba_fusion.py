@@ -47,7 +47,7 @@ from collections import Counter
 import libcst as cst
 
 from .. import core_form as cf
-from .. import primitives
+from .. import primitives, walk
 from ..dataflow import all_names
 from ..dataflow import spelling as dataflow_spelling
 from .numba_lowering import cpu_option
@@ -550,11 +550,11 @@ def _summed_product_run(stmts: list, i: int, used_only_here, given_new_axes: set
         if again is not None and cf.primitive_of(after) is prim and _is_name(again[0], summed) \
                 and _single_target(stmts[i + 2]) is not None:
             call, taken = cf.call(helper, [*factors, args[1], again[1]]), 3
-    if not _is_name_in(call.args[-1].value, given_new_axes):
+    if not (_is_name(call.args[-1].value) and call.args[-1].value.value in given_new_axes):
         return None
+    note = "# (one loop over rows where the sum is over leading axes: each product added as it is computed)"
     last = _with_value(stmts[i + taken - 1], call)
-    lines = [line for stmt in stmts[i:i + taken] for line in stmt.leading_lines]
-    return 0, taken, last.with_changes(leading_lines=lines)
+    return 0, taken, last.with_changes(leading_lines=_merged_comments(stmts[i:i + taken], note))
 
 
 def _replace_runs(stmts: list, find, used_only_here) -> list:
@@ -619,32 +619,18 @@ def fuse_summed_products(core: cf.CoreFunction) -> cf.CoreFunction:
     sums nothing."""
     counts = _NameCounts()
     core.node.visit(counts)
-    given_new_axes = {name for name, value in _single_bindings(core.node)
-                      if counts.stores[name] == 1 and _leading_new_axis(value)}
+    given_new_axes = {node.targets[0].target.value for node in walk.nodes(core.node)
+                      if isinstance(node, cst.Assign) and _leading_new_axis(node.value)
+                      and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)
+                      and counts.stores[node.targets[0].target.value] == 1}
     return _with_runs_replaced(
         core, lambda stmts, i, used_only_here: _summed_product_run(stmts, i, used_only_here, given_new_axes))
-
-
-def _single_bindings(node):
-    """(name, value) of each ``name = value`` statement anywhere in ``node``."""
-    found = []
-
-    class Bindings(cst.CSTVisitor):
-        def visit_Assign(self, assign):
-            if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
-                found.append((assign.targets[0].target.value, assign.value))
-    node.visit(Bindings())
-    return found
 
 
 def _leading_new_axis(value) -> bool:
     """Whether ``value`` is an index whose first part is None (np.newaxis, after normalize)."""
     return (isinstance(value, cst.Subscript) and bool(value.slice)
             and isinstance(value.slice[0].slice, cst.Index) and _is_name(value.slice[0].slice.value, "None"))
-
-
-def _is_name_in(node, names: set) -> bool:
-    return isinstance(node, cst.Name) and node.value in names
 
 
 def fuse_sums_of_squares(core: cf.CoreFunction) -> cf.CoreFunction:

@@ -357,13 +357,10 @@ def _product_summed(a, a_shape, b, b_shape, like_shape, target_shape):
     if len(b_shape) > len(a_shape) or (len(b_shape) == len(a_shape) and b.size > a.size):
         big, small, big_values, small_values = small, big, b, a
     small = _trailing(big, small)
-    wanted = _trailing(big, _shape_array(target_shape))
-    like = _shape_array(like_shape)
-    like_is_big = like.size == big.size and _fits_inside(big, like) and _fits_inside(like, big)
-    like_is_target = len(like_shape) == len(target_shape) and _fits_inside(_trailing(big, like), wanted) \
-        and _fits_inside(wanted, _trailing(big, like))
+    like, target = _shape_array(like_shape), _shape_array(target_shape)
+    wanted = _trailing(big, target)
     if (big[big.size - 1] > 0 and _fits_inside(small, big) and _broadcast_rows(big, wanted)
-            and wanted[wanted.size - 1] == big[big.size - 1] and (like_is_big or like_is_target)):
+            and wanted[wanted.size - 1] == big[big.size - 1] and (_same_sizes(like, big) or _same_sizes(like, target))):
         out = np.zeros(np.prod(wanted), big_values.dtype)
         _add_product_rows(big_values, small_values, _strides_over(big, small), big, out)
         return out
@@ -376,20 +373,26 @@ def _product_summed(a, a_shape, b, b_shape, like_shape, target_shape):
     _gather(a, _strides_over(product_shape, a_sizes), product_shape, product)
     _gather(b, _strides_over(product_shape, b_sizes), product_shape, factor)
     product *= factor
-    return _summed_to(_summed_to(product, product_shape, like), like, _shape_array(target_shape))
+    return _summed_to(_summed_to(product, product_shape, like), like, target)
 
 
 @njit(cache=True)
 def _summed_to(values, big, small_shape):
     """rt.unbroadcast of the flat ``values`` (shape ``big``) to ``small_shape``, flat."""
-    small = _trailing(big, small_shape)
-    if small_shape.size == big.size and _fits_inside(big, small):   # the same shape: the values themselves
+    if _same_sizes(small_shape, big):            # the same shape: the values themselves
         return values
+    small = _trailing(big, small_shape)
     if _broadcast_rows(big, small):
         return _row_sum(values, np.prod(small))
     out = np.zeros(np.prod(small), values.dtype)
     _scatter_add(values, _strides_over(big, small), big, out)
     return out
+
+
+@njit(cache=True)
+def _same_sizes(one, other):
+    """Whether two shapes (as arrays) are the same, rank included."""
+    return one.size == other.size and np.all(one == other)
 
 
 @njit(cache=True)
