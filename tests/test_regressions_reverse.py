@@ -395,3 +395,33 @@ def test_a_value_read_for_a_shape_that_never_changes_is_not_taped(target):
     assert_grad(lambda v: stepped_right_hand_side(v, 4), g(x, 4), x)
     code = g.source(x, 4)
     assert "k_stack" not in code and "y_stack" in code, code
+
+
+# ---------------------------------------------------- a cotangent started in a loop
+# A cotangent written in place in the backward sweep (``y_bar[:-1] += c``) starts as zeros at the
+# top of each backward pass, shaped like its value.  A taped value was read there before its tape
+# was: the zeros took the shape of the pass run last, and a value that grows in the loop failed
+# to broadcast (this pass's contribution against the last pass's zeros).
+
+def grown_right_hand_side(y):
+    z = np.empty_like(y)
+    z[0] = 1.0
+    z[1:] = y[:-1] * y[1:]
+    return z
+
+
+def right_hand_side_of_a_growing_state(x):
+    y = x[:1] * 1.0
+    total = 0.0
+    for i in range(2, x.shape[0] + 1):
+        y = np.concatenate((y, x[i - 1:i])) * 1.5
+        k = grown_right_hand_side(y + 0.5 * y)
+        total = total + np.sum(k * k)
+    return total
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_a_cotangent_started_in_a_loop_takes_this_pass_s_shape(target):
+    x = np.array([0.7, 1.3, -0.4, 0.9, 0.2])
+    g = tr.jit(tr.grad(right_hand_side_of_a_growing_state), target=target)
+    assert_grad(right_hand_side_of_a_growing_state, g(x), x)

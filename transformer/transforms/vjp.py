@@ -313,7 +313,7 @@ class _Reverse:
     # ----------------------------------------------------------- backward
     def backward(self, stmts, path=()) -> list:
         out = []
-        out += self.zero_cotangents(sorted(n for n, homes in self.homes.items() if path in homes))
+        out += self.zero_cotangents(sorted(n for n, homes in self.homes.items() if path in homes), path)
         if path == ():
             self.top_level_inits = len(out)     # the seeds go right after these
         groups = _origin_groups(stmts)
@@ -338,12 +338,14 @@ class _Reverse:
             out = recompute + out
         return out
 
-    def zero_cotangents(self, names) -> list:
+    def zero_cotangents(self, names, path=()) -> list:
         """``x_bar = rt.zeros_like(x)`` for each name; a value that exists only when some
-        branches ran gets its zero inside one ``if`` per set of branches."""
+        branches ran gets its zero inside one ``if`` per set of branches.  Inside a loop or a
+        branch, a taped ``x`` is read from its tape first: the variable still holds the value of
+        the iteration run last, whose shape may not be this one's (``y = np.append(y, v)``)."""
         out, guarded = [], {}
         for name in names:
-            init = self.zero_cotangent(name)
+            init = (self.read(name) if path and name not in self.tapes else []) + self.zero_cotangent(name)
             guards = self.init_guards.get(name)
             if guards is None:
                 out += init
