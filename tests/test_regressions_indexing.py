@@ -278,3 +278,51 @@ def test_setitem_with_repeated_indices_under_vmap_matches_a_loop():
     np.testing.assert_allclose(per_example, [central_difference_grad(write_repeated, (X, v), argnum=1) for v in vs],
                                rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(tr.vmap(write_repeated, in_axes=(None, 0))(X, vs), [write_repeated(X, v) for v in vs])
+
+
+# ------------------------------------------------------------ a list as an index
+# NumPy reads x[[0, 1, 1]] as one index array, and x[(0, 1, 1)] as one index per axis.  Lists
+# are tuples in core form, and the list index was written as the tuple: the value itself was
+# wrong (x[0, 1, 1] of a 3-d array, an IndexError for a 1-d one).
+
+def list_index_rows(x):
+    return np.sum(x[[0, 1, 1]] ** 2)
+
+
+def list_index_named(x):
+    idx = [2, 2, 0]
+    return np.sum(x.ravel()[idx] * x.ravel()[[1, 0, 0]])
+
+
+def list_index_pairs_and_mask(x):
+    m = x.reshape(2, 4)
+    return np.sum(m[[1, 0], [3, 3]] ** 3) + np.sum(m[[True, False]] ** 2)
+
+
+def list_index_writes(x):
+    y = x.ravel() * 1.0
+    y[[0, 0, 1]] = x.ravel()[[5, 6, 7]] * 3.0
+    y[[2, 2]] += np.sin(x.ravel()[[4, 3]])
+    return np.sum(y ** 2)
+
+
+LIST_INDICES = [list_index_rows, list_index_named, list_index_pairs_and_mask, list_index_writes]
+X3 = np.arange(1.0, 9.0).reshape(2, 2, 2) / 5.0 - 0.3
+
+
+@pytest.mark.parametrize("f", LIST_INDICES, ids=lambda f: f.__name__)
+def test_a_list_index_is_an_index_array_under_every_transform(f):
+    np.testing.assert_allclose(tr.jit(f, target="python")(X3), f(X3), rtol=1e-12)
+    expected = central_difference_grad(f, (X3,))
+    np.testing.assert_allclose(tr.grad(f)(X3), expected, rtol=1e-6, atol=1e-8)
+    v = np.linspace(0.5, -0.7, X3.size).reshape(X3.shape)
+    np.testing.assert_allclose(tr.jvp(f, (X3,), (v,))[1], central_difference_jvp(f, (X3,), (v,)), rtol=1e-6, atol=1e-8)
+    xs = np.stack([X3, 2.0 * X3])
+    np.testing.assert_allclose(tr.vmap(f)(xs), [f(each) for each in xs], rtol=1e-12)
+
+
+def test_a_list_index_under_jit_of_grad():
+    def every(x):
+        return sum(f(x) for f in (list_index_rows, list_index_named, list_index_pairs_and_mask, list_index_writes))
+    np.testing.assert_allclose(tr.jit(every)(X3), every(X3), rtol=1e-12)
+    np.testing.assert_allclose(tr.jit(tr.grad(every))(X3), central_difference_grad(every, (X3,)), rtol=1e-6, atol=1e-8)

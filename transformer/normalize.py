@@ -910,6 +910,11 @@ class _Normalizer:
             item = element.slice
             if isinstance(item, cst.Index):
                 new = cst.Index(self.atom(item.value))
+                if getattr(self.structure_of(new.value), "kind", None) == "list":
+                    # x[[0, 1, 1]]: NumPy reads a list as one index array (a tuple, as one index per axis)
+                    as_array = self.temp()
+                    self.assign(as_array, cf.apply_primitive(primitives.get("asarray"), [new.value]))
+                    new = cst.Index(cst.Name(as_array))
                 if len(subscript.slice) == 1 and isinstance(new.value, cst.Name) and new.value.value in self.index_pairs:
                     return self.index_pair(new.value)
             else:
