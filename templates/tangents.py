@@ -201,9 +201,16 @@ def negative_tangent(x_dot):
     return -x_dot
 
 
-@rule("tangent", "positive", "copy")
-def identity_tangent(x_dot):
-    return x_dot
+# +x and np.copy(x) are new arrays: so are their tangents, or a write into one tangent in place
+# (y[1] = 0.0 after prev = y.copy()) would reach the other
+@rule("tangent", "positive")
+def positive_tangent(x_dot):
+    return +x_dot
+
+
+@rule("tangent", "copy")
+def copy_tangent(x_dot):
+    return rt.copy(x_dot)
 
 
 @rule("tangent", "sign", "floor", "ceil", "rint", "trunc", "round", "isnan", "isinf", "isfinite",

@@ -332,6 +332,51 @@ def writes_through_views(func: cst.FunctionDef) -> list:
     return [a.line for a in walk(func.body.body) if a.kind == "write_into" and a.target in viewed]
 
 
+def views_read_after_writes(func: cst.FunctionDef) -> list:
+    """The statements that read a view of an array (``prev = y[:]``, ``prev = y``, a reshape) after a
+    write into that array (``y[1] = 0.0``) changed what the view holds.  Flow-sensitive: a view
+    taken again, or a name bound to a new array, holds nothing stale; a loop is followed twice, so
+    that a write late in one iteration reaches a read early in the next."""
+    found = []
+
+    def after(stmts, views: dict, stale: set) -> tuple[dict, set]:
+        for stmt in stmts:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                a = classify(stmt)
+                if stale.intersection(reads(a)) and stmt not in found:
+                    found.append(stmt)
+                if a.kind == "assign":
+                    roots = set()
+                    for shared in shared_memory(a):
+                        roots |= {shared} | views.get(shared, set())
+                    views = {**views, a.target: roots} if roots else {k: v for k, v in views.items() if k != a.target}
+                    stale = stale - {a.target}
+                elif a.kind == "write_into":
+                    changed = {a.target} | views.get(a.target, set())
+                    stale = stale | {name for name, roots in views.items() if roots & changed and name != a.target}
+                continue
+            if isinstance(stmt, (cst.If, cst.While)) and stale.intersection(all_names(stmt.test)) and stmt not in found:
+                found.append(stmt)
+            if isinstance(stmt, cst.If):
+                merged_views, merged_stale = {}, set()
+                for block in cf.branches(stmt):
+                    block_views, block_stale = after(block, dict(views), set(stale))
+                    for name, roots in block_views.items():
+                        merged_views[name] = merged_views.get(name, set()) | roots
+                    merged_stale |= block_stale
+                views, stale = merged_views, merged_stale
+            elif isinstance(stmt, (cst.For, cst.While)):
+                for _ in range(2):
+                    body_views, body_stale = after(stmt.body.body, dict(views), set(stale))
+                    for name, roots in body_views.items():
+                        views = {**views, name: views.get(name, set()) | roots}
+                    stale = stale | body_stale
+        return views, stale
+
+    after(list(func.body.body), {}, set())
+    return found
+
+
 def _handed_off(func: cst.FunctionDef, params: set) -> set[str]:
     """Variables assigned once and read once, by ``y = v``: only ``y`` sees the array from then on,
     so a write into ``y`` changes nothing else (vmap's ``y = _t15``, a batched np.zeros)."""

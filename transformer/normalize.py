@@ -986,7 +986,14 @@ class _Normalizer:
             prim = r.primitive
             if r.value in (max, min) and len(node.args) != 2:       # Python's max(a, b) only: np.maximum
                 raise self.error(node, f"{r.dotted}() takes exactly two values here")
-            return self.primitive_call(node, prim, [a for a in node.args])
+            made = self.primitive_call(node, prim, [a for a in node.args])
+            if any(r.value is alias for alias in prim.copying_aliases) and \
+                    self.structure_of(made.args[0].value) is _LEAF:
+                # np.array(y) of an array y is a copy, never y itself, as np.asarray(y) is
+                held = self.temp()
+                self.assign(held, made)
+                made = cf.apply_primitive(primitives.get("copy"), [cst.Name(held)])
+            return made
         if r.kind == "dtype":
             if len(node.args) != 1:
                 raise self.error(node, f"{r.dotted}() takes one value")

@@ -132,6 +132,9 @@ class Primitive:
     # it raises where its input is refused (rt.scalar_seed: grad of a function whose output is not a
     # scalar), so the call stays where its result is never read
     checks_input: bool = False
+    # aliases that always make a new array, where the primitive returns an array argument as it is
+    # (np.array and np.asarray): the normalizer copies an argument that is not a display for them
+    copying_aliases: tuple = field(default=(), repr=False)
 
     @property
     def is_operator(self) -> bool:
@@ -157,14 +160,15 @@ SHAPE_RULES = ("elementwise", "reduce", "scalar", "shape_tuple", "same", "like",
 def register(name, spelling, impl, kind, params, keywords=(), aliases=(), may_alias=False, results=(),
              library_aliases=(), index_arrays=False, on_device=True, shape_rule="", shape_only=(),
              collective=None, tape="", numba=None, scalars_follow_arrays=(), methods=(), spread_argument="",
-             attribute="", expands=False, at_update="", range_like=False, checks_input=False) -> Primitive:
+             attribute="", expands=False, at_update="", range_like=False, checks_input=False,
+             copying_aliases=()) -> Primitive:
     """``library_aliases``: dotted names such as ``"scipy.special.erf"``, for objects of a module
     that importing transformer should not import."""
     prim = Primitive(name, spelling, impl, kind, tuple(params), tuple(keywords), tuple(aliases), may_alias,
                      tuple(results), index_arrays, on_device, shape_rule or _kind_shape_rule(kind, name),
                      tuple(shape_only), collective, tape, {"numba": numba} if numba else {},
                      tuple(scalars_follow_arrays), tuple(methods), spread_argument, attribute, expands, at_update,
-                     range_like, checks_input)
+                     range_like, checks_input, tuple(copying_aliases))
     if name in REGISTRY:
         raise ValueError(f"primitive {name!r} registered twice")
     if prim.shape_rule.partition(":")[0] not in SHAPE_RULES:
@@ -174,7 +178,7 @@ def register(name, spelling, impl, kind, params, keywords=(), aliases=(), may_al
     REGISTRY[name] = prim
     if not prim.is_operator:  # operators are found by token and arity instead
         BY_SPELLING[spelling] = prim
-    for obj in (impl, *aliases):
+    for obj in (impl, *aliases, *copying_aliases):
         _bind(obj, prim)
     for dotted in library_aliases:
         module, _, attribute = dotted.rpartition(".")
@@ -396,8 +400,8 @@ register("stack", "np.stack", np.stack, SHAPE, ("arrays",), keywords=("axis",))
 register("hstack", "np.hstack", np.hstack, SHAPE, ("arrays",))
 register("vstack", "np.vstack", np.vstack, SHAPE, ("arrays",))
 register("copy", "np.copy", np.copy, SHAPE, ("x",), shape_rule="same", methods=("copy",))
-register("asarray", "np.asarray", np.asarray, SHAPE, ("x",), keywords=("dtype",), aliases=(np.array,), may_alias=True,
-         shape_rule="same")
+register("asarray", "np.asarray", np.asarray, SHAPE, ("x",), keywords=("dtype",), copying_aliases=(np.array,),
+         may_alias=True, shape_rule="same")
 register("astype", "rt.astype", runtime.astype, CAST, ("x", "dtype"), shape_rule="same", methods=("astype",))
 
 
@@ -718,9 +722,10 @@ for _name in ["zeros_like", "scalar_seed", "copy", "align_batch", "has_cotangent
     _params = tuple(p.name for p in _sig.parameters.values() if p.default is _inspect.Parameter.empty)
     _keywords = tuple(p.name for p in _sig.parameters.values() if p.default is not _inspect.Parameter.empty)
     # the helpers that may hand back (a view of) their first argument: a tape's top, an unchanged
-    # cotangent, a custom rule's marker (its output itself)
+    # cotangent, a custom rule's marker (its output itself); rt.copy's array is a copy (a number is
+    # handed back as it is, but no write reaches a number)
     register(f"rt.{_name}", f"rt.{_name}", _impl, SPECIAL, _params, keywords=_keywords,
-             may_alias=_name in ("unbroadcast", "top", "pop", "copy", "custom_vjp_call", "custom_jvp_call"),
+             may_alias=_name in ("unbroadcast", "top", "pop", "custom_vjp_call", "custom_jvp_call"),
              **_HELPER_FACTS.get(_name, {}))
 
 # vmap's checks that each example's number or condition is one value (runtime.py): they return

@@ -61,15 +61,20 @@ def make_cores(fn, steps, static: dict | None, structures: dict | None, for_back
         steps = structure.adapt_steps(steps, user_params, structures)
     if any(step.name in DIFFERENTIATING_STEPS for step in steps):
         refuse_writes_through_views(core)
+    if any(step.name in REVERSE_STEPS for step in steps):
+        refuse_views_read_after_writes(core)
     core = copy_written_arguments(core)
     # once no derivative is left to take, a custom rule's marker is its value (vmap and jit need no rule)
     last_derivative = max((k for k, step in enumerate(steps) if step.name in DIFFERENTIATING_STEPS), default=-1)
     if last_derivative < 0 and not inlined:
         core = custom_rules_as_values(core)
     for k, step in enumerate(steps[:-1]):
+        refuse_reverse_over_tape_writes(core, steps, k)
         core = apply_step(core, step)
         if k == last_derivative and not inlined:
             core = custom_rules_as_values(core)
+    if steps:
+        refuse_reverse_over_tape_writes(core, steps, len(steps) - 1)
     name = cf.name(entry_name(base_name_of(fn), steps))
 
     def finished(last):
@@ -133,6 +138,38 @@ def refuse_writes_through_views(core: cf.CoreFunction):
                              "cannot be differentiated", where,
                              "write into the array itself (x[1] = ...), or copy the view first "
                              "(head = x[:2].copy())")
+
+
+def refuse_views_read_after_writes(core: cf.CoreFunction):
+    """Reverse mode gives each variable a cotangent of its own; a view read after a write into its
+    array (``prev = y[:]``, ``y[1] = 0.0``, then ``prev[1]``) reads memory the write changed, whose
+    derivative would go to ``prev``'s cotangent, which the write's adjoint never sees."""
+    found = dataflow.views_read_after_writes(core.node)
+    if found:
+        origin = cf.origins(core.node.body.body).get(id(found[0]))
+        where = Location(core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
+        raise TransformError("a view of an array (a slice, reshape or alias of it) is read here after a write "
+                             "into that array changed it, which reverse mode cannot differentiate", where,
+                             "copy the view where it is taken (prev = y[:].copy()) to keep the values it had, "
+                             "or index the array itself after the write")
+
+
+def refuse_reverse_over_tape_writes(core: cf.CoreFunction, steps, k: int):
+    """Reverse mode over reverse mode's own code (``steps[k]`` a reverse step after another): that
+    code tapes an array and may then write into it in place (an array bound afresh in each pass of
+    a loop, then written), trusting its backward sweep to put back what each write overwrote before
+    it reads the tape.  A second reverse sweep sees the tape as a value that never changes, which
+    would give a wrong number; forward mode over it (``tr.jacfwd(tr.grad(f))``) follows the writes."""
+    if steps[k].name not in REVERSE_STEPS or not any(step.name in REVERSE_STEPS for step in steps[:k]):
+        return
+    found = dataflow.writes_through_views(core.node)
+    if found:
+        origin = cf.origins(core.node.body.body).get(id(found[0]))
+        where = Location(core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
+        raise TransformError("reverse mode over a derivative whose code writes into an array it has taped (an "
+                             "array bound in a loop, then written in place) is not supported", where,
+                             "take the outer derivative in forward mode (tr.jacfwd(tr.grad(f)), tr.hessian(f), "
+                             "tr.jvp of tr.grad)")
 
 
 def custom_rules_as_values(core: cf.CoreFunction) -> cf.CoreFunction:

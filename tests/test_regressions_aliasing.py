@@ -1,0 +1,173 @@
+"""Regressions: values that share memory, and values that must not.
+
+A copy (``np.array(y)``, ``y.copy()``, ``+y``) keeps the values it had when a write into ``y``
+follows; a view (``y[:]``, ``y``, ``y.reshape(...)``) shows the write.  Each was mixed up by one
+transform or another, with wrong numbers that looked right.  Every check is against NumPy itself
+or central differences in float64.
+"""
+import numpy as np
+import pytest
+
+import transformer as tr
+from oracles import central_difference_grad, central_difference_hessian, central_difference_jvp
+
+X = np.array([0.5, 0.7, -1.1])
+T = np.array([1.0, 2.0, -0.5])
+
+
+# ---------------------------------------------------- copies
+# np.array(y) was read as np.asarray(y), which returns y itself: the copy saw the write, and the
+# value was wrong under every transform.  The tangent of y.copy() and of +y was y's tangent itself,
+# so a write into y's tangent reached the copy's (jvp, jacfwd).
+
+def array_of_an_array(x):
+    y = x * 1.0
+    prev = np.array(y)
+    y[1] = 0.0
+    return prev[1] * 3.0 + np.sum(prev * y)
+
+
+def copy_method(x):
+    y = x * 1.0
+    prev = y.copy()
+    y[1] = 0.0
+    return prev[1] * 3.0 + np.sum(prev * y)
+
+
+def copy_function_in_a_loop(x):
+    y = x * 1.0
+    for i in range(2):
+        prev = np.copy(y)
+        y[i + 1] = prev[i] * y[i + 1] + x[i]
+    return np.sum(prev * y)
+
+
+def unary_plus(x):
+    y = x * 1.0
+    prev = +y
+    y[1] = 0.0
+    return prev[1] * 3.0 + np.sum(prev * y)
+
+
+def array_of_a_display(x):
+    # a display makes a new array: no copy is added, and the value is the same
+    return np.sum(np.array([x[0], 2.0 * x[1]]) ** 2)
+
+
+COPIES = [array_of_an_array, copy_method, copy_function_in_a_loop, unary_plus, array_of_a_display]
+
+
+@pytest.mark.parametrize("f", COPIES, ids=lambda f: f.__name__)
+def test_a_copy_keeps_its_values_under_every_transform(f):
+    np.testing.assert_allclose(tr.jit(f, target="python")(X), f(X), rtol=1e-12)
+    np.testing.assert_allclose(tr.grad(f)(X), central_difference_grad(f, (X,)), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(tr.jvp(f, (X,), (T,))[1], central_difference_jvp(f, (X,), (T,)), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(tr.jacfwd(f)(X), central_difference_grad(f, (X,)), rtol=1e-6, atol=1e-8)
+    xs = np.stack([X, 2.0 * X])
+    np.testing.assert_allclose(tr.vmap(f)(xs), [f(each) for each in xs], rtol=1e-12)
+
+
+def test_copies_under_jit():
+    def every(x):
+        return (array_of_an_array(x) + copy_method(x) + copy_function_in_a_loop(x) + unary_plus(x)
+                + array_of_a_display(x))
+    np.testing.assert_allclose(tr.jit(every)(X), every(X), rtol=1e-12)
+    np.testing.assert_allclose(tr.jit(tr.grad(every))(X), central_difference_grad(every, (X,)), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(tr.jit(tr.jacfwd(every))(X), central_difference_grad(every, (X,)), rtol=1e-6,
+                               atol=1e-8)
+
+
+# ---------------------------------------------------- views read after a write
+# Reverse mode gives each variable a cotangent of its own: the adjoint of y[1] = 0.0 zeroed y's,
+# and the view's cotangent went to y[1] anyway (grad [0, 3, 0] of a function constant in x[1]).
+# It is refused now, naming the read; forward mode and jit follow the shared memory as NumPy does.
+
+def alias_read_after_write(x):
+    y = x * 1.0
+    prev = y
+    y[1] = 0.0
+    return prev[1] * 3.0 + prev[0]
+
+
+def slice_read_after_write(x):
+    y = x * 1.0
+    prev = y[:2]
+    y[1] = 0.0
+    return prev[1] * 3.0 + prev[0]
+
+
+def reshape_read_after_write_in_a_loop(x):
+    y = x * 1.0
+    total = 0.0
+    prev = y.reshape(3)
+    for i in range(2):
+        total = total + prev[i + 1]        # the second pass reads what the first one wrote
+        y[i] = 2.0 * x[i]
+    return total
+
+
+VIEWS_READ = [alias_read_after_write, slice_read_after_write, reshape_read_after_write_in_a_loop]
+
+
+@pytest.mark.parametrize("f", VIEWS_READ, ids=lambda f: f.__name__)
+def test_a_view_read_after_a_write_is_refused_by_reverse_mode(f):
+    with pytest.raises(tr.TransformError, match="view of an array .* is read here after a write") as err:
+        tr.grad(f)(X)
+    assert "test_regressions_aliasing.py" in str(err.value)
+    np.testing.assert_allclose(tr.jit(f, target="python")(X), f(X), rtol=1e-12)
+    np.testing.assert_allclose(tr.jvp(f, (X,), (T,))[1], central_difference_jvp(f, (X,), (T,)), rtol=1e-6, atol=1e-8)
+
+
+def view_taken_again(x):
+    y = x * 1.0
+    prev = y[:2]
+    y[1] = 0.0
+    prev = y[:2]                           # taken again after the write: nothing stale
+    return prev[1] * 3.0 + prev[0]
+
+
+def view_rebound_to_a_new_array(x):
+    y = x * 1.0
+    prev = y[:2]
+    prev = prev * 2.0                      # a new array now
+    y[1] = 0.0
+    return prev[1] * 3.0 + np.sum(y)
+
+
+def view_read_before_the_write(x):
+    s = np.ones((2, 3)) * x
+    for t in range(3):
+        row = s[0]
+        h = row * x                        # read before the write; the next pass takes it again
+        s[0] = np.tanh(h)
+    return np.sum(s)
+
+
+@pytest.mark.parametrize("f", [view_taken_again, view_rebound_to_a_new_array, view_read_before_the_write],
+                         ids=lambda f: f.__name__)
+def test_views_that_never_read_stale_memory_still_differentiate(f):
+    np.testing.assert_allclose(tr.grad(f)(X), central_difference_grad(f, (X,)), rtol=1e-6, atol=1e-8)
+
+
+# ---------------------------------------------------- reverse over reverse
+# Reverse mode's code tapes y (bound afresh in each pass) and then writes into it in place,
+# trusting its backward sweep to put back what the write overwrote before it reads the tape.  A
+# second reverse sweep read the tape as a value that never changes: jacrev(grad(f)) was not even
+# symmetric.  It is refused now; forward over reverse follows the writes.
+
+def rebound_and_written_in_a_loop(x):
+    acc = 0.0
+    for i in range(2):
+        y = x * 1.0
+        y[0] = x[0] * x[1]
+        acc = acc + np.sum(y * y)
+    return acc
+
+
+def test_reverse_over_reverse_of_a_taped_array_written_in_place_is_refused():
+    with pytest.raises(tr.TransformError, match="reverse mode over a derivative whose code writes") as err:
+        tr.jacrev(tr.grad(rebound_and_written_in_a_loop))(X)
+    assert "test_regressions_aliasing.py" in str(err.value)
+    expected = central_difference_hessian(rebound_and_written_in_a_loop, (X,))
+    np.testing.assert_allclose(tr.jacfwd(tr.grad(rebound_and_written_in_a_loop))(X), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(tr.hessian(rebound_and_written_in_a_loop)(X), expected, rtol=1e-5, atol=1e-6)
