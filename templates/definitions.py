@@ -884,10 +884,17 @@ def _contracted(inputs, output, names):
     result, letters = names[0], terms[0]
     for i in range(1, operand_count):
         kept = set(output).union(*(set(t) for t in terms[i + 1:]))
-        body += _contraction(result, letters, names[i], terms[i], kept, f"p{i}")
-        shared = [letter for letter in letters if letter in terms[i]]
-        letters = ([letter for letter in shared if letter in kept] + [letter for letter in letters if letter not in terms[i]]
-                   + [letter for letter in terms[i] if letter not in letters])
+        first, first_letters, second, second_letters = result, letters, names[i], terms[i]
+        if i == operand_count - 1 and _last_letter_own(output, first_letters, second_letters):
+            # the product's last axis is the right-hand operand's own letter: the output's last
+            # letter should be it, so that the result is a view whose rows are contiguous
+            # (``'kij,nkj->nki'``: (k, n, i) products, not (k, i, n) read across)
+            first, first_letters, second, second_letters = second, second_letters, first, first_letters
+        body += _contraction(first, first_letters, second, second_letters, kept, f"p{i}")
+        shared = [letter for letter in first_letters if letter in second_letters]
+        letters = ([letter for letter in shared if letter in kept]
+                   + [letter for letter in first_letters if letter not in second_letters]
+                   + [letter for letter in second_letters if letter not in first_letters])
         result = f"p{i}"
     if letters != list(output):
         body.append(f"{result} = np.transpose({result}, {_tuple_text([letters.index(c) for c in output])})")
@@ -1060,6 +1067,13 @@ def _einsum_terms(subscripts: str, operand_count: int):
         if letter not in left:
             raise ValueError(f"output subscript {letter!r} is not in any operand's subscripts")
     return inputs, output
+
+
+def _last_letter_own(output: str, letters, other_letters) -> bool:
+    """Whether the output's last letter is one of ``letters``' own, and ``other_letters`` has an own
+    letter too (so that the two can trade places in a matrix product)."""
+    return bool(output) and output[-1] in letters and output[-1] not in other_letters and \
+        any(letter not in letters for letter in other_letters)
 
 
 def _contraction(a, a_letters, b, b_letters, kept, out) -> list:

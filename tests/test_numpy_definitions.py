@@ -173,7 +173,9 @@ def test_a_written_definition_is_a_file_its_generated_lines_name():
     q, x = rng.normal(size=(3, 2, 4)), rng.normal(size=(5, 3, 4))
     source = tr.show(tr.jit(einsum_gmm_style, target="python"), q, x)
     assert "# return np.sum(np.einsum(\"kij,nkj->nki\", q, x) ** 2)   [test_numpy_definitions.py:" in source
-    assert "# p1_b = np.transpose(x1, (1, 2, 0))   (np_einsum_" in source       # a batched matrix product
-    assert "einsum_p1 = q @ einsum_p1_b" in source
+    # a batched matrix product, its operands in the order that makes the output's last letter (i)
+    # the product's last axis: (k, n, i) products, so the result's rows are contiguous
+    assert "# p1_a = np.transpose(x1, (1, 0, 2))   (np_einsum_" in source
+    assert "einsum_p1 = einsum_p1_a @ einsum_p1_b" in source
     np.testing.assert_allclose(tr.grad(einsum_gmm_style)(q, x),
                                2 * np.einsum("nki,nkj->kij", np.einsum("kij,nkj->nki", q, x), x), rtol=1e-12)
