@@ -194,13 +194,22 @@ def test_a_strided_view_of_squares_is_read_as_its_values():
     for view in (x.T, x[:, ::3], rows((300, 7)).T, rows((7, 600))[:, ::2]):
         np.testing.assert_array_equal(squares_kernel(view, 1), compiled_two_passes(view, 1))
         np.testing.assert_allclose(squares_kernel(view, 1), two_passes(view, 1), rtol=1e-14)
-    # stacks: GMM's transpose of einsum's product, a middle axis moved, rows past 128
+    # stacks: GMM's transpose of einsum's product, a middle axis moved, rows past 128; stacks of
+    # contiguous rows in another order (read in memory order, no copy): 3-d and 4-d, rows past
+    # 128, reversed, broadcast, with gaps, empty, float32
     stack = rows((6, 5, 40))
+    four = rows((2, 3, 4, 9))
     for view in (np.transpose(stack, (2, 0, 1)), np.transpose(stack, (1, 0, 2)), stack[:, ::2, ::3],
-                 np.transpose(rows((3, 200, 4)), (0, 2, 1))):
-        np.testing.assert_array_equal(squares_kernel(view, 2), compiled_two_passes(view, 2))
-        np.testing.assert_array_equal(squares_kernel(view, -1), compiled_two_passes(view, 2))
-        np.testing.assert_allclose(squares_kernel(view, 2), two_passes(view, 2), rtol=1e-14)
+                 np.transpose(rows((3, 200, 4)), (0, 2, 1)), np.transpose(rows((3, 5, 200)), (1, 0, 2)),
+                 np.transpose(four, (2, 0, 1, 3)), np.transpose(four, (1, 2, 0, 3)), stack[::-1],
+                 np.broadcast_to(rows((5, 1, 7)), (5, 4, 7)), stack[:, ::2, :], np.transpose(stack, (1, 0, 2))[:, 1:4],
+                 np.transpose(rows((4, 0, 3)), (1, 0, 2)), np.transpose(stack, (1, 0, 2)).astype(np.float32)):
+        last = view.ndim - 1
+        assert squares_kernel(view, last).shape == view.shape[:-1]
+        np.testing.assert_array_equal(squares_kernel(view, last), compiled_two_passes(view, last))
+        np.testing.assert_array_equal(squares_kernel(view, -1), compiled_two_passes(view, last))
+        np.testing.assert_allclose(squares_kernel(view, last), two_passes(view, last),
+                                   rtol=1e-14 if view.dtype == np.float64 else 1e-5)
 
 
 def test_other_axes_and_types_are_the_two_passes():

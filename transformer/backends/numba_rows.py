@@ -24,13 +24,17 @@ row's vector loop loads it and adds the squares in the pairwise order the
 compiled sum of the written squares used (NumPy's, for contiguous rows): the
 result is the same, bit for bit (``x ** 2`` is ``x * x`` in NumPy and in
 numba).  It takes float arrays of two or more dimensions summed along the
-last axis without keepdims; anything else is the two statements.
+last axis without keepdims; anything else is the two statements.  A stack of
+contiguous rows in another order than C's (GMM's ``np.einsum`` result, a
+transposed view) is read in the order its rows lie in memory, not copied
+first: 85 us for GMM's 25000 rows of 10, against 145 with the copy.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit, types
-from numba.extending import overload
+from numba.extending import overload, register_jitable
+from numba.np.unsafe.ndarray import to_fixed_tuple
 from numba.np.numpy_support import as_dtype
 
 from .numba_arrays import scalar_like
@@ -193,7 +197,7 @@ def _sum_of_squares(x, axis, keepdims):
     if not (isinstance(x, types.Array) and x.ndim >= 2 and isinstance(x.dtype, types.Float)
             and isinstance(axis, types.Integer) and constant_bool(keepdims, "keepdims") is False):
         return lambda x, axis, keepdims: two_passes(x, axis, keepdims)
-    last = x.ndim - 1
+    last, ndim = x.ndim - 1, x.ndim
 
     def impl(x, axis, keepdims):
         n = x.shape[-1]
@@ -203,4 +207,33 @@ def _sum_of_squares(x, axis, keepdims):
         out = np.empty(rows.size // n, x.dtype)
         _squared_row_sums(rows.reshape(-1), n, out)
         return out.reshape(x.shape[:-1])
-    return impl
+
+    if x.ndim < 3 or x.layout == "C":
+        return impl
+    copied = register_jitable(impl)
+
+    def stacked(x, axis, keepdims):
+        # a stack of contiguous rows in another order than C's (np.transpose(m, (1, 0, 2)),
+        # np.einsum's result): the rows are read in the order they lie in memory, with no copy
+        # where nothing lies between them, and each sum is written in its place
+        n = x.shape[-1]
+        if (axis != last and axis != -1) or n == 0 or x.strides[-1] != x.itemsize or x.flags.c_contiguous:
+            return copied(x, axis, keepdims)
+        order = _memory_order(x)
+        in_memory = np.ascontiguousarray(np.transpose(x, to_fixed_tuple(order, ndim)))
+        sums = np.empty(in_memory.size // n, x.dtype)
+        _squared_row_sums(in_memory.reshape(-1), n, sums)
+        out = np.empty(x.shape[:-1], x.dtype)
+        np.transpose(out, to_fixed_tuple(order[:-1], last))[...] = sums.reshape(in_memory.shape[:-1])
+        return out
+    return stacked
+
+
+@njit
+def _memory_order(x):
+    """x's axes with its leading ones sorted by stride, largest first (the order they lie in memory
+    for a transposed view), and the last axis kept last."""
+    order = np.empty(x.ndim, np.intp)
+    order[:-1] = np.argsort(-np.array(x.strides)[:-1], kind="mergesort")
+    order[-1] = x.ndim - 1
+    return order
