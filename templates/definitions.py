@@ -284,7 +284,11 @@ def convolve(a, v, mode="full"):
 
 @define("np.correlate")
 def correlate(a, v, mode="valid"):
-    """The cross-correlation of two real 1-D arrays: the convolution with ``v`` reversed."""
+    """The cross-correlation of two real 1-D arrays: the convolution with ``v`` reversed.  NumPy
+    correlates the longer array with the shorter and reverses the result, which puts mode="same"'s
+    window one place over for an even shorter length: so is it done here."""
+    if np.shape(a)[0] < np.shape(v)[0]:
+        return convolve(v, a[::-1], mode)[::-1]
     return convolve(a, v[::-1], mode)
 
 
@@ -306,8 +310,10 @@ def _logsumexp(a, axis, b, keepdims):
 
 def logsumexp_weighted(a, axis=None, b=None, keepdims=False):
     """scipy.special.logsumexp with weights ``b`` (which may be negative only where the weighted sum
-    stays positive: the sign is not returned)."""
-    return _logsumexp(a, axis, b, keepdims)
+    stays positive: the sign is not returned).  A term weighted 0 counts for nothing, however large
+    its ``a``: it is left out of the shift, as SciPy and JAX leave it (else every other term's
+    exponential could underflow to 0)."""
+    return _logsumexp(np.where(b != 0, a, -np.inf), axis, b, keepdims)
 
 
 @define("scipy.special.logsumexp", when_given={"b": logsumexp_weighted})
@@ -676,7 +682,9 @@ def median(a, axis=None, keepdims=False):
     the axis gives NaN."""
     ordered = _sorted_first(a, axis)
     n = ordered.shape[0]
-    middle = (ordered[(n - 1) // 2] + ordered[n // 2]) / 2
+    # each middle entry in the mean's float type first (* 1.0: float64 for integers and booleans,
+    # as NumPy's median; float32 stays float32): added as integers they could overflow
+    middle = (ordered[(n - 1) // 2] * 1.0 + ordered[n // 2] * 1.0) / 2
     last = ordered[n - 1]
     result = np.where(np.isnan(last), last, middle)
     if keepdims:

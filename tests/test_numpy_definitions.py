@@ -179,3 +179,84 @@ def test_a_written_definition_is_a_file_its_generated_lines_name():
     assert "einsum_p1 = einsum_p1_a @ einsum_p1_b" in source
     np.testing.assert_allclose(tr.grad(einsum_gmm_style)(q, x),
                                2 * np.einsum("nki,nkj->kij", np.einsum("kij,nkj->nki", q, x), x), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- definitions that gave wrong numbers
+# np.median added the two middle entries in the input's dtype (int8 overflowed: 105 came out -23,
+# and True + True stayed True); np.correlate(mode="same") of a shorter first array of even length
+# took its window one place over; logsumexp's shift ignored b, so a large entry weighted 0 made
+# every other term underflow (-inf, and NaN derivatives).
+
+def median_of(a):
+    return np.median(a), np.median(a, axis=0)
+
+
+def correlate_same(a, v):
+    return np.correlate(a, v, mode="same")
+
+
+def squared_correlation(a, v):
+    return np.sum(correlate_same(a, v) ** 2)
+
+
+def logsumexp_weighted(a, b):
+    return scipy.special.logsumexp(a, b=b)
+
+
+def logsumexp_weighted_rows(a, b):
+    return scipy.special.logsumexp(a, axis=1, b=b)
+
+
+@pytest.mark.parametrize("a", [np.array([[100, 120], [90, 110], [110, 100], [95, 127]], dtype=np.int8),
+                               np.array([[2 ** 62, 2 ** 62 + 2], [2 ** 62 + 2, 2 ** 62]], dtype=np.int64),
+                               np.array([[True, False], [False, False], [True, True]]),
+                               np.array([[1.5, -2.0], [0.25, 3.0]], dtype=np.float32)],
+                         ids=["int8", "int64", "bool", "float32"])
+def test_the_median_of_integers_and_booleans_is_numpys(a):
+    for got, expected in zip(tr.jit(median_of, target="python")(a), median_of(a)):
+        assert np.asarray(got).dtype == np.asarray(expected).dtype
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("a, v", [(np.array([1.0, 2.0]), np.array([1.0, 10.0, 100.0, 1000.0, 10000.0])),
+                                  (np.array([1.0, 2.0, 3.0, -1.0]), np.array([0.5, 10.0, -100.0, 1000.0, 3.0, 7.0])),
+                                  (np.array([1.0, 2.0, 3.0]), np.array([1.0, 10.0, 100.0, 1000.0])),
+                                  (np.array([1.0, 10.0, 100.0, 1000.0]), np.array([1.0, 2.0]))])
+def test_correlate_same_of_a_shorter_first_array_is_numpys(a, v):
+    np.testing.assert_allclose(tr.jit(correlate_same, target="python")(a, v), correlate_same(a, v), rtol=1e-14)
+    a, v = a / np.max(np.abs(a)), v / np.max(np.abs(v))      # scaled, for the differences' sake
+    for argnum in (0, 1):
+        np.testing.assert_allclose(tr.grad(squared_correlation, argnums=argnum)(a, v),
+                                   oracles.central_difference_grad(squared_correlation, (a, v), argnum), rtol=1e-6)
+
+
+def summed_weighted_rows(a, b):
+    return np.sum(logsumexp_weighted_rows(a, b))
+
+
+def test_a_zero_weight_leaves_its_term_out_of_logsumexp():
+    a, b = np.array([1000.0, 1.0, 2.0]), np.array([0.0, 1.0, 1.0])
+    np.testing.assert_allclose(tr.jit(logsumexp_weighted, target="python")(a, b), scipy.special.logsumexp(a, b=b),
+                               rtol=1e-14)
+    # the derivative in a is the weighted softmax, 0 where the weight is 0 (JAX's)
+    np.testing.assert_allclose(tr.grad(logsumexp_weighted)(a, b), [0.0, *scipy.special.softmax(a[1:])], rtol=1e-12)
+    rows, weights = np.array([[1000.0, 1.0, 2.0], [0.5, -3.0, 800.0]]), np.array([[0.0, 1.0, 1.0], [2.0, 1.0, 0.0]])
+    np.testing.assert_allclose(tr.jit(logsumexp_weighted_rows, target="python")(rows, weights),
+                               scipy.special.logsumexp(rows, axis=1, b=weights), rtol=1e-14)
+    small = np.array([[0.3, 1.0, 2.0], [0.5, -3.0, 0.8]])
+    np.testing.assert_allclose(tr.grad(summed_weighted_rows)(small, weights),
+                               oracles.central_difference_grad(summed_weighted_rows, (small, weights)), rtol=1e-6,
+                               atol=1e-10)
+
+
+def test_the_three_under_jit():
+    a8 = np.array([100, 120, 90, 110], dtype=np.int8)
+    np.testing.assert_array_equal(tr.jit(median_of)(a8)[0], np.median(a8))
+    a, v = np.array([1.0, 2.0]), np.array([1.0, 10.0, 100.0, 1000.0, 10000.0])
+    np.testing.assert_allclose(tr.jit(correlate_same)(a, v), correlate_same(a, v), rtol=1e-14)
+    a, v = a / 2.0, v / 1e4
+    np.testing.assert_allclose(tr.jit(tr.grad(squared_correlation))(a, v),
+                               oracles.central_difference_grad(squared_correlation, (a, v)), rtol=1e-6)
+    a, b = np.array([1000.0, 1.0, 2.0]), np.array([0.0, 1.0, 1.0])
+    np.testing.assert_allclose(tr.jit(tr.grad(logsumexp_weighted))(a, b), [0.0, *scipy.special.softmax(a[1:])],
+                               rtol=1e-12)
