@@ -101,6 +101,16 @@ def test_unknown_numpy_call_is_refused_at_its_line():
     assert refused_line("fft") in str(info.value)
 
 
+@pytest.mark.parametrize("nested", [lambda f: tr.jacrev(tr.jacrev(f)), lambda f: tr.jacfwd(tr.jacfwd(f)),
+                                    lambda f: tr.jacrev(tr.jacfwd(f))], ids=["jacrev2", "jacfwd2", "jacrev-jacfwd"])
+def test_unknown_numpy_call_under_nested_jacobians_is_refused_at_its_line(nested):
+    # the outer Jacobian transforms code transformer wrote around the inner one: the error named a
+    # line of that file in the cache, not the user's
+    with pytest.raises(tr.TransformError) as info:
+        nested(bad.calls_unknown_numpy)(X)
+    assert refused_line("fft") in str(info.value)
+
+
 def test_a_loop_over_a_list_of_arrays_is_unrolled_and_differentiated():
     # once refused ("a tuple or list of arrays held in one variable"): a loop over a list whose
     # length is known when the function is specialised is now unrolled, as JAX's tracing unrolls it

@@ -1030,6 +1030,8 @@ class _Normalizer:
                 return as_code(structures if any(t.kind != "leaf" for t in structures) else None)
             stepwise = Transformed.of(made).stepwise()
         except TransformError as err:
+            if self.ours and err.location is not None:
+                raise    # a call in code transformer wrote (a Jacobian's of a Jacobian): the user's line stays
             raise self.error(node.func, err.bare_message) from None
         return stepwise
 
