@@ -246,3 +246,7 @@ def reversed_stepped_range(x):
     for i in reversed(range(0, len(x), 2)):       # refused: reversed_step
         s += x[i]
     return s
+
+
+def where_of_a_condition_alone(x):
+    return np.where(x > 0.5)[0].shape[0] * 1.0         # refused: where_alone

@@ -111,6 +111,16 @@ def test_unknown_numpy_call_under_nested_jacobians_is_refused_at_its_line(nested
     assert refused_line("fft") in str(info.value)
 
 
+def test_where_of_a_condition_alone_is_refused_by_vmap_at_its_line():
+    # np.nonzero's indices, as many as the values say: an elementwise rule took it for np.where(c, x, y)
+    # and the generated code failed (a tuple indexed as an array)
+    batch = np.stack([X, X[::-1] - 0.3])
+    with pytest.raises(tr.TransformError, match=r"np\.where\(\) without its x, y") as info:
+        tr.vmap(bad.where_of_a_condition_alone)(batch)
+    assert refused_line("where_alone") in str(info.value)
+    assert python_jit(bad.where_of_a_condition_alone)(X) == bad.where_of_a_condition_alone(X)
+
+
 def test_a_loop_over_a_list_of_arrays_is_unrolled_and_differentiated():
     # once refused ("a tuple or list of arrays held in one variable"): a loop over a list whose
     # length is known when the function is specialised is now unrolled, as JAX's tracing unrolls it

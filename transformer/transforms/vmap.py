@@ -797,6 +797,10 @@ class _Batcher:
         return self.rule_elementwise(prim, _templates().align, args, keywords, states)
 
     def rule_elementwise(self, prim, rule, args, keywords, states):
+        if len(args) + len(keywords) < len(prim.params):
+            # np.where(c) alone is np.nonzero's indices: as many as the values say, for each example
+            raise self.error(f"{prim.spelling}() without its {', '.join(prim.params[len(args):])} is not elementwise, "
+                             "and its size would differ per example under vmap", f"pass {', '.join(prim.params)}")
         aligned = [a if _is_batched(s) or _is_literal(a) else self.template(rule, x=a) for a, s in zip(args, states)]
         return cf.apply_primitive(prim, aligned, list(keywords.items()))
 
