@@ -326,3 +326,40 @@ def test_a_list_index_under_jit_of_grad():
         return sum(f(x) for f in (list_index_rows, list_index_named, list_index_pairs_and_mask, list_index_writes))
     np.testing.assert_allclose(tr.jit(every)(X3), every(X3), rtol=1e-12)
     np.testing.assert_allclose(tr.jit(tr.grad(every))(X3), central_difference_grad(every, (X3,)), rtol=1e-6, atol=1e-8)
+
+
+# ------------------------------------------------------------ a tuple as an index
+# x[(0, 1)] and x[idx] with idx = (0, 1) are x[0, 1], one index per axis.  Reverse mode's rule saw
+# one part, a tuple, and added the cotangent along the first axis as an index array: rows 0 and 1
+# of a 3x3 gradient where only entry (0, 1) was read.  a[()] (a 0-d array's element) raised.
+
+def tuple_display_index(x):
+    return x[(0, 1)] * 3.0 + np.sum(x[(2,)] ** 2)
+
+
+def tuple_name_index(x, i):
+    idx = (i, 1)
+    first = (0, 2)
+    return x[idx] * 3.0 + x[first] ** 2
+
+
+def element_of_a_zero_d_array(a):
+    return a[()] * 3.0 + a[()] ** 2
+
+
+def test_a_tuple_index_is_one_index_per_axis():
+    x = np.arange(9.0).reshape(3, 3) / 5.0 - 0.4
+    v = np.linspace(-1.0, 1.0, 9).reshape(3, 3)
+    for f, args in ((tuple_display_index, (x,)), (tuple_name_index, (x, 2))):
+        np.testing.assert_allclose(tr.jit(f, target="python")(*args), f(*args), rtol=1e-14)
+        np.testing.assert_allclose(tr.grad(f)(*args), central_difference_grad(f, args), rtol=1e-6, atol=1e-9)
+        tangents = (v,) + (None,) * (len(args) - 1)
+        np.testing.assert_allclose(tr.jvp(f, args, tangents)[1], central_difference_jvp(f, args, tangents), rtol=1e-6)
+    np.testing.assert_allclose(tr.jit(tr.grad(tuple_name_index))(x, 2), central_difference_grad(tuple_name_index, (x, 2)),
+                               rtol=1e-6, atol=1e-9)
+
+
+def test_the_element_of_a_zero_d_array_under_reverse_mode():
+    a = np.array(0.7)
+    np.testing.assert_allclose(tr.grad(element_of_a_zero_d_array)(a), 3.0 + 2 * 0.7, rtol=1e-14)
+    np.testing.assert_allclose(tr.jacrev(element_of_a_zero_d_array)(a), 3.0 + 2 * 0.7, rtol=1e-14)

@@ -917,6 +917,10 @@ class _Normalizer:
                     new = cst.Index(cst.Name(as_array))
                 if len(subscript.slice) == 1 and isinstance(new.value, cst.Name) and new.value.value in self.index_pairs:
                     return self.index_pair(new.value)
+                if len(subscript.slice) == 1:
+                    spread = self.tuple_index(new.value)
+                    if spread is not None:
+                        return spread
             else:
                 new = cst.Slice(lower=self.atom(item.lower) if item.lower else None,
                                 upper=self.atom(item.upper) if item.upper else None,
@@ -926,6 +930,26 @@ class _Normalizer:
         if len(elements) > 1:
             elements[-1] = elements[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return elements
+
+    def tuple_index(self, atom) -> list | None:
+        """``x[(0, 1)]`` and ``x[idx]`` with ``idx = (i, 1)``: a tuple is one index per axis, as NumPy
+        reads it, so each of its entries is a part of the index (``x[0, 1]``), which every transform
+        then sees as such (a tuple as one part is an index array along the first axis to a rule);
+        None for anything else, the empty tuple included (``a[()]``, a 0-d array's element)."""
+        if isinstance(atom, cst.Tuple) and atom.elements and id(atom) not in self.lists:
+            parts = [element.value for element in atom.elements]
+        else:
+            treedef = self.structure_of(atom) if isinstance(atom, cst.Name) else None
+            if getattr(treedef, "kind", None) != "tuple" or not treedef.children:
+                return None
+            parts = []
+            for k in range(len(treedef.children)):
+                part = self.temp()
+                self.assign(part, cst.Subscript(atom, [cst.SubscriptElement(cst.Index(cf.literal(k)))]))
+                parts.append(cst.Name(part))
+        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        return [cst.SubscriptElement(cst.Index(part), comma=comma if k < len(parts) - 1 else cst.MaybeSentinel.DEFAULT)
+                for k, part in enumerate(parts)]
 
     def index_pair(self, pair: cst.Name) -> list:
         """``x[iu]`` with ``iu = np.triu_indices(n)``: the pair of index arrays is two parts of the

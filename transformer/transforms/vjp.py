@@ -616,8 +616,9 @@ class _Reverse:
         if self._shapes is None:
             self._shapes = Shapes(self.core)
         items = [element.slice for element in subscript.slice]
-        if all(isinstance(item, cst.Slice) or self._shapes.of_value(item.value) == SCALAR for item in items):
-            return None
+        if all(isinstance(item, cst.Slice) or self._shapes.of_value(item.value) == SCALAR
+               or isinstance(item.value, cst.Tuple) and not item.value.elements for item in items):
+            return None         # (``a[()]``: a 0-d array's element, indexed in place as it is)
         parts = []
         for item in items:
             if isinstance(item, cst.Index):
