@@ -79,6 +79,9 @@ class CoreFunction:
     result_structure: object = None
     # whether some return gives a tuple, list, dict or other structure, not one value
     returns_structure: bool = False
+    # names given an augmented assignment (``y += v``, written ``y = y + v``): NumPy changes such an
+    # array in place, which a name sharing its memory shows (staging refuses reading one after)
+    augmented: set[str] = field(default_factory=set)
 
     @property
     def name(self) -> str:

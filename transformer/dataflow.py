@@ -334,9 +334,27 @@ def writes_through_views(func: cst.FunctionDef) -> list:
 
 def views_read_after_writes(func: cst.FunctionDef) -> list:
     """The statements that read a view of an array (``prev = y[:]``, ``prev = y``, a reshape) after a
-    write into that array (``y[1] = 0.0``) changed what the view holds.  Flow-sensitive: a view
-    taken again, or a name bound to a new array, holds nothing stale; a loop is followed twice, so
-    that a write late in one iteration reaches a read early in the next."""
+    write into that array (``y[1] = 0.0``) changed what the view holds."""
+    return _stale_reads(func, lambda a: a.kind == "write_into")
+
+
+def aliases_read_after_augmented_assignments(func: cst.FunctionDef, augmented: set[str]) -> list:
+    """The statements that read a name sharing memory with ``y`` after ``y += v`` (written ``y = y +
+    v``, ``y`` one of ``augmented``), which NumPy does in place: ``z = y; y *= x; z`` sees the
+    product in NumPy, and the old ``y`` where ``y`` is bound to a new array (a helper's argument
+    ``a *= 2`` changes its caller's array in NumPy)."""
+    def in_place(a: Assignment) -> bool:
+        return (a.kind == "assign" and a.target in augmented and isinstance(a.value, cst.BinaryOperation)
+                and isinstance(a.value.left, cst.Name) and a.value.left.value == a.target)
+    return _stale_reads(func, in_place)
+
+
+def _stale_reads(func: cst.FunctionDef, writes_in_place) -> list:
+    """The statements that read a name whose memory a write changed since it was bound, the
+    write being a ``write_into`` or an assignment ``writes_in_place`` says NumPy makes in place
+    (the name written is then bound afresh).  Flow-sensitive: a name bound again, or to a new
+    array, holds nothing stale; a loop is followed twice, so that a write late in one iteration
+    reaches a read early in the next."""
     found = []
 
     def after(stmts, views: dict, stale: set) -> tuple[dict, set]:
@@ -345,15 +363,16 @@ def views_read_after_writes(func: cst.FunctionDef) -> list:
                 a = classify(stmt)
                 if stale.intersection(reads(a)) and stmt not in found:
                     found.append(stmt)
+                if writes_in_place(a):
+                    changed = {a.target} | views.get(a.target, set())
+                    stale = stale | (changed - {a.target}) | {
+                        name for name, roots in views.items() if roots & changed and name != a.target}
                 if a.kind == "assign":
                     roots = set()
                     for shared in shared_memory(a):
                         roots |= {shared} | views.get(shared, set())
                     views = {**views, a.target: roots} if roots else {k: v for k, v in views.items() if k != a.target}
                     stale = stale - {a.target}
-                elif a.kind == "write_into":
-                    changed = {a.target} | views.get(a.target, set())
-                    stale = stale | {name for name, roots in views.items() if roots & changed and name != a.target}
                 continue
             if isinstance(stmt, (cst.If, cst.While)) and stale.intersection(all_names(stmt.test)) and stmt not in found:
                 found.append(stmt)

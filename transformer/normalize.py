@@ -389,6 +389,7 @@ class _Normalizer:
         if isinstance(node.target, cst.Name):
             name = self.local(node.target.value)
             self.assign(name, cst.BinaryOperation(cst.Name(name), op_class(), right))
+            self.core.augmented.add(name)
             return
         # x[i] += v  ->  _t = x[i]; _t2 = _t + v; x[i] = _t2
         index = self.index(node.target)

@@ -55,6 +55,7 @@ def make_cores(fn, steps, static: dict | None, structures: dict | None, for_back
     core is inlined into transformed code, whose own transforms may still differentiate it, so a
     custom_vjp's marker stays."""
     core = normalize(fn, static, structures)
+    refuse_aliases_read_after_augmented_assignments(core)
     if structures:
         user_params = core.params
         core = structure.flatten_parameters(core, structures)
@@ -138,6 +139,23 @@ def refuse_writes_through_views(core: cf.CoreFunction):
                              "cannot be differentiated", where,
                              "write into the array itself (x[1] = ...), or copy the view first "
                              "(head = x[:2].copy())")
+
+
+def refuse_aliases_read_after_augmented_assignments(core: cf.CoreFunction):
+    """``y += v`` is ``y = y + v`` in core form, a new array, where NumPy changes y in place: a name
+    that shares y's memory (``z = y``, ``z = y[:]``, the caller's array a helper's argument came
+    from) would show the change in NumPy and not here, so reading one after it is refused."""
+    if not core.augmented:
+        return
+    found = dataflow.aliases_read_after_augmented_assignments(core.node, core.augmented)
+    if found:
+        origin = cf.origins(core.node.body.body).get(id(found[0]))
+        where = Location(core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
+        raise TransformError("an array that shares memory with one changed by an augmented assignment (y += v, "
+                             "which NumPy does in place) is read here; transformed code gives y a new array, "
+                             "so this read would not see the change", where,
+                             "write the change into the array (y[...] += v) to change it in place, or copy the "
+                             "other array first (z = y.copy()) to keep its values")
 
 
 def refuse_views_read_after_writes(core: cf.CoreFunction):
