@@ -196,6 +196,36 @@ def test_forward_mode_and_vmap_of_a_scan():
     np.testing.assert_allclose(tr.vmap(by_scan)(batch), [scan_written_out(b) for b in batch])
 
 
+# A step returning a tuple: JAX stacks each of its arrays on its own.  The tuple was stacked as one
+# (n, 2) array, so (ys1, ys2) took its rows: wrong numbers for two steps, a broadcast error otherwise.
+def running_sum_and_product(c, x):
+    c = c + x
+    return c, (c, c * x)
+
+
+def by_scan_of_pairs(xs):
+    last, (sums, products) = lax.scan(running_sum_and_product, 0.0, xs)
+    return sums + 10.0 * products + last
+
+
+def scan_of_pairs_written_out(xs):
+    c, sums, products = 0.0, np.zeros(len(xs)), np.zeros(len(xs))
+    for i in range(len(xs)):
+        c = c + xs[i]
+        sums[i], products[i] = c, c * xs[i]
+    return sums + 10.0 * products + c
+
+
+def test_a_scan_whose_step_returns_a_tuple_stacks_each_array():
+    for xs in (np.array([0.5, 2.0]), np.array([0.5, 2.0, -1.5, 0.25])):
+        np.testing.assert_allclose(tr.jit(by_scan_of_pairs, target="python")(xs), scan_of_pairs_written_out(xs),
+                                   rtol=1e-14)
+    np.testing.assert_allclose(tr.jit(by_scan_of_pairs)(xs), scan_of_pairs_written_out(xs), rtol=1e-14)
+    # its derivatives are refused (each array's rows are written into a tuple's entry), never wrong
+    with pytest.raises(tr.TransformError):
+        tr.jacrev(by_scan_of_pairs)(xs)
+
+
 # ---------------------------------------------------------------- a JAX-style parameter list
 def predict(params, x):
     h = x

@@ -5,6 +5,8 @@ import builtins
 
 import numpy as np
 
+from . import tree_util
+
 
 def stop_gradient(x):
     """Return ``x`` unchanged; derivatives do not flow through it."""
@@ -147,28 +149,42 @@ def select(pred, on_true, on_false):
 
 def scan(f, init, xs, length=None, reverse=False):
     """``carry, y = f(carry, x)`` for each row ``x`` of ``xs`` (or ``length`` times with ``xs=None``),
-    from ``init``; returns the last carry and the ``y`` stacked.  ``y`` is one array per step."""
+    from ``init``; returns the last carry and the ``y`` stacked.  ``y`` may be a tuple, list or dict
+    of arrays (a pytree, as in JAX): each of its arrays is stacked on its own.  Derivatives of such a
+    scan are refused (the rows are written into arrays a tuple holds); of one array ``y``, taken."""
     n = len(xs) if xs is not None else length
     first = n - 1 if reverse else 0
     carry, y = f(init, xs[first] if xs is not None else None)
-    ys = np.zeros((n,) + np.shape(y))
-    ys[first] = y
+    ys = tree_util.tree_map(lambda leaf: _stack_of(n, leaf), y)
+    tree_util.tree_map(lambda stack, leaf: _put_row(stack, first, leaf), ys, y)
     for step in range(1, n):
         i = n - 1 - step if reverse else step
         carry, y = f(carry, xs[i] if xs is not None else None)
-        ys[i] = y
+        tree_util.tree_map(lambda stack, leaf: _put_row(stack, i, leaf), ys, y)
     return carry, ys
 
 
 def map(f, xs):
-    """``f`` applied to each row of ``xs``, the results stacked (as ``np.stack([f(x) for x in xs])``)."""
+    """``f`` applied to each row of ``xs``, the results stacked (as ``np.stack([f(x) for x in xs])``);
+    a result that is a pytree of arrays is stacked array by array, as in JAX."""
     n = len(xs)
     y = f(xs[0])
-    ys = np.zeros((n,) + np.shape(y))
-    ys[0] = y
+    ys = tree_util.tree_map(lambda leaf: _stack_of(n, leaf), y)
+    tree_util.tree_map(lambda stack, leaf: _put_row(stack, 0, leaf), ys, y)
     for i in range(1, n):
-        ys[i] = f(xs[i])
+        tree_util.tree_map(lambda stack, leaf: _put_row(stack, i, leaf), ys, f(xs[i]))
     return ys
+
+
+def _stack_of(n, leaf):
+    """Zeros for ``n`` rows shaped like ``leaf``."""
+    return np.zeros((n,) + np.shape(leaf))
+
+
+def _put_row(stack, i, leaf):
+    """Row ``i`` of ``stack`` set to ``leaf``, in place (``leaf`` returned: tree_map's result is not used)."""
+    stack[i] = leaf
+    return leaf
 
 
 # ---------------------------------------------------- normal distribution
