@@ -31,3 +31,13 @@ def int_poly_array(k, n):
 
 def scaled_tanh_sum(x, w):
     return np.sum(scaled_tanh(x, w))
+
+
+def integer_remainders_and_powers(a, s, x):
+    # numba's np.fmod of integers took the divisor's sign, and its integer power of a negative
+    # exponent was 0 (2 ** -7): NumPy's fmod takes the dividend's, and NumPy refuses the power
+    return np.fmod(a, 3), np.fmod(a, -4), np.fmod(s, 3), 2 ** np.abs(s), x ** -1, 2 ** x
+
+
+def negative_integer_power(s):
+    return 2 ** s

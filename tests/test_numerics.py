@@ -93,3 +93,13 @@ def test_a_variable_that_changes_type_is_a_compile_error_at_its_line():
     # total starts as the int 0 and becomes an array: numba cannot type it
     with pytest.raises(tr.CompileError, match=r"numerics_cases\.py:20: numba cannot compile this line"):
         tr.jit(c.int_poly)(np.arange(5), 3)
+
+
+def test_integer_remainders_and_powers_compiled_are_numpys():
+    a, x = np.array([7, -7, 8, -9, 0]), np.array([0.5, 2.0])
+    got = tr.jit(c.integer_remainders_and_powers)(a, -7, x)
+    for mine, numpys in zip(got, c.integer_remainders_and_powers(a, np.int64(-7), x)):
+        np.testing.assert_array_equal(mine, numpys)
+    # NumPy refuses an integer to a negative integer power; compiled code raises rather than give 0
+    with pytest.raises(ValueError, match="negative integer powers"):
+        tr.jit(c.negative_integer_power)(np.int64(-7))

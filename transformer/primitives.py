@@ -313,7 +313,8 @@ for _name, (_fn, _scipy_names, _math_twin) in _SCIPY_SPECIAL.items():
     register(_name, f"lax.{_fn.__name__}", _fn, UNARY, ("x",), aliases=(_math_twin,) if _math_twin else (),
              library_aliases=tuple(f"scipy.special.{n}" for n in _scipy_names))
 # C's fmod: the remainder with x's sign, x - trunc(x / y) * y (templates/misc.py holds its rules)
-register("fmod", "np.fmod", np.fmod, BINARY, ("x", "y"), aliases=(math.fmod,), scalars_follow_arrays=("x", "y"))
+register("fmod", "np.fmod", np.fmod, BINARY, ("x", "y"), aliases=(math.fmod,), scalars_follow_arrays=("x", "y"),
+         numba=Lowering("fmod"))                   # numba's np.fmod of integers takes the divisor's sign
 register("polygamma", "lax.polygamma", lax.polygamma, BINARY, ("n", "x"),
          library_aliases=("scipy.special.polygamma",))
 

@@ -10,7 +10,7 @@ call site needs no type information: the lowering cannot know whether
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
+from numba import njit, types, vectorize
 from numba.core.errors import TypingError
 from numba.extending import overload
 from numba.np.numpy_support import as_dtype
@@ -173,6 +173,58 @@ def _clip(x, lo, hi):
     if _is_none(hi):
         return lambda x, lo, hi: max(x, lo)
     return lambda x, lo, hi: min(max(x, lo), hi)
+
+
+def fmod(x, y):
+    return np.fmod(x, y)
+
+
+@vectorize(["int8(int8, int8)", "int16(int16, int16)", "int32(int32, int32)", "int64(int64, int64)",
+            "uint8(uint8, uint8)", "uint16(uint16, uint16)", "uint32(uint32, uint32)", "uint64(uint64, uint64)"])
+def _integer_fmod(a, b):
+    """C's remainder, the sign of the dividend (numba's np.fmod of integers gave 7 for fmod(7, -2));
+    0 for a divisor of 0, as NumPy gives (with its warning)."""
+    if b == 0:
+        return 0
+    r = a % b                    # Python's, the sign of the divisor
+    if r != 0 and (r < 0) != (a < 0):
+        r -= b
+    return r
+
+
+def _is_integer(t) -> bool:
+    return isinstance(getattr(t, "dtype", t), types.Integer)
+
+
+@overload(fmod)
+def _fmod(x, y):
+    if _is_integer(x) and _is_integer(y):
+        return lambda x, y: _integer_fmod(x, y)
+    return lambda x, y: np.fmod(x, y)
+
+
+def power(x, y):
+    return x ** y
+
+
+@overload(power)
+def _power(x, y):
+    # numba's integer ** negative integer is 0 (2 ** -7 came out 0): NumPy refuses it, and Python's
+    # float result is no integer type compiled code can give, so it raises as NumPy does
+    if not (_is_integer(x) and _is_integer(y)):
+        return lambda x, y: x ** y
+    if _is_array(y):
+        def checked_each(x, y):
+            if np.any(y < 0):
+                raise ValueError("Integers to negative integer powers are not allowed.")
+            return x ** y
+        return checked_each
+
+    def checked(x, y):
+        if y < 0:
+            raise ValueError("Integers to negative integer powers are not allowed.")
+        return x ** y
+    return checked
 
 
 def dot(x, y):

@@ -107,6 +107,11 @@ def _lowered(prim, lowering, args):
     return _helper(lowering.helper, *atoms)
 
 
+def _is_int_literal(node) -> bool:
+    return isinstance(node, cst.Integer) or (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+                                             and isinstance(node.expression, cst.Integer))
+
+
 def _is_number_literal(node) -> bool:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         node = node.expression
@@ -173,6 +178,12 @@ class _Lower(cst.CSTTransformer):
             # numba's @ is 2-D and floats only; nl.matmul also batches and multiplies integers
             return _helper("matmul", updated.left, updated.right)
         left, right = _weak_literals([updated.left, updated.right])
+        if isinstance(updated.operator, cst.Power) and (_is_int_literal(updated.left) or (
+                _is_int_literal(updated.right) and isinstance(updated.right, cst.UnaryOperation))):
+            # an integer literal's power or a negative integer power (2 ** k, k ** -1): numba's
+            # integer power of a negative exponent is 0, which nl.power refuses as NumPy does (x ** 2
+            # stays an operator, which numba's array expressions and the fusions read)
+            return _helper("power", left, right)
         return updated.with_changes(left=left, right=right)
 
 
