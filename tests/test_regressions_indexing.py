@@ -359,7 +359,10 @@ def test_a_tuple_index_is_one_index_per_axis():
                                rtol=1e-6, atol=1e-9)
 
 
-def test_the_element_of_a_zero_d_array_under_reverse_mode():
+def test_the_element_of_a_zero_d_array_under_every_derivative():
+    # forward mode gave a 0-d array's tangent as a Python float, which a[()] could not index
     a = np.array(0.7)
-    np.testing.assert_allclose(tr.grad(element_of_a_zero_d_array)(a), 3.0 + 2 * 0.7, rtol=1e-14)
-    np.testing.assert_allclose(tr.jacrev(element_of_a_zero_d_array)(a), 3.0 + 2 * 0.7, rtol=1e-14)
+    for derivative in (tr.grad(element_of_a_zero_d_array), tr.jacrev(element_of_a_zero_d_array),
+                       tr.jacfwd(element_of_a_zero_d_array),
+                       lambda b: tr.jvp(element_of_a_zero_d_array, (b,), (np.array(1.0),))[1]):
+        np.testing.assert_allclose(derivative(a), 3.0 + 2 * 0.7, rtol=1e-14)

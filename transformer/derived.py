@@ -670,7 +670,8 @@ def _jacobian(forward, args, i):
     for k in range(int(np.size(x))):
         basis = np.zeros(np.size(x), dtype=np.result_type(x))    # x's precision: float32 stays float32
         basis[k] = 1.0
-        tangents[i] = basis.reshape(np.shape(x)) if np.ndim(x) else basis[0] if isinstance(x, np.generic) else 1.0
+        tangents[i] = basis.reshape(np.shape(x)) if np.ndim(x) or isinstance(x, np.ndarray) \
+            else basis[0] if isinstance(x, np.generic) else 1.0       # (a 0-d array's tangent: a 0-d array)
         out, column = forward(*args, *tangents)
         columns.append(tree.leaves(column))
     out_leaves, treedef = tree.flatten(out)

@@ -77,8 +77,9 @@ def _check_leaves(base, primal_leaves, tangent_leaves):
             raise ValueError(f"the tangent of leaf {k} must be a number or array of its primal's shape "
                              f"{np.shape(p)}")
         dtype = np.result_type(p)
-        checked.append(np.asarray(t, dtype=dtype) if np.ndim(p) else dtype.type(t) if isinstance(p, np.generic)
-                       else float(t))
+        # a 0-d array's tangent is a 0-d array too (a[()] reads it as such), a number's a number
+        checked.append(np.asarray(t, dtype=dtype) if np.ndim(p) or isinstance(p, np.ndarray)
+                       else dtype.type(t) if isinstance(p, np.generic) else float(t))
     return list(primal_leaves), checked
 
 
@@ -140,8 +141,9 @@ def _check_pairs(fn, primals, tangents):
             raise ValueError(f"the tangent for argument {i} has shape {np.shape(t)}, but the primal has shape "
                              f"{np.shape(p)}; a tangent must have its primal's shape")
         dtype = np.result_type(p)
-        checked.append(np.asarray(t, dtype=dtype) if np.ndim(p) else dtype.type(t) if isinstance(p, np.generic)
-                       else float(t))
+        # a 0-d array's tangent is a 0-d array too (a[()] reads it as such), a number's a number
+        checked.append(np.asarray(t, dtype=dtype) if np.ndim(p) or isinstance(p, np.ndarray)
+                       else dtype.type(t) if isinstance(p, np.generic) else float(t))
     return tuple(primals), tuple(checked)
 
 
