@@ -335,9 +335,8 @@ def multigammaln(a, d):
 
 @define("scipy.special.expit")
 def expit(x):
-    """The logistic sigmoid 1 / (1 + exp(-x)), written so that exp never overflows."""
-    decay = np.exp(np.where(x >= 0, -x, x))     # exp(-|x|), with -|x|'s derivative everywhere
-    return np.where(x >= 0, 1.0 / (1.0 + decay), decay / (1.0 + decay))
+    """The logistic sigmoid 1 / (1 + exp(-x)): lax.logistic, written so that exp never overflows."""
+    return lax.logistic(x)
 
 
 @define("scipy.special.logit")

@@ -732,3 +732,46 @@ def test_a_config_dict_is_read_when_the_function_is_transformed(target):
     for fn in (bad.reads_config_dict, bad.make_closure_over_config_dict()):
         np.testing.assert_allclose(jit(fn)(x), fn(x), rtol=1e-12)
     assert "CONFIG_layers_gain" in tr.show(jit(case.configured_loss), w, x)   # its entry, by name
+
+
+# ---------------------------------------------------------------- tr.nn where JAX's numbers differed
+# tr.nn.logsumexp summed over the last axis by default (JAX's axis is None) and gave NaN at an
+# infinite entry (inf - inf in the shift); sigmoid's and silu's derivatives were NaN below
+# x = -709 (exp(-x) overflowed: inf * 0), where JAX's s (1 - s) is 0.
+
+def logsumexp_of_all(x):
+    return tr.nn.logsumexp(x)
+
+
+def logsumexp_of_rows(x):
+    return tr.nn.logsumexp(x, axis=1)
+
+
+def sigmoid_and_silu(x):
+    return np.sum(tr.nn.sigmoid(x)) + np.sum(tr.nn.silu(x))
+
+
+def test_nn_logsumexp_sums_everything_by_default_and_keeps_infinities():
+    x = np.arange(6.0).reshape(2, 3)
+    expected = np.log(np.sum(np.exp(x)))
+    np.testing.assert_allclose(tr.jit(logsumexp_of_all, target="python")(x), expected, rtol=1e-14)
+    np.testing.assert_allclose(tr.nn.logsumexp(x), expected, rtol=1e-14)
+    masked = np.array([[-np.inf, -np.inf, -np.inf], [1.0, np.inf, 0.0]])
+    np.testing.assert_array_equal(tr.jit(logsumexp_of_rows, target="python")(masked), [-np.inf, np.inf])
+    rows = np.array([[-np.inf, 0.5, 2.0], [1.0, -1.0, 0.0]])
+    np.testing.assert_allclose(tr.grad(lambda v: np.sum(logsumexp_of_rows(v)))(rows),
+                               [[0.0, *_softmax(rows[0, 1:])], _softmax(rows[1])], rtol=1e-12)
+
+
+def _softmax(v):
+    e = np.exp(v - np.max(v))
+    return e / np.sum(e)
+
+
+def test_nn_sigmoid_and_silu_derivatives_are_finite_far_below_zero():
+    x = np.array([-800.0, -20.0, 0.0, 3.0, 800.0])
+    s = 1.0 / (1.0 + np.exp(-np.clip(x, -700, 700)))
+    expected = s * (1 - s) + s + x * s * (1 - s)          # d/dx sigmoid + d/dx silu
+    for grad in (tr.grad(sigmoid_and_silu), tr.jit(tr.grad(sigmoid_and_silu))):
+        np.testing.assert_allclose(grad(x), expected, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(tr.jit(sigmoid_and_silu, target="python")(x), sigmoid_and_silu(x), rtol=1e-14)

@@ -278,8 +278,10 @@ def log1p(x):
 
 
 def logistic(x):
-    """1 / (1 + exp(-x)), jax.nn.sigmoid."""
-    return 1.0 / (1.0 + np.exp(-x))
+    """1 / (1 + exp(-x)), jax.nn.sigmoid, written so that exp never overflows: as 1 / (1 + exp(-x))
+    its derivative below x = -709 was inf * 0, NaN, where JAX's s (1 - s) is 0."""
+    decay = np.exp(np.where(x >= 0, -x, x))     # exp(-|x|), with -|x|'s derivative everywhere
+    return np.where(x >= 0, 1.0 / (1.0 + decay), decay / (1.0 + decay))
 
 
 def sin(x):

@@ -15,7 +15,7 @@ def relu(x):
 
 
 def sigmoid(x):
-    return 1.0 / (1.0 + np.exp(-x))
+    return lax.logistic(x)
 
 
 def softplus(x):
@@ -35,7 +35,7 @@ def gelu(x, approximate=True):
 
 
 def silu(x):
-    return x / (1.0 + np.exp(-x))
+    return x * lax.logistic(x)
 
 
 def swish(x):
@@ -137,8 +137,9 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5):
     return (x - centre) / np.sqrt(spread + epsilon)
 
 
-def logsumexp(x, axis=-1, keepdims=False):
-    peak = np.max(x, axis=axis, keepdims=True)
+def logsumexp(x, axis=None, keepdims=False):
+    """``log(sum(exp(x)))`` over ``axis`` (all of ``x`` by default, as JAX's), without overflow."""
+    peak = _finite_peak(x, axis)
     result = np.log(np.sum(np.exp(x - peak), axis=axis, keepdims=True)) + peak
     if not keepdims:        # a literal: decided when the caller is transformed
         result = np.squeeze(result, axis=axis)
@@ -147,12 +148,19 @@ def logsumexp(x, axis=-1, keepdims=False):
 
 def logmeanexp(x, axis=None, keepdims=False):
     """``log(mean(exp(x)))`` over ``axis`` (all of ``x`` by default), without overflow."""
-    peak = np.max(x, axis=axis, keepdims=True)
+    peak = _finite_peak(x, axis)
     total = np.sum(np.exp(x - peak), axis=axis, keepdims=True)
     result = np.log(total / (np.size(x) / np.size(total))) + peak
     if not keepdims:        # a literal: decided when the caller is transformed
         result = np.squeeze(result, axis=axis)
     return result
+
+
+def _finite_peak(x, axis):
+    """The max along ``axis`` to shift by, 0 where it is infinite (all -inf, a masked row; or +inf,
+    where x - peak would be inf - inf), as JAX shifts; a shift has no derivative of its own."""
+    peak = lax.stop_gradient(np.max(x, axis=axis, keepdims=True))
+    return np.where(np.isfinite(peak), peak, 0.0)
 
 
 def softmax(x, axis=-1):
