@@ -142,7 +142,7 @@ def logsumexp(x, axis=None, keepdims=False):
     peak = _finite_peak(x, axis)
     result = np.log(np.sum(np.exp(x - peak), axis=axis, keepdims=True)) + peak
     if not keepdims:        # a literal: decided when the caller is transformed
-        result = np.squeeze(result, axis=axis)
+        result = _without_kept_axes(result, axis)
     return result
 
 
@@ -152,14 +152,24 @@ def logmeanexp(x, axis=None, keepdims=False):
     total = np.sum(np.exp(x - peak), axis=axis, keepdims=True)
     result = np.log(total / (np.size(x) / np.size(total))) + peak
     if not keepdims:        # a literal: decided when the caller is transformed
-        result = np.squeeze(result, axis=axis)
+        result = _without_kept_axes(result, axis)
     return result
 
 
+def _without_kept_axes(kept, axis):
+    """``kept`` without the axes of length 1 a keepdims reduction over ``axis`` left: the sum of the
+    one entry along them (a number for axis=None, which np.squeeze cannot give compiled)."""
+    return np.sum(kept, axis=axis)
+
+
 def _finite_peak(x, axis):
-    """The max along ``axis`` to shift by, 0 where it is infinite (all -inf, a masked row; or +inf,
-    where x - peak would be inf - inf), as JAX shifts; a shift has no derivative of its own."""
-    peak = lax.stop_gradient(np.max(x, axis=axis, keepdims=True))
+    """The max along ``axis`` (kept) to shift by: see _finite."""
+    return _finite(lax.stop_gradient(np.max(x, axis=axis, keepdims=True)))
+
+
+def _finite(peak):
+    """A shift, 0 where it is infinite (all -inf, a masked row; or +inf, where x - peak would be
+    inf - inf), as JAX shifts; a shift has no derivative of its own (lax.stop_gradient)."""
     return np.where(np.isfinite(peak), peak, 0.0)
 
 

@@ -19,6 +19,7 @@ from .errors import Location, TransformError
 from . import core_form as cf
 from .normalize import normalize
 from .transforms import TRANSFORMS
+from .transforms.shapes import SCALAR, Shapes
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ def refuse_aliases_read_after_augmented_assignments(core: cf.CoreFunction):
     from) would show the change in NumPy and not here, so reading one after it is refused."""
     if not core.augmented:
         return
-    found = dataflow.aliases_read_after_augmented_assignments(core.node, core.augmented)
+    found = dataflow.aliases_read_after_augmented_assignments(core.node, core.augmented, _numbers(core))
     if found:
         origin = cf.origins(core.node.body.body).get(id(found[0]))
         where = Location(core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
@@ -158,11 +159,17 @@ def refuse_aliases_read_after_augmented_assignments(core: cf.CoreFunction):
                              "other array first (z = y.copy()) to keep its values")
 
 
+def _numbers(core: cf.CoreFunction) -> set[str]:
+    """The variables shape analysis knows hold numbers (an entry of a 2-d array: ``v[0, 1]``)."""
+    shapes = Shapes(core)
+    return {name for name in shapes.tokens if shapes.of_name(name) == SCALAR}
+
+
 def refuse_views_read_after_writes(core: cf.CoreFunction):
     """Reverse mode gives each variable a cotangent of its own; a view read after a write into its
     array (``prev = y[:]``, ``y[1] = 0.0``, then ``prev[1]``) reads memory the write changed, whose
     derivative would go to ``prev``'s cotangent, which the write's adjoint never sees."""
-    found = dataflow.views_read_after_writes(core.node)
+    found = dataflow.views_read_after_writes(core.node, _numbers(core))
     if found:
         origin = cf.origins(core.node.body.body).get(id(found[0]))
         where = Location(core.sources.get(origin[0], origin[0]), origin[1]) if origin else None

@@ -1,10 +1,10 @@
 def nn_functions(x):
     # return tr.nn.softmax(x) + tr.nn.relu(x)   [frontend_cases.py:201]
-    # shifted = np.exp(x - np.max(x, axis=axis, keepdims=True))   (nn.py:159)
+    # shifted = np.exp(x - np.max(x, axis=axis, keepdims=True))   (nn.py:177)
     _t0 = np.max(x, axis=-1, keepdims=True)
     _t1 = x - _t0
     softmax_shifted = np.exp(_t1)
-    # return shifted / np.sum(shifted, axis=axis, keepdims=True)   (nn.py:160)
+    # return shifted / np.sum(shifted, axis=axis, keepdims=True)   (nn.py:178)
     _t2 = np.sum(softmax_shifted, axis=-1, keepdims=True)
     _t3 = softmax_shifted / _t2
     # return tr.nn.softmax(x) + tr.nn.relu(x)   [frontend_cases.py:201]

@@ -1,11 +1,11 @@
 def grad_softmax_ce(x):
     # forward sweep: the original computation, recording what the backward sweep needs
     # p = tr.nn.softmax(x)   [corpus_grad.py:150]
-    # shifted = np.exp(x - np.max(x, axis=axis, keepdims=True))   (nn.py:159)
+    # shifted = np.exp(x - np.max(x, axis=axis, keepdims=True))   (nn.py:177)
     _t0 = np.max(x, axis=-1, keepdims=True)
     _t1 = x - _t0
     softmax_shifted = np.exp(_t1)
-    # return shifted / np.sum(shifted, axis=axis, keepdims=True)   (nn.py:160)
+    # return shifted / np.sum(shifted, axis=axis, keepdims=True)   (nn.py:178)
     _t2 = np.sum(softmax_shifted, axis=-1, keepdims=True)
     p = softmax_shifted / _t2
     # return -np.sum(np.log(p) * np.array([0.2, 0.3, 0.5]))   [corpus_grad.py:151]
