@@ -129,15 +129,19 @@ REVERSE_STEPS = {"grad", "value_and_grad", "vjp"}
 DIFFERENTIATING_STEPS = REVERSE_STEPS | {"jvp"}
 
 
+def _user_line(core: cf.CoreFunction, stmt) -> Location | None:
+    """The user's file and line a statement of ``core`` came from (its origin comment)."""
+    origin = cf.origins(core.node.body.body).get(id(stmt))
+    return Location(core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
+
+
 def refuse_writes_through_views(core: cf.CoreFunction):
     """Derivatives follow each variable's own writes; a write through a view (``head = x[:2]``,
     ``head[1] = ...``) changes another variable unseen, which would give a wrong derivative."""
     found = dataflow.writes_through_views(core.node)
     if found:
-        origin = cf.origins(core.node.body.body).get(id(found[0]))
-        where = Location(core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
         raise TransformError("a write into a view of another array (a slice, reshape or alias of it) "
-                             "cannot be differentiated", where,
+                             "cannot be differentiated", _user_line(core, found[0]),
                              "write into the array itself (x[1] = ...), or copy the view first "
                              "(head = x[:2].copy())")
 
@@ -150,11 +154,9 @@ def refuse_aliases_read_after_augmented_assignments(core: cf.CoreFunction):
         return
     found = dataflow.aliases_read_after_augmented_assignments(core.node, core.augmented, _numbers(core))
     if found:
-        origin = cf.origins(core.node.body.body).get(id(found[0]))
-        where = Location(core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
         raise TransformError("an array that shares memory with one changed by an augmented assignment (y += v, "
                              "which NumPy does in place) is read here; transformed code gives y a new array, "
-                             "so this read would not see the change", where,
+                             "so this read would not see the change", _user_line(core, found[0]),
                              "write the change into the array (y[...] += v) to change it in place, or copy the "
                              "other array first (z = y.copy()) to keep its values")
 
@@ -171,10 +173,8 @@ def refuse_views_read_after_writes(core: cf.CoreFunction):
     derivative would go to ``prev``'s cotangent, which the write's adjoint never sees."""
     found = dataflow.views_read_after_writes(core.node, _numbers(core))
     if found:
-        origin = cf.origins(core.node.body.body).get(id(found[0]))
-        where = Location(core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
         raise TransformError("a view of an array (a slice, reshape or alias of it) is read here after a write "
-                             "into that array changed it, which reverse mode cannot differentiate", where,
+                             "into that array changed it, which reverse mode cannot differentiate", _user_line(core, found[0]),
                              "copy the view where it is taken (prev = y[:].copy()) to keep the values it had, "
                              "or index the array itself after the write")
 
@@ -189,10 +189,8 @@ def refuse_reverse_over_tape_writes(core: cf.CoreFunction, steps, k: int):
         return
     found = dataflow.writes_through_views(core.node)
     if found:
-        origin = cf.origins(core.node.body.body).get(id(found[0]))
-        where = Location(core.sources.get(origin[0], origin[0]), origin[1]) if origin else None
         raise TransformError("reverse mode over a derivative whose code writes into an array it has taped (an "
-                             "array bound in a loop, then written in place) is not supported", where,
+                             "array bound in a loop, then written in place) is not supported", _user_line(core, found[0]),
                              "take the outer derivative in forward mode (tr.jacfwd(tr.grad(f)), tr.hessian(f), "
                              "tr.jvp of tr.grad)")
 
