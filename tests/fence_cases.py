@@ -88,7 +88,9 @@ def class_definition(x):
     return x
 
 
-def nested_def(x):
+def nested_decorated_def(x):
+    # a def written inside is inlined where it is called; a decorator would make it something else
+    @staticmethod
     def helper(y):  # REFUSED: def helper
         return y
     return helper(x)

@@ -19,7 +19,9 @@ _REFUSED_NODES = {
     cst.TryStar: ("try/except*", "remove it: transformed code cannot catch exceptions"),
     cst.With: ("a with-statement", "move it outside the transformed function"),
     cst.ClassDef: ("a class definition", "define classes outside transformed functions"),
-    cst.FunctionDef: ("a nested function definition", "define the helper at module level and call it"),
+    # (source.py stands each plain def written inside for a binding of its name: what is left has a
+    # decorator or is async)
+    cst.FunctionDef: ("a decorated or async def inside a function", "write a plain def, or define it at module level"),
     cst.Global: ("a global statement", "pass the value in as an argument and return the new one"),
     cst.Nonlocal: ("a nonlocal statement", "pass the value in as an argument and return the new one"),
     cst.Import: ("an import inside the function", "import at module level"),
@@ -72,8 +74,10 @@ class Fence(cst.CSTVisitor):
         # Names and attributes not read as values; a call's callee and keyword names are added on the way.
         self._not_values: set = not_loaded_nodes(uf.node)
         self._transform_calls: set = set()      # tr.grad(f) inside tr.grad(f)(x): checked as a whole
-        self._lambda_bound = {name: assign.value for name, assign in _single_assignments(uf.node).items()
-                              if isinstance(assign.value, cst.Lambda)}
+        # names bound once to a lambda, or to a def written inside (as source.py stands it: its def)
+        self._lambda_bound = {name: uf.parsed.nested_defs.get(assign.value, assign.value)
+                              for name, assign in _single_assignments(uf.node).items()
+                              if isinstance(assign.value, cst.Lambda) or assign.value in uf.parsed.nested_defs}
 
     def refuse(self, node, what: str, hint: str):
         raise TransformError(f"{what} is not supported in transformed functions",
@@ -263,7 +267,7 @@ class Fence(cst.CSTVisitor):
         # tr.grad(lambda q: ...)(p): the lambda's body is checked where it is written; a stand-in
         # function lets the transform's options be checked here (normalize makes the real one)
         written = self._lambda_bound.get(first.value) if isinstance(first, cst.Name) else first
-        given = {first: _stand_in(written)} if isinstance(written, cst.Lambda) else None
+        given = {first: _stand_in(written)} if isinstance(written, (cst.Lambda, cst.FunctionDef)) else None
         try:
             made = resolve.transform_of_call(func, self.uf.lookup, self.locals, given)
         except (ValueError, TypeError) as err:
@@ -377,9 +381,10 @@ _INSIDE_HINT = ("call it outside the transformed function and pass its result in
                 "transform but tr.custom_vjp and tr.custom_jvp applies")
 
 
-def _stand_in(lam: cst.Lambda):
-    """A function of the lambda's arity, which a lambda given to a transform inside transformed code
-    stands for while the fence checks the transform's options (normalize makes the real one)."""
+def _stand_in(lam):
+    """A function of the lambda's (or a def's) arity, which a lambda given to a transform inside
+    transformed code stands for while the fence checks the transform's options (normalize makes the
+    real one)."""
     names = [f"p{k}" for k in range(len(lam.params.params))]
     return eval(f"lambda {', '.join(names)}: None")     # noqa: S307  (made of the names above)
 

@@ -6,6 +6,7 @@ called.  These are the kinds of function normalize holds, each with the ``call``
 call into the caller (normalize.py's ``_Normalizer``):
 
 - ``LocalLambda``: a lambda written in the code, inlined in the scope it was written in;
+- ``LocalDef``: a def written in the code (``def step(carry, x): ...``), inlined where it is called;
 - ``PassedFunction``: a function named (``act = np.tanh``, a helper's name passed on);
 - ``FunctionChoice``: one of two chosen at run time (``f if c else g``, ``fs[k]``): an if statement;
 - ``PulledBack``: the function ``tr.vjp`` returns inside transformed code;
@@ -15,6 +16,7 @@ call into the caller (normalize.py's ``_Normalizer``):
 from __future__ import annotations
 
 import dataclasses
+import types
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -93,6 +95,42 @@ class LocalLambda:
             leftover = home.comment
             home.substitute, home.lambdas, home.out, home.comment, home.frame = saved
             caller.comment = leftover
+
+
+@dataclasses.dataclass
+class LocalDef:
+    """A def written in transformed code (``def step(carry, x): ...``, passed to lax.scan): each
+    call inlines its body where it is called.  ``fn`` is made from the def's code, with the variables
+    of the enclosing function it reads (its code's free variables) as keyword-only parameters after
+    its own (``__transformer_enclosed__``, source.load): each call passes what they hold in ``home``, the scope it was
+    written in, as it is called, which is when Python reads them.  Its defaults were read where it
+    was written, as Python reads them."""
+    fn: types.FunctionType
+    home: "_Normalizer"
+    defaults: dict          # parameter -> atom or function
+
+    @classmethod
+    def written(cls, node: cst.FunctionDef, line: int, home: "_Normalizer") -> "LocalDef":
+        name = node.name.value
+        enclosing = home.uf.fn.__code__
+        codes = [c for c in enclosing.co_consts if isinstance(c, types.CodeType) and c.co_name == name]
+        code = next((c for c in codes if c.co_firstlineno == line), codes[0] if len(codes) == 1 else None)
+        if code is None:
+            raise home.error(node, f"cannot find the code of the def {name!r} in {home.uf.name}'s "
+                                   f"(was the file edited since it was imported?)")
+        cells = tuple(types.CellType() for _ in code.co_freevars)
+        fn = types.FunctionType(code, home.uf.globals, name, None, cells)
+        fn.__qualname__ = code.co_qualname
+        fn.__transformer_enclosed__ = code.co_freevars
+        params = node.params
+        defaults = {}
+        for param in [*params.params, *params.kwonly_params]:
+            if param.default is not None:
+                defaults[param.name.value] = home.snapshot(home.operand(param.default))
+        return cls(fn, home, defaults)
+
+    def call(self, caller: "_Normalizer", call: cst.Call):
+        return caller.inline_local_def(call, self)
 
 
 @dataclasses.dataclass
@@ -181,5 +219,5 @@ class PushedForward:
 
 
 # What a name can stand for besides a value: a function called where the name is called, or a table
-CALLABLES = (LocalLambda, PassedFunction, FunctionChoice, PulledBack, PushedForward)
+CALLABLES = (LocalLambda, LocalDef, PassedFunction, FunctionChoice, PulledBack, PushedForward)
 FUNCTIONS = CALLABLES + (FunctionTuple,)

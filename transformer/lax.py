@@ -149,17 +149,18 @@ def select(pred, on_true, on_false):
 
 def scan(f, init, xs, length=None, reverse=False):
     """``carry, y = f(carry, x)`` for each row ``x`` of ``xs`` (or ``length`` times with ``xs=None``),
-    from ``init``; returns the last carry and the ``y`` stacked.  ``y`` may be a tuple, list or dict
-    of arrays (a pytree, as in JAX): each of its arrays is stacked on its own.  Derivatives of such a
-    scan are refused (the rows are written into arrays a tuple holds); of one array ``y``, taken."""
-    n = len(xs) if xs is not None else length
+    from ``init``; returns the last carry and the ``y`` stacked.  ``xs`` and ``y`` may be tuples,
+    lists or dicts of arrays (pytrees, as in JAX): ``x`` is then the same structure of rows, and each
+    of ``y``'s arrays is stacked on its own.  Derivatives of a scan with such a ``y`` are refused (the
+    rows are written into arrays a tuple holds); of one array ``y``, taken."""
+    n = _rows_in(xs, length)
     first = n - 1 if reverse else 0
-    carry, y = f(init, xs[first] if xs is not None else None)
+    carry, y = f(init, _row_of(xs, first))
     ys = tree_util.tree_map(lambda leaf: _stack_of(n, leaf), y)
     tree_util.tree_map(lambda stack, leaf: _put_row(stack, first, leaf), ys, y)
     for step in range(1, n):
         i = n - 1 - step if reverse else step
-        carry, y = f(carry, xs[i] if xs is not None else None)
+        carry, y = f(carry, _row_of(xs, i))
         tree_util.tree_map(lambda stack, leaf: _put_row(stack, i, leaf), ys, y)
     return carry, ys
 
@@ -174,6 +175,20 @@ def map(f, xs):
     for i in range(1, n):
         tree_util.tree_map(lambda stack, leaf: _put_row(stack, i, leaf), ys, f(xs[i]))
     return ys
+
+
+def _rows_in(xs, length):
+    """The rows of ``xs`` (of its first array, for a pytree of them), or ``length`` with ``xs=None``."""
+    if xs is None:
+        return length
+    return len(tree_util.tree_leaves(xs)[0])
+
+
+def _row_of(xs, i):
+    """Row ``i`` of each array of ``xs``, in its structure (None for ``xs=None``)."""
+    if xs is None:
+        return None
+    return tree_util.tree_map(lambda leaf: leaf[i], xs)
 
 
 def _stack_of(n, leaf):

@@ -25,7 +25,7 @@ from .custom import custom_jvp, custom_vjp
 from .exits import structure_exits
 from .held_functions import CALLABLES as _CALLABLES
 from .held_functions import FUNCTIONS as _FUNCTIONS
-from .held_functions import FunctionChoice, FunctionTuple, LocalLambda, PassedFunction, PulledBack, PushedForward
+from .held_functions import FunctionChoice, FunctionTuple, LocalDef, LocalLambda, PassedFunction, PulledBack, PushedForward
 from .errors import TransformError
 from .naming import RESERVED, NameScope
 from .tree import LEAF as _LEAF
@@ -240,6 +240,10 @@ class _Normalizer:
 
     def small_statement(self, small):
         if isinstance(small, cst.Assign):
+            if small.value in self.uf.parsed.nested_defs:     # def step(carry, x): ..., as source.py stands it
+                written = self.uf.parsed.nested_defs[small.value]
+                self.bind(small.targets[0].target, LocalDef.written(written, self.uf.line(small), self))
+                return
             if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
                 # sq = lambda v: v * v, act = np.tanh if c else g, ops = {"sq": ...}, act = make(2.0):
                 # a function, called where the name is; else a value
@@ -696,7 +700,7 @@ class _Normalizer:
         if text in ("True", "False", "None"):
             return cst.Name(text)
         if text in self.lambdas:
-            what = {LocalLambda: "the lambda", FunctionTuple: "the tuple, list or dict of functions"}.get(
+            what = {LocalLambda: "the lambda", LocalDef: "the function", FunctionTuple: "the tuple, list or dict of functions"}.get(
                 type(self.lambdas[text]), "the function")
             raise self.error(node, f"{what} {text!r} used as a value",
                              "call it here, index it, or pass it to a function: transformed code computes "
@@ -827,6 +831,8 @@ class _Normalizer:
         return cst.Name(str((sides[0] == sides[1]) != negated))
 
     def _value_kind(self, atom) -> str | None:
+        if isinstance(atom, cst.Tuple):     # a tuple, list or dict built here (a structure): never None
+            return "value"
         if isinstance(atom, cst.Name) and atom.value not in self.core.maybe_none:
             return "value"
         return None
@@ -1390,6 +1396,8 @@ class _Normalizer:
             node = self.lambdas[first.value].node
         elif isinstance(first, cst.Lambda):
             node = first
+        elif isinstance(first, cst.Name) and isinstance(self.lambdas.get(first.value), LocalDef):
+            return self.transformed_local_def(first, self.lambdas[first.value])
         else:
             return {}, []
         code = home.lambda_code(node)
@@ -1403,6 +1411,28 @@ class _Normalizer:
         fn = types.FunctionType(code, home.uf.globals, "<lambda>", _literal_defaults(self, node), cells)
         fn.__transformer_captured__ = tuple(reads)
         return {first: fn}, [home.atom(cst.Name(name)) for name in reads]
+
+    def transformed_local_def(self, first: cst.Name, held: LocalDef):
+        """``tr.grad(energy)(p)`` of a def written in the code: as for a lambda (transformed_lambda),
+        the enclosing variables it reads are passed after the call's arguments, as they are now."""
+        if held.defaults:
+            raise self.error(first, f"a def written in the function, with defaults, given to a transform",
+                             "pass those values as arguments, or define it at module level")
+        reads = list(held.fn.__transformer_enclosed__)
+        atoms = []
+        for name in reads:
+            now = held.home.held_now(name)
+            if now is None or isinstance(now, _FUNCTIONS):
+                raise self.error(first, f"{first.value}, given to this transform, reads {name!r} of the code "
+                                        f"around it, " + ("which has no value here" if now is None else "a function"),
+                                 "pass it as an argument, or call it through a module-level def")
+            atoms.append(now)
+        code = held.fn.__code__
+        fn = types.FunctionType(code, held.fn.__globals__, code.co_name, None,
+                                tuple(types.CellType() for _ in code.co_freevars))
+        fn.__qualname__ = code.co_qualname
+        fn.__transformer_captured__ = tuple(reads)
+        return {first: fn}, atoms
 
     def lambda_code(self, node: cst.Lambda):
         """The code object of a lambda written in this function: a constant of its code (or of a
@@ -1660,8 +1690,6 @@ class _Normalizer:
                 for atom in atoms:          # each leaf read by its own name inside f's call
                     self.substitute[atom.value] = atom
                 return fn.call(self, cst.Call(func=cst.Name("f"), args=[cst.Arg(atom) for atom in atoms]))
-            if treedef.kind == "dict":
-                raise self.error(node, "tree_map over a dict inside transformed code", "use a tuple or a list")
             children = [mapped([self.picked(atom, k, child) for atom in atoms], child)
                         for k, child in enumerate(treedef.children)]
             held = []
@@ -1673,15 +1701,16 @@ class _Normalizer:
                 held.append(child)
             built = self.temp()
             self.assign(built, cf.tuple_of(held))
-            self.core.structures[built] = TreeDef(treedef.kind, tuple(self.core.structures.get(c.value, _LEAF)
-                                                                      for c in held))
+            # the first tree's structure (a dict's keys, a named tuple's class), with f's results as children
+            self.core.structures[built] = dataclasses.replace(
+                treedef, children=tuple(self.core.structures.get(c.value, _LEAF) for c in held))
             return cst.Name(built)
 
-        first = self.core.structures.get(trees[0].value) if isinstance(trees[0], cst.Name) else None
+        first = self.structure_of(trees[0])     # (a helper's parameter may stand for a tuple written in its call)
         atoms = [self.held(t) for t in trees]
         saved = dict(self.substitute)
         try:
-            return mapped(atoms, first if first is not None else _LEAF)
+            return mapped(atoms, first)
         finally:
             self.substitute = saved
 
@@ -1700,8 +1729,7 @@ class _Normalizer:
         if len(node.args) != 1 or node.args[0].keyword is not None:
             raise self.error(node, "tree_leaves(tree) takes one tree, by position")
         atom = self.atom(node.args[0].value)
-        treedef = self.core.structures.get(atom.value) if isinstance(atom, cst.Name) else None
-        return self.leaves_of(self.held(atom), treedef if treedef is not None else _LEAF)
+        return self.leaves_of(self.held(atom), self.structure_of(atom))
 
     def is_tree_leaves(self, node) -> bool:
         if not isinstance(node, cst.Call):
@@ -2066,11 +2094,16 @@ class _Normalizer:
         inputs = cf.tuple_of([bound[p.name.value] for p in callee.node.params.params])
         return cf.call(custom.JVP_CALL, [out, inputs, cf.literal(rule)])
 
-    def bind_arguments(self, node: cst.Call, fn, callee) -> dict:
-        """Parameter name -> atom, for a call of user function ``fn``."""
+    def bind_arguments(self, node: cst.Call, fn, callee, supplied=None) -> dict:
+        """Parameter name -> atom, for a call of user function ``fn``.  ``supplied``: atoms (or
+        functions) for parameters the call may leave out, in place of ``fn``'s defaults (a def
+        written in the code: its defaults, and the enclosing variables it reads, which it takes as
+        parameters the call never names)."""
+        supplied = supplied or {}
+        enclosed = getattr(fn, "__transformer_enclosed__", ())
         params = callee.node.params
         names = [p.name.value for p in params.params]
-        keyword_names = names + [p.name.value for p in params.kwonly_params]
+        keyword_names = names + [p.name.value for p in params.kwonly_params if p.name.value not in enclosed]
         bound: dict[str, cst.BaseExpression] = {}
         positional = [a for a in node.args if a.keyword is None]
         if len(positional) > len(names):
@@ -2086,8 +2119,10 @@ class _Normalizer:
                 bound[key] = self.argument(arg.value)
         defaults = dict(zip(names[len(names) - len(fn.__defaults__ or ()):], fn.__defaults__ or ()))
         defaults.update(fn.__kwdefaults__ or {})
-        for pname in keyword_names:
-            if pname not in bound:
+        for pname in keyword_names + list(enclosed):
+            if pname not in bound and pname in supplied:
+                bound[pname] = supplied[pname]
+            elif pname not in bound:
                 if pname not in defaults:
                     raise self.error(node, f"{_called_name(fn)}() is missing the argument {pname!r}")
                 value = defaults[pname]
@@ -2103,6 +2138,39 @@ class _Normalizer:
                         raise self.error(node, f"{_called_name(fn)}()'s default for {pname!r}: {err.bare_message}",
                                          "pass it in the call") from None
         return bound
+
+    def inline_local_def(self, node: cst.Call, held: LocalDef):
+        """A call of a def written in the code: its body inlined here, reading the enclosing
+        variables as its home holds them now (Python's late binding)."""
+        fn = held.fn
+        if fn.__code__ in self.stack:
+            cycle = " -> ".join(c.co_name for c in self.stack + (fn.__code__,))
+            raise self.error(node, f"recursion ({cycle}) cannot be transformed", "write it as a loop")
+        enclosing = {}
+        for name in fn.__transformer_enclosed__:
+            now = held.home.held_now(name)
+            if now is None:
+                raise self.error(node, f"{fn.__name__}() reads {name!r} of the function around it, which "
+                                       f"has no value where it is called", f"bind {name} before calling {fn.__name__}")
+            enclosing[name] = now
+        callee = source.load(fn)
+        fence.check(callee, helper=True)
+        bound = self.bind_arguments(node, fn, callee, {**held.defaults, **enclosing})
+        result = self.inline_bound(callee, bound)
+        if result is None:
+            return cst.Name("None")
+        return result
+
+    def held_now(self, user_name: str):
+        """What ``user_name`` holds here now (a function or an atom), for a def written here that
+        reads it; None if it is bound nowhere here."""
+        if user_name in self.lambdas:
+            return self.lambdas[user_name]
+        if user_name in self.substitute:
+            return self.substitute[user_name]
+        if user_name in self.rename:
+            return cst.Name(self.rename[user_name])
+        return None
 
     def inline_bound(self, callee: source.UserFunction, bound: dict):
         """Emit the body of ``callee`` with its parameters bound to atoms; return its result atom."""

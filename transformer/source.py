@@ -22,7 +22,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from . import resolve
+from . import resolve, walk
 from .errors import Location, NoSourceError, TransformError
 
 
@@ -116,6 +116,7 @@ class ParsedSource:
     indent: int                         # columns that dedenting the text took away
     statement_lines: dict               # statement node -> its line in the user's file
     rebuilt: dict = field(default_factory=dict)   # node of ``node`` made anew -> the parsed node it stands for
+    nested_defs: dict = field(default_factory=dict)   # a def inside ``node``: its stand-in's marker -> the def
     derived: dict = field(default_factory=dict)   # what is made from this parse once (early_returns')
     _positions: dict | None = None
 
@@ -165,6 +166,10 @@ def load(fn) -> UserFunction:
     if captured:    # a lambda transformed inside transformed code: what it reads there is passed in
         node = node.with_changes(params=node.params.with_changes(
             params=[*node.params.params, *(cst.Param(cst.Name(name)) for name in captured)]))
+    enclosed = getattr(fn, "__transformer_enclosed__", ())
+    if enclosed:    # a def written inside transformed code: the enclosing variables it reads, by keyword
+        node = node.with_changes(params=node.params.with_changes(
+            kwonly_params=[*node.params.kwonly_params, *(cst.Param(cst.Name(name)) for name in enclosed)]))
     return UserFunction(fn=fn, name=fn.__name__ if not is_lambda else "lambda_fn", filename=code.co_filename,
                         node=node, parsed=parsed, globals=fn.__globals__,
                         closure=_closure_values(fn), lambda_=is_lambda)
@@ -192,8 +197,47 @@ def _parse(fn) -> ParsedSource:
     parsed_def = _find_def(fn, module)
     plain = _PlainForm()
     node = parsed_def.visit(plain).with_changes(decorators=())
+    nested = _NestedDefs(plain.rebuilt)
+    if any(isinstance(inner, cst.FunctionDef) for inner in walk.nodes(node.body)):
+        node = node.with_changes(body=node.body.visit(nested))
     lines = _def_statement_lines(module.body.index(parsed_def), node, text, first)
-    return ParsedSource(module, node, parsed_def, first, indent, lines, plain.rebuilt)
+    return ParsedSource(module, node, parsed_def, first, indent, lines, plain.rebuilt, nested.found)
+
+
+NESTED_DEF = "__nested_def__"
+
+
+class _NestedDefs(cst.CSTTransformer):
+    """Each def written inside the function (``def step(carry, x): ...``, passed to lax.scan) stands
+    as ``step = __nested_def__``, a statement that binds its name: the passes that read the enclosing
+    function see a name bound, not a body whose returns and names are another function's.  The
+    normalizer binds the name to the def (held_functions.LocalDef), whose body is read from its own
+    code when it is called.  A decorated or async def is left as it is, for the fence to refuse."""
+
+    def __init__(self, rebuilt: dict):
+        self.rebuilt = rebuilt
+        self.found: dict = {}       # the stand-in's marker -> the def
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def on_leave(self, original, updated):
+        updated = super().on_leave(original, updated)
+        if updated is not original and original not in self.found.values():
+            self.rebuilt[updated] = self.rebuilt.get(original, original)   # libcst made it anew
+        return updated
+
+    def leave_FunctionDef(self, original, updated):
+        if original.decorators or original.asynchronous:
+            return updated
+        marker = cst.Name(NESTED_DEF)
+        target = cst.Name(original.name.value)
+        assign = cst.Assign([cst.AssignTarget(target)], marker)
+        line = cst.SimpleStatementLine([assign])
+        for made in (line, assign, target, marker):     # errors there name the def's line
+            self.rebuilt[made] = original
+        self.found[marker] = original
+        return line
 
 
 class _PlainForm(cst.CSTTransformer):
