@@ -1416,7 +1416,7 @@ class _Normalizer:
         """``tr.grad(energy)(p)`` of a def written in the code: as for a lambda (transformed_lambda),
         the enclosing variables it reads are passed after the call's arguments, as they are now."""
         if held.defaults:
-            raise self.error(first, f"a def written in the function, with defaults, given to a transform",
+            raise self.error(first, "a def written in the function, with defaults, given to a transform",
                              "pass those values as arguments, or define it at module level")
         reads = list(held.fn.__transformer_enclosed__)
         atoms = []
