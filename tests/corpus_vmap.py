@@ -384,6 +384,14 @@ def tuple_in_loop(x):
     return pair
 
 
+def tuple_of_tuples_in_loop(x):
+    pair = ((x, 0.0), 1.0)
+    while x > 1.0:
+        x = x / 2.0
+        pair = ((x, 1.0), 2.0)
+    return pair[0][0] + pair[0][1] + pair[1]
+
+
 def affine(params, x):
     return np.dot(params["W"], x) + params["b"]
 

@@ -210,3 +210,23 @@ def nonlocal_write(x):
         total = total + v
     add(1.0)
     return x * total
+
+
+def doubling_with_a_count(x):
+    """lax.while_loop with a tuple carry: under vmap each example runs its own passes."""
+    def unfinished(state):
+        count, v, passed = state
+        return v < 10.0
+
+    def double(state):
+        count, v, passed = state
+        return count + 1, v * 2.0, passed + v
+    count, v, passed = lax.while_loop(unfinished, double, (0, x, 0.0))
+    return v + count + 0.5 * passed
+
+
+def doubling_written_out(x):
+    count, v, passed = 0, x, 0.0
+    while v < 10.0:
+        count, v, passed = count + 1, v * 2.0, passed + v
+    return v + count + 0.5 * passed

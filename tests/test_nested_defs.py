@@ -79,3 +79,11 @@ def test_refused_at_the_users_line(fn):
         tr.jit(fn)(X)
     assert re.search(rf"nested_def_cases\.py:{line}\b", str(err.value)), str(err.value)
     assert REFUSED[fn] in str(err.value)
+
+
+def test_while_loop_with_a_tuple_carry_under_vmap():
+    xs = np.array([1.0, 3.0, 0.5, 12.0])
+    np.testing.assert_allclose(tr.vmap(cases.doubling_with_a_count)(xs),
+                               [cases.doubling_written_out(x) for x in xs], rtol=1e-12)
+    np.testing.assert_allclose(tr.vmap(tr.grad(cases.doubling_with_a_count))(xs),
+                               [central_difference_grad(cases.doubling_written_out, (x,)) for x in xs], rtol=1e-6)

@@ -276,8 +276,17 @@ def test_batched_output_with_out_axes_none():
         tr.vmap(c.scale_shift, in_axes=(0, None), out_axes=None)(r(3, 2), 1.0)
 
 
+def test_a_tuple_assigned_in_a_loop_whose_passes_differ_is_masked_element_by_element():
+    """Each example stops after its own passes: (1, 0) for 1.0, which never enters the loop."""
+    xs = np.array([1.0, 60.0, 2.0])
+    first, second = tr.vmap(c.tuple_in_loop)(xs)
+    expected = [c.tuple_in_loop(x) for x in xs]
+    np.testing.assert_array_equal(first, [pair[0] for pair in expected])
+    np.testing.assert_array_equal(second, [pair[1] for pair in expected])
+
+
 @pytest.mark.parametrize("fn, line_text", [
-    (c.tuple_in_loop, "pair = (x, 1.0)"),
+    (c.tuple_of_tuples_in_loop, "pair = ((x, 1.0), 2.0)"),
     (c.bad_arange, "np.arange(0, n)"),
 ])
 def test_unbatchable_constructs_name_the_user_line(fn, line_text):

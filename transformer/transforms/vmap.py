@@ -607,9 +607,9 @@ class _Batcher:
         target_state = self.state.get(name, False)
         if isinstance(target_state, tuple):
             expr = self.batched_tuple(expr, batched, target_state)
-            if self.mask is not None and (self.loops or any(isinstance(s, tuple) for s in target_state)):
-                raise self.error(f"the tuple {name!r} is assigned in a loop whose passes differ between examples "
-                                 f"(or nests tuples)", "assign its elements to separate names")
+            if self.mask is not None and any(isinstance(s, tuple) for s in target_state):
+                raise self.error(f"a tuple of tuples ({name!r}) is assigned in a loop whose passes differ "
+                                 f"between examples", "assign its elements to separate names")
             if self.mask is not None and name in self.defined:     # element by element, as for arrays
                 old = [self.temp_of(cst.Subscript(cst.Name(name), _index([cst.SubscriptElement(
                     cst.Index(cf.literal(i)))]))) for i in range(len(target_state))]
