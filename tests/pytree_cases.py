@@ -278,3 +278,43 @@ def per_device_gradients_with_aux(params, xs):
     # the same under pmap: one gradient and one report per device
     grads, report = tr.pmap(tr.grad(loss_and_report, has_aux=True), in_axes=(None, 0))(params, xs)
     return grads["layers"][1]["W"], report["size"]
+
+
+# A structured argument rebound in a loop: each pass reads the structure as the last pass left it.
+def dict_rebuilt_each_pass(p):
+    for _ in range(3):
+        p = {k: v * 0.9 + np.sin(v) for k, v in p.items()}
+    return np.sum(p["a"] ** 2) + np.sum(p["b"])
+
+
+def dict_rebuilt_each_pass_written_out(p):
+    a, b = p["a"], p["b"]
+    for _ in range(3):
+        a, b = a * 0.9 + np.sin(a), b * 0.9 + np.sin(b)
+    return np.sum(a ** 2) + np.sum(b)
+
+
+def dict_carried_while(p):
+    count = 0
+    while np.sum(p["a"]) < 10.0:
+        p = {"a": p["a"] * 2.0, "b": p["b"] + 1.0}
+        count += 1
+    return np.sum(p["a"]) + np.sum(p["b"]) * count
+
+
+def dict_carried_while_written_out(p):
+    a, b, count = p["a"], p["b"], 0
+    while np.sum(a) < 10.0:
+        a, b, count = a * 2.0, b + 1.0, count + 1
+    return np.sum(a) + np.sum(b) * count
+
+
+def _energy(q):
+    return np.sum(np.sin(q["a"]) * q["b"][0]) + np.sum(q["b"] ** 2)
+
+
+def descent_by_tree_map(p, rate):
+    for _ in range(3):
+        g = tr.grad(_energy)(p)
+        p = tr.tree_util.tree_map(lambda leaf, d: leaf - rate * d, p, g)
+    return _energy(p)

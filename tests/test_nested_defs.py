@@ -87,3 +87,34 @@ def test_while_loop_with_a_tuple_carry_under_vmap():
                                [cases.doubling_written_out(x) for x in xs], rtol=1e-12)
     np.testing.assert_allclose(tr.vmap(tr.grad(cases.doubling_with_a_count))(xs),
                                [central_difference_grad(cases.doubling_written_out, (x,)) for x in xs], rtol=1e-6)
+
+
+def _train_written_out(params, xs, ys, rate):
+    """The training loop in NumPy, each gradient by central differences."""
+    def loss_of(p, x, y):
+        return np.mean((cases.mlp(p, x) - y) ** 2)
+    p = {key: value.copy() for key, value in params.items()}
+    losses = []
+    for x, y in zip(xs, ys):
+        losses.append(loss_of(p, x, y))
+        g = {key: central_difference_grad(lambda leaf, key=key: loss_of({**p, key: leaf}, x, y), (p[key],))
+             for key in p}
+        p = {key: p[key] - rate * g[key] for key in p}
+    return p, np.array(losses)
+
+
+def test_a_jax_training_loop_with_its_step_written_inside():
+    rng = np.random.default_rng(5)
+    params = {"w1": rng.normal(size=(2, 4)) * 0.5, "b1": np.zeros(4), "w2": rng.normal(size=(4, 1)) * 0.5,
+              "b2": np.zeros(1)}
+    xs, ys = rng.normal(size=(4, 5, 2)), rng.normal(size=(4, 5, 1))
+    trained, losses = tr.jit(cases.train)(params, xs, ys, 0.1)
+    expected, expected_losses = _train_written_out(params, xs, ys, 0.1)
+    np.testing.assert_allclose(losses, expected_losses, rtol=1e-7)
+    for key in params:
+        np.testing.assert_allclose(trained[key], expected[key], rtol=1e-6, atol=1e-9)
+    # the derivative of the summed losses in the learning rate, through every step's gradient
+    step = 1e-4
+    by_differences = (np.sum(_train_written_out(params, xs, ys, 0.1 + step)[1])
+                      - np.sum(_train_written_out(params, xs, ys, 0.1 - step)[1])) / (2 * step)
+    np.testing.assert_allclose(tr.grad(cases.summed_losses)(0.1, params, xs, ys), by_differences, rtol=1e-5)

@@ -324,3 +324,27 @@ def test_has_aux_from_python_keeps_the_aux_structure():
     for got in (report, report2):
         assert isinstance(got, dict) and sorted(got) == ["prediction", "size"]
         np.testing.assert_allclose(got["size"], case.loss_and_report(params, x)[1]["size"], rtol=1e-12)
+
+
+def _descent_written_out(p, rate):
+    """Each step's gradient of _energy written by hand (so that the derivative of the whole, by
+    central differences, differences no differences)."""
+    a, b = p["a"], p["b"]
+    for _ in range(3):
+        a, b = a - rate * np.cos(a) * b[0], b - rate * (2.0 * b + np.array([np.sum(np.sin(a)), 0.0]))
+    return case._energy({"a": a, "b": b})
+
+
+@pytest.mark.parametrize("fn, written_out", [
+    (case.dict_rebuilt_each_pass, case.dict_rebuilt_each_pass_written_out),
+    (case.dict_carried_while, case.dict_carried_while_written_out),
+    (lambda p: case.descent_by_tree_map(p, 0.1), lambda p: _descent_written_out(p, 0.1)),
+], ids=["comprehension", "while", "tree_map"])
+def test_a_dict_argument_rebound_in_a_loop(fn, written_out):
+    """Each pass reads the dict as the pass before left it (once read as the argument throughout)."""
+    p = {"a": np.array([0.3, 0.7]), "b": np.array([1.5, -0.5])}
+    np.testing.assert_allclose(tr.jit(fn)(p), written_out(p), rtol=1e-7)
+    grads = tr.grad(fn)(p)
+    for key in p:
+        np.testing.assert_allclose(grads[key], central_difference_grad(
+            lambda leaf, key=key: written_out({**p, key: leaf}), (p[key],)), rtol=1e-5, atol=1e-7)

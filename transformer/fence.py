@@ -268,6 +268,10 @@ class Fence(cst.CSTVisitor):
         # function lets the transform's options be checked here (normalize makes the real one)
         written = self._lambda_bound.get(first.value) if isinstance(first, cst.Name) else first
         given = {first: _stand_in(written)} if isinstance(written, (cst.Lambda, cst.FunctionDef)) else None
+        if given is None and isinstance(first, cst.Name) and first.value in self.locals:
+            # a parameter, or a variable of the code around a def written inside, may hold a function
+            # passed in: normalize knows which (and refuses a value there)
+            given = {first: _stand_in(None)}
         try:
             made = resolve.transform_of_call(func, self.uf.lookup, self.locals, given)
         except (ValueError, TypeError) as err:
@@ -384,8 +388,8 @@ _INSIDE_HINT = ("call it outside the transformed function and pass its result in
 def _stand_in(lam):
     """A function of the lambda's (or a def's) arity, which a lambda given to a transform inside
     transformed code stands for while the fence checks the transform's options (normalize makes the
-    real one)."""
-    names = [f"p{k}" for k in range(len(lam.params.params))]
+    real one).  None: a function not known here, of any arity up to 32."""
+    names = [f"p{k}" for k in range(len(lam.params.params) if lam is not None else 32)]
     return eval(f"lambda {', '.join(names)}: None")     # noqa: S307  (made of the names above)
 
 

@@ -50,7 +50,8 @@ def normalize(fn, static: dict | None = None, structures: dict | None = None) ->
     static = static or {}
     none_given = {p for p, treedef in (structures or {}).items() if treedef.kind == "none"}
     for p, treedef in (structures or {}).items():
-        if treedef.kind not in ("leaf", "none") and p in _param_only_names(uf.node):
+        if treedef.kind not in ("leaf", "none") and p in rename:
+            # (a parameter rebound later, as a scan's carry is, has the structure of what it is bound to then)
             core.structures[rename[p]] = treedef
     for p in params:
         if p in static and static[p] is None or p in none_given:
@@ -1398,6 +1399,9 @@ class _Normalizer:
             node = first
         elif isinstance(first, cst.Name) and isinstance(self.lambdas.get(first.value), LocalDef):
             return self.transformed_local_def(first, self.lambdas[first.value])
+        elif isinstance(first, cst.Name) and isinstance(self.lambdas.get(first.value), PassedFunction) \
+                and self.lambdas[first.value].resolved.kind == "user":
+            return {first: self.lambdas[first.value].resolved.value}, []     # a parameter holding loss_fn
         else:
             return {}, []
         code = home.lambda_code(node)

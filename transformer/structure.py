@@ -93,6 +93,8 @@ def flatten_parameters(core: CoreFunction, structures: dict) -> CoreFunction:
         return core
     env: dict[str, _Node] = {}
     new_params = []
+    carried = _bound_in_loops(core.node.body.body)
+    prologue: list = []
     for param in core.node.params.params:
         name = param.name.value
         treedef = structures.get(name)
@@ -103,12 +105,35 @@ def flatten_parameters(core: CoreFunction, structures: dict) -> CoreFunction:
         for path, _ in leaf_paths(treedef):
             leaves[path] = core.scope.claim(_leaf_name(name, path))
             new_params.append(cst.Param(cst.Name(leaves[path])))
-        env[name] = _Node(treedef, leaves)
+        if name in carried:
+            # rebound in a loop (its carry): a tuple of its leaves from the start, so that a read early
+            # in a pass sees what the pass before bound (normalize reads a structure it knows by position)
+            built = _Rewriter(core, {}).materialized(None, _Node(treedef, leaves), prologue)
+            prologue.append(cf.assign(name, built))
+        else:
+            env[name] = _Node(treedef, leaves)
+    core.node = core.node.with_changes(body=cf.block(prologue + list(core.node.body.body)))
     rewriter = _Rewriter(core, env)
     body = rewriter.block(list(core.node.body.body))
     core.node = core.node.with_changes(params=core.node.params.with_changes(params=new_params),
                                        body=cf.block(body))
     return core
+
+
+def _bound_in_loops(stmts, inside=False) -> set[str]:
+    """The names assigned inside a loop's body."""
+    found: set[str] = set()
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            if inside:
+                a = dataflow.classify(stmt)
+                if a.kind == "assign" and a.target:
+                    found.add(a.target)
+            continue
+        in_loop = inside or isinstance(stmt, (cst.For, cst.While))
+        for inner in cf.blocks(stmt):
+            found |= _bound_in_loops(inner, in_loop)
+    return found
 
 
 def _literal_key(node):
@@ -176,9 +201,11 @@ class _Rewriter:
     def materialized(self, stmt, node: _Node, out: list):
         if node.treedef.kind == "leaf":
             return cst.Name(node.leaves[()])
-        if node.treedef.kind not in ("tuple", "list"):
-            raise TransformError(f"{self.where(stmt)}a dict argument structure rebound in the function "
-                                 f"(a loop's carry) is not supported; carry a tuple or a list")
+        if node.treedef.kind not in ("tuple", "list", "dict", "namedtuple", "node"):
+            raise TransformError(f"{self.where(stmt)}a {node.treedef.kind} argument structure rebound in the "
+                                 f"function (a loop's carry) is not supported; carry a tuple or a list")
+        # a dict's children in the order of its sorted keys, a named tuple's and a node's in their
+        # fields' order: the positions normalize reads them at
         parts = []
         for position in range(len(node)):
             sub, leaves = node.child(position)
