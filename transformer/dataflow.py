@@ -332,14 +332,16 @@ def writes_through_views(func: cst.FunctionDef) -> list:
     return [a.line for a in walk(func.body.body) if a.kind == "write_into" and a.target in viewed]
 
 
-def views_read_after_writes(func: cst.FunctionDef, numbers=frozenset()) -> list:
-    """The statements that read a view of an array (``prev = y[:]``, ``prev = y``, a reshape) after a
-    write into that array (``y[1] = 0.0``) changed what the view holds.  ``numbers``: names known to
-    hold numbers (``p = v[0, 1]`` of a 2-d v), which share no memory."""
-    return _stale_reads(func, lambda a: a.kind == "write_into", numbers)
+def views_read_after_writes(func: cst.FunctionDef, numbers=frozenset(), arrays=frozenset()) -> list:
+    """The statements that read a view of an array (``prev = y[:]``, ``prev = y``, a reshape, a row
+    ``y[0]`` known to be an array) after a write into that array (``y[1] = 0.0``) changed what the
+    view holds.  ``numbers``: names known to hold numbers (``p = v[0, 1]`` of a 2-d v), which share
+    no memory; ``arrays``: names known to hold arrays."""
+    return _stale_reads(func, lambda a: a.kind == "write_into", numbers, arrays)
 
 
-def aliases_read_after_augmented_assignments(func: cst.FunctionDef, augmented: set[str], numbers=frozenset()) -> list:
+def aliases_read_after_augmented_assignments(func: cst.FunctionDef, augmented: set[str], numbers=frozenset(),
+                                             arrays=frozenset()) -> list:
     """The statements that read a name sharing memory with ``y`` after ``y += v`` (written ``y = y +
     v``, ``y`` one of ``augmented``), which NumPy does in place: ``z = y; y *= x; z`` sees the
     product in NumPy, and the old ``y`` where ``y`` is bound to a new array (a helper's argument
@@ -347,17 +349,20 @@ def aliases_read_after_augmented_assignments(func: cst.FunctionDef, augmented: s
     def in_place(a: Assignment) -> bool:
         return (a.kind == "assign" and a.target in augmented and isinstance(a.value, cst.BinaryOperation)
                 and isinstance(a.value.left, cst.Name) and a.value.left.value == a.target)
-    return _stale_reads(func, in_place, numbers)
+    return _stale_reads(func, in_place, numbers, arrays)
 
 
 def _picks_by_position(value) -> bool:
     """``v[0, 1]``, ``v[i]``: every part of the index a position, no slice.  Such a pick is most
-    often an entry, a number, which shares no memory; it is not followed (so a row of a 2-d array
-    read after a write into the array is not found)."""
-    return isinstance(value, cst.Subscript) and all(isinstance(element.slice, cst.Index) for element in value.slice)
+    often an entry, a number, which shares no memory; it is followed only where its result is known
+    to be an array (a row), from the ranks of the arguments the function was called with."""
+    return isinstance(value, cst.Subscript) and all(
+        isinstance(element.slice, cst.Index) and not isinstance(element.slice.value, cst.Ellipsis)
+        and not (isinstance(element.slice.value, cst.Name) and element.slice.value.value == "None")
+        for element in value.slice)     # (x[..., 0] and x[None] keep axes: views whatever the rank)
 
 
-def _stale_reads(func: cst.FunctionDef, writes_in_place, numbers) -> list:
+def _stale_reads(func: cst.FunctionDef, writes_in_place, numbers, arrays=frozenset()) -> list:
     """The statements that read a name whose memory a write changed since it was bound, the
     write being a ``write_into`` or an assignment ``writes_in_place`` says NumPy makes in place
     (the name written is then bound afresh).  Flow-sensitive: a name bound again, or to a new
@@ -379,8 +384,8 @@ def _stale_reads(func: cst.FunctionDef, writes_in_place, numbers) -> list:
                     roots = set()
                     # (a tape's values are generated code's, inlined: its backward sweep puts back
                     # what each write overwrote before it reads the tape, so they are not followed)
-                    for shared in shared_memory(a) if not (cf.tape_operation(a.value) or a.target in numbers
-                                                           or _picks_by_position(a.value)) else ():
+                    for shared in shared_memory(a) if not (cf.tape_operation(a.value) or a.target in numbers or (
+                            _picks_by_position(a.value) and a.target not in arrays)) else ():
                         roots |= {shared} | views.get(shared, set())
                     views = {**views, a.target: roots} if roots else {k: v for k, v in views.items() if k != a.target}
                     stale = stale - {a.target}

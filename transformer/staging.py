@@ -127,6 +127,8 @@ def copy_written_arguments(core: cf.CoreFunction) -> cf.CoreFunction:
 
 REVERSE_STEPS = {"grad", "value_and_grad", "vjp"}
 DIFFERENTIATING_STEPS = REVERSE_STEPS | {"jvp"}
+# steps whose function sees one example of what the call gives (a row of a batched argument)
+BATCHING_STEPS = {"vmap", "pmap", "pmap_shard", "columns"}
 
 
 def _user_line(core: cf.CoreFunction, stmt) -> Location | None:
@@ -146,13 +148,13 @@ def refuse_writes_through_views(core: cf.CoreFunction):
                              "(head = x[:2].copy())")
 
 
-def refuse_aliases_read_after_augmented_assignments(core: cf.CoreFunction):
+def refuse_aliases_read_after_augmented_assignments(core: cf.CoreFunction, ranks: dict | None = None):
     """``y += v`` is ``y = y + v`` in core form, a new array, where NumPy changes y in place: a name
     that shares y's memory (``z = y``, ``z = y[:]``, the caller's array a helper's argument came
     from) would show the change in NumPy and not here, so reading one after it is refused."""
     if not core.augmented:
         return
-    found = dataflow.aliases_read_after_augmented_assignments(core.node, core.augmented, _numbers(core))
+    found = dataflow.aliases_read_after_augmented_assignments(core.node, core.augmented, *_known_kinds(core, ranks))
     if found:
         raise TransformError("an array that shares memory with one changed by an augmented assignment (y += v, "
                              "which NumPy does in place) is read here; transformed code gives y a new array, "
@@ -161,17 +163,36 @@ def refuse_aliases_read_after_augmented_assignments(core: cf.CoreFunction):
                              "other array first (z = y.copy()) to keep its values")
 
 
-def _numbers(core: cf.CoreFunction) -> set[str]:
-    """The variables shape analysis knows hold numbers (an entry of a 2-d array: ``v[0, 1]``)."""
-    shapes = Shapes(core)
-    return {name for name in shapes.tokens if shapes.of_name(name) == SCALAR}
+def _known_kinds(core: cf.CoreFunction, ranks: dict | None) -> tuple[set[str], set[str]]:
+    """The variables shape analysis knows hold numbers (an entry of a 2-d array: ``v[0, 1]``), and
+    those it knows hold arrays (a row of one: ``v[0]``, a view), from the arguments' ``ranks``
+    (their numbers of dimensions) where given."""
+    shapes = Shapes(core, [(ranks or {}).get(p) for p in core.params])
+    kinds = {name: shapes.of_name(name) for name in shapes.tokens}
+    numbers = {name for name, kind in kinds.items() if kind == SCALAR}
+    arrays = {name for name, kind in kinds.items() if isinstance(kind[0], int) and kind[0] > 0}
+    return numbers, arrays
 
 
-def refuse_views_read_after_writes(core: cf.CoreFunction):
+def refuse_for_ranks(fn, steps, static: dict | None, structures: dict | None, ranks: dict):
+    """The refusals above that the arguments' ranks decide (``Transformed.ranks``): ``r = y[0]`` is a
+    row of a 2-d ``y``, a view, and an entry of a 1-d one, a number.  The generated code is the same
+    for any ranks, so a module built for other ranks is reused; these checks run for each new ranks."""
+    core = normalize(fn, static, structures)        # (then as make_cores checks, in its order)
+    refuse_aliases_read_after_augmented_assignments(core, ranks)
+    if structures:
+        core = structure.flatten_parameters(core, structures)
+    if any(step.name in DIFFERENTIATING_STEPS for step in steps):
+        refuse_writes_through_views(core)
+    if any(step.name in REVERSE_STEPS for step in steps):
+        refuse_views_read_after_writes(core, ranks)
+
+
+def refuse_views_read_after_writes(core: cf.CoreFunction, ranks: dict | None = None):
     """Reverse mode gives each variable a cotangent of its own; a view read after a write into its
     array (``prev = y[:]``, ``y[1] = 0.0``, then ``prev[1]``) reads memory the write changed, whose
     derivative would go to ``prev``'s cotangent, which the write's adjoint never sees."""
-    found = dataflow.views_read_after_writes(core.node, _numbers(core))
+    found = dataflow.views_read_after_writes(core.node, *_known_kinds(core, ranks))
     if found:
         raise TransformError("a view of an array (a slice, reshape or alias of it) is read here after a write "
                              "into that array changed it, which reverse mode cannot differentiate", _user_line(core, found[0]),

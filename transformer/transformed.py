@@ -158,14 +158,38 @@ class Transformed:
                 found[names[i]] = tree.structure(value)
         return found
 
+    def ranks(self, args) -> dict:
+        """Each array or number argument's number of dimensions as the function sees it (one fewer
+        for each vmap or pmap that batches it): staging's checks of views read after writes then
+        tell a row picked from an array (``r = y[0]`` of a 2-d ``y``, a view) from an entry (a
+        number, which shares nothing).  Empty where a step batches in another way.  The generated
+        code is the same for any ranks."""
+        names = list(self.signature.parameters)
+        ranks = [np.ndim(value) if isinstance(value, (np.ndarray, np.generic, float, int)) else None
+                 for value in args[:len(names)]]
+        for step in reversed(self.steps):           # (the call's arguments go to the last step)
+            if step.name not in staging.BATCHING_STEPS:
+                continue
+            axes = dict(step.options).get("in_axes")
+            if step.name not in ("vmap", "pmap") or not isinstance(axes, (int, tuple)):
+                return {}
+            axes = axes if isinstance(axes, tuple) else (axes,) * len(ranks)
+            if len(axes) < len(ranks) or not all(axis is None or isinstance(axis, int) for axis in axes[:len(ranks)]):
+                return {}
+            ranks = [rank if rank is None or axis is None else rank - 1 for rank, axis in zip(ranks, axes)]
+        return {names[i]: rank for i, rank in enumerate(ranks) if rank is not None and i not in self.static_argnums}
+
     def compiled(self, *args):
-        """The generated callable for these arguments' static values and structures."""
+        """The generated callable for these arguments' static values, structures and ranks."""
         static = self.static_values(args)
         structures = self.structures(args)
+        ranks = self.ranks(args)
         key = (tuple((k, type(v).__name__, v) for k, v in static.items()),
-               tuple(sorted(structures.items(), key=lambda kv: kv[0])))
+               tuple(sorted(structures.items(), key=lambda kv: kv[0])), tuple(sorted(ranks.items())))
         fn = self._built.get(key)
         if fn is None:
+            if ranks:
+                staging.refuse_for_ranks(self.__transformer_fn__, self.steps, static, structures, ranks)
             fn = self._built[key] = self._build(static, structures)
             self._specialised_for[id(fn)] = (static, structures)
         return fn
