@@ -26,13 +26,24 @@ _LN2 = 0.6931471805599453
 @define("np.roll")
 def roll(a, shift, axis=None):
     """Entries shifted ``shift`` places along ``axis`` (the flattened array when None), wrapping
-    around; ``shift`` is an int.  A gather, whose derivative scatters back."""
+    around.  Along axes, ``shift`` and ``axis`` are ints or tuples paired as NumPy pairs them (an int
+    with every entry of the other; the shifts of a repeated axis add up).  A gather, whose derivative
+    scatters back: the positions it reads are integer arithmetic on flat indices, one pass per pair,
+    so that an int and a tuple take the same code (which of the two a call gives is known only when
+    numba compiles it)."""
     if axis is None:
         flat = np.ravel(a)
         rolled = np.reshape(flat[(np.arange(flat.shape[0]) - shift) % flat.shape[0]], np.shape(a))
     else:
-        moved = np.moveaxis(a, axis, 0)
-        rolled = np.moveaxis(moved[(np.arange(moved.shape[0]) - shift) % moved.shape[0]], 0, axis)
+        shifts, axes = np.broadcast_arrays(np.ravel(np.asarray(shift)), np.ravel(np.asarray(axis)))
+        shape = np.asarray(np.shape(a))
+        source = np.arange(np.size(a))          # the flat index in ``a`` that each entry is read from
+        for k in range(shifts.shape[0]):
+            along = axes[k] % np.ndim(a)
+            stride = np.prod(shape[along + 1:])
+            position = source // stride % shape[along]
+            source = source + ((position - shifts[k]) % shape[along] - position) * stride
+        rolled = np.reshape(np.ravel(a)[source], np.shape(a))
     return rolled
 
 
@@ -109,13 +120,18 @@ def triu(m, k=0):
 @define("np.cross")
 def cross(a, b):
     """The cross product of 3-vectors along the last axis, broadcasting the others.  Each component
-    is placed by a 0/1 unit vector, not by np.stack, whose derivative's pieces vmap cannot batch."""
-    first = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
-    second = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
-    third = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    is placed by a 0/1 unit vector, not by np.stack, whose derivative's pieces vmap cannot batch; the
+    components are sliced (``a[..., 1:2]``), not indexed, so that 1-D vectors give arrays to place.
+    NumPy's 2-vectors (deprecated since NumPy 2.0) are refused when the call runs: two of them give
+    the z component alone, a result of another rank, and a vector's length is known only then."""
+    # a reshape that keeps the shape of 3-vectors, and raises ValueError for any other length
+    a = np.reshape(a, np.shape(a)[:-1] + (3,))
+    b = np.reshape(b, np.shape(b)[:-1] + (3,))
+    first = a[..., 1:2] * b[..., 2:3] - a[..., 2:3] * b[..., 1:2]
+    second = a[..., 2:3] * b[..., 0:1] - a[..., 0:1] * b[..., 2:3]
+    third = a[..., 0:1] * b[..., 1:2] - a[..., 1:2] * b[..., 0:1]
     component = np.arange(3)
-    return np.expand_dims(first, -1) * (component == 0) + np.expand_dims(second, -1) * (component == 1) + \
-        np.expand_dims(third, -1) * (component == 2)
+    return first * (component == 0) + second * (component == 1) + third * (component == 2)
 
 
 # ------------------------------------------------------------------ elementwise
@@ -197,8 +213,16 @@ def trapezoid_sampled(y, x, dx=1.0, axis=-1):
     """np.trapezoid with sample points ``x``: 1-D, or shaped as ``y``."""
     moved = np.moveaxis(y, axis, -1)
     pairs = (moved[..., 1:] + moved[..., :-1]) / 2.0
-    # a 1-D x along any axis (moving a 1-D array's axis 0 to -1 changes nothing), or y's shape
-    spacing = x if axis == -1 else np.moveaxis(x, axis, -1)
+    # a 1-D x lies along y's axis whatever its number (NumPy's), an x of y's shape along ``axis``:
+    # the same axis of x for axis -1 or 0; for another, which of the two a call gives is known only
+    # when numba compiles it, so that axis of x is chosen at run time (vmap, whose moveaxis takes
+    # literal axes, then refuses a batched x)
+    if axis == -1:
+        spacing = x
+    elif axis == 0:
+        spacing = np.moveaxis(x, 0, -1)
+    else:
+        spacing = np.moveaxis(x, axis if np.ndim(x) > 1 else -1, -1)
     return np.sum(pairs * (spacing[..., 1:] - spacing[..., :-1]), axis=-1)
 
 
@@ -637,7 +661,15 @@ def _sorted_first(a, axis):
     if axis is None:
         ordered = np.sort(np.ravel(a))
     else:
-        ordered = np.moveaxis(np.sort(a, axis=axis), axis, 0)
+        # whether ``axis`` is an int or a tuple is known only when numba compiles the call, so both
+        # take one gather: a row for each place of np.sum(a, axis)'s result, holding the entries
+        # reduced into it, each row then sorted
+        kept = np.sum(a, axis=axis, keepdims=True)          # (for its shape)
+        kept_shape = np.shape(np.sum(kept, axis=axis))
+        place = np.reshape(np.arange(np.size(kept)), np.shape(kept))
+        grouping = np.argsort(np.ravel(np.broadcast_to(place, np.shape(a))), kind="stable")
+        group = np.reshape(np.ravel(a)[grouping], (np.size(place), -1))
+        ordered = np.reshape(np.moveaxis(np.sort(group, axis=1), 1, 0), (-1,) + kept_shape)
     return ordered
 
 
