@@ -196,3 +196,11 @@ RING_OF_FOUR = ((0, 1), (1, 2), (2, 3), (3, 0))
 
 def ring_of_four(x):
     return lax.ppermute(x, "i", RING_OF_FOUR)
+
+
+def dict_of_results(x):
+    return {"b": x * 2.0, "a": x + 1.0}
+
+
+def nested_results(x):
+    return {"p": (x, x * 2.0), "q": [x * 3.0]}

@@ -143,3 +143,17 @@ def test_data_parallel_mlp_example_trains_and_matches_single_device():
     assert "2 CPU devices, 256 points each" in result.stdout
     assert "loss fell: True" in result.stdout
     assert "parameters match single-device training: True" in result.stdout
+
+
+@pytest.mark.parametrize("fn", [cases.dict_of_results, cases.nested_results], ids=lambda f: f.__name__)
+def test_a_dict_or_list_returned_comes_back_as_built(fn):
+    """One device's result per row, in the structure the function built (was a tuple in sorted keys'
+    order, so that res["a"] failed and res[0] was not the first key written)."""
+    x = np.arange(6.0).reshape(2, 3) + 1.0
+    result = tr.pmap(fn)(x)             # plain arguments: the compiled function is called directly
+    expected = tr.tree_util.tree_map(lambda *rows: np.stack(rows), *[fn(row) for row in x])
+    assert tr.tree_util.tree_structure(result) == tr.tree_util.tree_structure(expected)
+    for got, want in zip(tr.tree_util.tree_leaves(result), tr.tree_util.tree_leaves(expected)):
+        np.testing.assert_array_equal(got, want)
+    structured = tr.pmap(lambda d: fn(d["x"]))({"x": x})   # a structured argument: each device's call rebuilds
+    assert isinstance(structured, dict) and set(structured) == set(fn(x[0]))

@@ -213,7 +213,10 @@ class Pmapped(Transformed):
         else:
             from .backends import cpu_threads
             built = self.shard.compiled(*shards[0])      # build once here, not on every device thread
-            results = cpu_threads.run(built if self._plain(args) else self.shard, shards)
+            if self._plain(args):
+                # the generated function itself: a dict or list it returns comes back as a tuple
+                return self.shard._rebuilt(built, _stack(cpu_threads.run(built, shards), self.out_axes))
+            results = cpu_threads.run(self.shard, shards)
         return _stack(results, self.out_axes)
 
     def _plain(self, args) -> bool:

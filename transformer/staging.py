@@ -100,7 +100,7 @@ def make_cores(fn, steps, static: dict | None, structures: dict | None, for_back
 
 # steps whose generated function returns what the function returns, its leaves only batched or split
 # across devices: the caller rebuilds a list, dict or named tuple the function built and returned
-KEEP_RESULT_STRUCTURE = {"vmap", "pmap"}
+KEEP_RESULT_STRUCTURE = {"vmap", "pmap", "pmap_shard"}
 
 
 def result_structure(fn, steps, static: dict | None = None, structures: dict | None = None):
