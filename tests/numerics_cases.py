@@ -41,3 +41,14 @@ def integer_remainders_and_powers(a, s, x):
 
 def negative_integer_power(s):
     return 2 ** s
+
+
+import transformer as tr  # noqa: E402  (here, below, so that the lines tests name above stay put)
+
+
+def summed_logaddexp(x, y):
+    return np.sum(np.logaddexp(x, y))
+
+
+def softplus_and_log_sigmoid(x):
+    return np.sum(tr.nn.softplus(x) + tr.nn.log_sigmoid(x))

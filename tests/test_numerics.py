@@ -103,3 +103,18 @@ def test_integer_remainders_and_powers_compiled_are_numpys():
     # NumPy refuses an integer to a negative integer power; compiled code raises rather than give 0
     with pytest.raises(ValueError, match="negative integer powers"):
         tr.jit(c.negative_integer_power)(np.int64(-7))
+
+
+def test_logaddexp_derivatives_at_infinite_arguments_are_their_limits():
+    """d/dx logaddexp(x, y) = 1 / (1 + exp(y - x)): 1 at x = inf, 0 at x = -inf, 1/2 where x = y (both
+    infinite too); exp(x - z) gave exp(inf - inf), NaN, and so did softplus and log_sigmoid."""
+    x = np.array([np.inf, -np.inf, 1.0, np.inf, 3.0, -np.inf])
+    y = np.array([0.0, 0.0, 2.0, np.inf, np.inf, -np.inf])
+    dx = np.array([1.0, 0.0, 1.0 / (1.0 + np.e), 0.5, 0.0, 0.5])
+    gx, gy = tr.grad(c.summed_logaddexp, argnums=(0, 1))(x, y)
+    np.testing.assert_allclose(gx, dx, rtol=1e-15)
+    np.testing.assert_allclose(gy, 1.0 - dx, rtol=1e-15)
+    np.testing.assert_allclose(tr.jvp(c.summed_logaddexp, (x, y), (np.ones(6), np.zeros(6)))[1], np.sum(dx))
+    # sigmoid(x) + sigmoid(-x) = 1 everywhere, infinities included
+    np.testing.assert_array_equal(tr.grad(c.softplus_and_log_sigmoid)(np.array([np.inf, -np.inf, 0.0, 800.0])),
+                                  np.ones(4))
