@@ -451,7 +451,7 @@ def pad(array, pad_width, mode="constant", constant_values=0):
     return padded
 
 
-@define("np.diag")
+@define("np.diag", numpy_view=True)       # (of a 2-d v; of a 1-d one a new array)
 def diag(v, k=0):
     """A 2-D ``v``'s ``k``-th diagonal, or a square matrix with the 1-D ``v`` on its ``k``-th diagonal
     (zeros elsewhere, which carry no derivative)."""
@@ -460,14 +460,14 @@ def diag(v, k=0):
     return np.where(index >= 0, gathered, np.zeros_like(gathered))
 
 
-@define("np.diagonal")
+@define("np.diagonal", numpy_view=True)
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """The diagonal of the ``axis1``, ``axis2`` planes, as the last axis (a copy, not NumPy's
     read-only view)."""
     return _gathered(a, rt.diagonal_index(np.shape(a), offset, axis1, axis2))
 
 
-@define("np.rollaxis")
+@define("np.rollaxis", numpy_view=True)
 def rollaxis(a, axis, start=0):
     """``axis`` moved to sit before ``start`` (a copy, not NumPy's view)."""
     return _gathered(a, rt.rollaxis_index(np.shape(a), axis, start))

@@ -82,6 +82,10 @@ class CoreFunction:
     # names given an augmented assignment (``y += v``, written ``y = y + v``): NumPy changes such an
     # array in place, which a name sharing its memory shows (staging refuses reading one after)
     augmented: set[str] = field(default_factory=set)
+    # a definition's result that NumPy's function returns as a view of its first argument and ours
+    # computes as a copy (np.diagonal): the result's name -> the argument's (staging refuses reading
+    # it after a write into that argument, which NumPy's view would show)
+    copied_views: dict = field(default_factory=dict)
 
     @property
     def name(self) -> str:

@@ -352,6 +352,17 @@ def aliases_read_after_augmented_assignments(func: cst.FunctionDef, augmented: s
     return _stale_reads(func, in_place, numbers, arrays)
 
 
+def copies_read_after_writes(func: cst.FunctionDef, copied_views: dict) -> list:
+    """The statements that read a definition's result NumPy returns as a view and ours computes as
+    a copy (``d = np.diagonal(y)``: ``copied_views``, result -> argument) after a write into its
+    argument, which NumPy's view would show."""
+    def shares(a: Assignment) -> list:
+        if a.target in copied_views:
+            return [copied_views[a.target]]
+        return atom_names(a.value) if a.kind == "assign" and cf.is_atom(a.value) else []
+    return _stale_reads(func, lambda a: a.kind == "write_into", frozenset(), shares=shares)
+
+
 def _picks_by_position(value) -> bool:
     """``v[0, 1]``, ``v[i]``: every part of the index a position, no slice.  Such a pick is most
     often an entry, a number, which shares no memory; it is followed only where its result is known
@@ -362,13 +373,23 @@ def _picks_by_position(value) -> bool:
         for element in value.slice)     # (x[..., 0] and x[None] keep axes: views whatever the rank)
 
 
-def _stale_reads(func: cst.FunctionDef, writes_in_place, numbers, arrays=frozenset()) -> list:
+def _stale_reads(func: cst.FunctionDef, writes_in_place, numbers, arrays=frozenset(), shares=None) -> list:
     """The statements that read a name whose memory a write changed since it was bound, the
     write being a ``write_into`` or an assignment ``writes_in_place`` says NumPy makes in place
     (the name written is then bound afresh).  Flow-sensitive: a name bound again, or to a new
     array, holds nothing stale; a loop is followed twice, so that a write late in one iteration
-    reaches a read early in the next."""
+    reaches a read early in the next.  ``shares``: the names an assignment's value shares memory
+    with, where not the views and aliases ``shared_memory`` finds."""
     found = []
+
+    def shared(a: Assignment) -> list:
+        if shares is not None:
+            return shares(a)
+        # (a tape's values are generated code's, inlined: its backward sweep puts back what each
+        # write overwrote before it reads the tape, so they are not followed)
+        if cf.tape_operation(a.value) or a.target in numbers or (_picks_by_position(a.value) and a.target not in arrays):
+            return []
+        return shared_memory(a)
 
     def after(stmts, views: dict, stale: set) -> tuple[dict, set]:
         for stmt in stmts:
@@ -382,11 +403,8 @@ def _stale_reads(func: cst.FunctionDef, writes_in_place, numbers, arrays=frozens
                         name for name, roots in views.items() if roots & changed and name != a.target}
                 if a.kind == "assign":
                     roots = set()
-                    # (a tape's values are generated code's, inlined: its backward sweep puts back
-                    # what each write overwrote before it reads the tape, so they are not followed)
-                    for shared in shared_memory(a) if not (cf.tape_operation(a.value) or a.target in numbers or (
-                            _picks_by_position(a.value) and a.target not in arrays)) else ():
-                        roots |= {shared} | views.get(shared, set())
+                    for name in shared(a):
+                        roots |= {name} | views.get(name, set())
                     views = {**views, a.target: roots} if roots else {k: v for k, v in views.items() if k != a.target}
                     stale = stale - {a.target}
                 continue

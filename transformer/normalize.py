@@ -72,7 +72,7 @@ def normalize(fn, static: dict | None = None, structures: dict | None = None) ->
                   for p in uf.node.params.params]
     core.node = cst.FunctionDef(name=cst.Name(uf.name), params=cst.Parameters(params=new_params),
                                 body=cf.block(_results_returned_as_a_tuple(tuple_picks.plain(body, scope), scope)))
-    core.node = simplify.name_results(core.node, set(core.structures) | core.maybe_none)
+    core.node = simplify.name_results(core.node, set(core.structures) | core.maybe_none | set(core.copied_views))
     return core
 
 
@@ -1345,6 +1345,9 @@ class _Normalizer:
             fence.check(callee, helper=True)
             bound = self.bind_arguments(node, fn, callee)
             result = self.inline_bound(callee, bound)
+            first = bound.get(callee.node.params.params[0].name.value) if callee.node.params.params else None
+            if getattr(fn, "numpy_view", False) and isinstance(result, cst.Name) and isinstance(first, cst.Name):
+                self.core.copied_views[result.value] = first.value       # np.diagonal: NumPy's is a view
         except TransformError as err:
             defined = primitives.definition_name(fn)
             if defined is None or err.location is not None and err.location.filename == self.uf.location(node).filename:

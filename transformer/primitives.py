@@ -537,8 +537,8 @@ register("setitem", "[]=", operator.setitem, INDEX, ("x", "index", "value"))
 
 # --------------------------------------------------------------------- special
 register("stop_gradient", "lax.stop_gradient", lax.stop_gradient, SPECIAL, ("x",), may_alias=True, shape_rule="same")
-# np.moveaxis: vmap moves batch axes with it
-register("moveaxis", "np.moveaxis", np.moveaxis, SHAPE, ("x", "source", "destination"))
+# np.moveaxis: vmap moves batch axes with it; a view, as NumPy's (a transpose), so a write into x shows in it
+register("moveaxis", "np.moveaxis", np.moveaxis, SHAPE, ("x", "source", "destination"), may_alias=True)
 # The named-axis collectives of tr.lax, given meaning by the vmap or pmap whose axis_name they
 # name (transforms/vmap.py, transforms/pmap.py); ppermute's permutation is a static tuple of
 # (source, destination) pairs, spelled as a literal in core form.
@@ -567,13 +567,15 @@ _definitions_loaded = False
 _VARIANT_OF: dict[Callable, str] = {}           # trapezoid_sampled -> "np.trapezoid"
 
 
-def define(*dotted_names: str, when_given: dict | None = None):
+def define(*dotted_names: str, when_given: dict | None = None, numpy_view: bool = False):
     """Register the decorated function as the definition of each dotted name ("np.roll",
     "scipy.special.logsumexp").  ``when_given={"x": trapezoid_sampled}``: a call that gives ``x``
     (not as a literal None) is inlined as that variant, so neither tests ``x is None``, which an
-    argument known only at run time could not decide."""
+    argument known only at run time could not decide.  ``numpy_view``: NumPy's function returns a
+    view of its first argument where the definition computes a copy (core_form.copied_views)."""
     def decorate(definition):
         definition.when_given = dict(when_given or {})
+        definition.numpy_view = numpy_view
         for variant in definition.when_given.values():
             _VARIANT_OF[variant] = dotted_names[0]
         for dotted in dotted_names:

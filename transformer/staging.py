@@ -57,6 +57,7 @@ def make_cores(fn, steps, static: dict | None, structures: dict | None, for_back
     custom_vjp's marker stays."""
     core = normalize(fn, static, structures)
     refuse_aliases_read_after_augmented_assignments(core)
+    refuse_copies_read_after_writes(core)
     if structures:
         user_params = core.params
         core = structure.flatten_parameters(core, structures)
@@ -161,6 +162,20 @@ def refuse_aliases_read_after_augmented_assignments(core: cf.CoreFunction, ranks
                              "so this read would not see the change", _user_line(core, found[0]),
                              "write the change into the array (y[...] += v) to change it in place, or copy the "
                              "other array first (z = y.copy()) to keep its values")
+
+
+def refuse_copies_read_after_writes(core: cf.CoreFunction):
+    """np.diagonal returns a view of its array in NumPy, whose definition here computes a copy: a
+    write into the array after it would show in NumPy's and not in ours, under every transform."""
+    if not core.copied_views:
+        return
+    found = dataflow.copies_read_after_writes(core.node, core.copied_views)
+    if found:
+        raise TransformError("this reads a result NumPy gives as a view of its array (np.diagonal, np.diag of a "
+                             "matrix, np.rollaxis) after a write into that array, which NumPy's view would show; "
+                             "transformer computes such a result as a copy", _user_line(core, found[0]),
+                             "copy it where it is taken (d = np.diagonal(y).copy()) to keep its values, or take it "
+                             "again after the write")
 
 
 def _known_kinds(core: cf.CoreFunction, ranks: dict | None) -> tuple[set[str], set[str]]:

@@ -16,7 +16,7 @@ def jvp_mlp(x, w1, w2, x_dot, w1_dot, w2_dot):
     _t18 = w2 @ hidden_dot
     _t3_dot = _t17 + _t18
     # return lax.logistic(x)   (nn.py:18)
-    # decay = np.exp(np.where(x >= 0, -x, x))     # exp(-|x|), with -|x|'s derivative everywhere   (lax.py:283)
+    # decay = np.exp(np.where(x >= 0, -x, x))     # exp(-|x|), with -|x|'s derivative everywhere   (lax.py:298)
     _t4 = _t3 >= 0
     _t5 = -_t3
     _t5_dot = -_t3_dot
@@ -24,7 +24,7 @@ def jvp_mlp(x, w1, w2, x_dot, w1_dot, w2_dot):
     _t6_dot = np.where(_t4, _t5_dot, _t3_dot)
     logistic_decay = np.exp(_t6)
     logistic_decay_dot = logistic_decay * _t6_dot
-    # return np.where(x >= 0, 1.0 / (1.0 + decay), decay / (1.0 + decay))   (lax.py:284)
+    # return np.where(x >= 0, 1.0 / (1.0 + decay), decay / (1.0 + decay))   (lax.py:299)
     _t7 = _t3 >= 0
     _t8 = 1.0 + logistic_decay
     _t8_dot = logistic_decay_dot
