@@ -157,3 +157,10 @@ def test_a_dict_or_list_returned_comes_back_as_built(fn):
         np.testing.assert_array_equal(got, want)
     structured = tr.pmap(lambda d: fn(d["x"]))({"x": x})   # a structured argument: each device's call rebuilds
     assert isinstance(structured, dict) and set(structured) == set(fn(x[0]))
+
+
+def test_a_collective_outside_any_map_names_the_user_line():
+    """lax.psum under jit or grad alone: JAX's unbound axis name, at the line (numba's error named lax)."""
+    for transform in (tr.jit, lambda f: tr.jit(f, target="python"), tr.grad):
+        with pytest.raises(tr.TransformError, match=r"pmap_cases.py:\d+: unbound axis name: 'j'"):
+            transform(cases.wrong_axis)(1.5)

@@ -19,6 +19,7 @@ from .errors import Location, TransformError
 from . import core_form as cf
 from .normalize import normalize
 from .transforms import TRANSFORMS
+from .transforms.pmap import axis_of, collectives
 from .transforms.shapes import SCALAR, Shapes
 
 
@@ -58,6 +59,8 @@ def make_cores(fn, steps, static: dict | None, structures: dict | None, for_back
     core = normalize(fn, static, structures)
     refuse_aliases_read_after_augmented_assignments(core)
     refuse_copies_read_after_writes(core)
+    if not inlined:
+        refuse_unbound_collectives(core, steps)
     if structures:
         user_params = core.params
         core = structure.flatten_parameters(core, structures)
@@ -162,6 +165,17 @@ def refuse_aliases_read_after_augmented_assignments(core: cf.CoreFunction, ranks
                              "so this read would not see the change", _user_line(core, found[0]),
                              "write the change into the array (y[...] += v) to change it in place, or copy the "
                              "other array first (z = y.copy()) to keep its values")
+
+
+def refuse_unbound_collectives(core: cf.CoreFunction, steps):
+    """A collective (``lax.psum(x, "i")``) with no vmap or pmap among the steps to bind its axis, as
+    JAX's NameError says, at the user's line (numba's error named lax itself)."""
+    if any(step.name in BATCHING_STEPS for step in steps):
+        return
+    for prim, call, where in collectives(core, core.node.body.body):
+        named = axis_of(call)
+        raise TransformError(f"unbound axis name: {named!r} (lax.{prim.name} outside any vmap or pmap)", where,
+                             f"call it inside tr.vmap or tr.pmap with axis_name={named!r}")
 
 
 def refuse_copies_read_after_writes(core: cf.CoreFunction):

@@ -68,7 +68,7 @@ def axis_of(call: cst.Call) -> str | None:
     return atom.evaluated_value if isinstance(atom, cst.SimpleString) else None
 
 
-def _collectives(core, stmts, origin=None):
+def collectives(core, stmts, origin=None):
     """(primitive, call, location) of every collective call in ``stmts``, nested blocks included."""
     for stmt in stmts:
         origin = cf.origin_of(stmt) or origin
@@ -80,11 +80,11 @@ def _collectives(core, stmts, origin=None):
                 yield found[0], found[1], where
         else:
             for block in cf.blocks(stmt):
-                yield from _collectives(core, block, origin)
+                yield from collectives(core, block, origin)
 
 
 def _check_axis_names(core, axis_name):
-    for prim, call, where in _collectives(core, core.node.body.body):
+    for prim, call, where in collectives(core, core.node.body.body):
         if _permutes(prim):
             _check_permutation(core, cf.arguments(call).get("perm"), where)
         if axis_of(call) != axis_name:
