@@ -269,17 +269,16 @@ def hypot(z_bar, z, x, y):
             rt.unbroadcast(z_bar * np.where(at_zero, 0.5, y / safe_z), y))
 
 
-def logaddexp_weight(x, y):
+def logaddexp_weight(x, y, z):
     """d logaddexp(x, y) / dx, exp(x - z), written as the logistic of x - y so that an infinite x or y
     gives its limit (1 for x = inf, 0 for x = -inf) where exp(x - z) was exp(inf - inf), NaN; x = y
-    (both infinite too) gives 1/2.  d/dy is 1 minus it."""
-    equal = x == y
-    return np.where(equal, 0.5, lax.logistic(np.where(equal, 0.0, x) - np.where(equal, 0.0, y)))
+    (both infinite too) gives 1/2.  d/dy is 1 minus it.  (x - y is computed in z's precision.)"""
+    return lax.logistic(np.where(x == y, np.zeros_like(z), x - y))
 
 
 @rule("adjoint", "logaddexp", wrt=("x", "y"))
 def logaddexp(z_bar, z, x, y):
-    weight = logaddexp_weight(x, y)
+    weight = logaddexp_weight(x, y, z)
     return rt.unbroadcast(z_bar * weight, x), rt.unbroadcast(z_bar * (1.0 - weight), y)
 
 

@@ -288,7 +288,7 @@ def hypot_tangent(x, y, z, x_dot, y_dot):
 
 @rule("tangent", "logaddexp")
 def logaddexp_tangent(x, y, z, x_dot, y_dot):
-    weight = logaddexp_weight(x, y)       # (its limits at infinite x or y: templates/adjoints.py)
+    weight = logaddexp_weight(x, y, z)    # (its limits at infinite x or y: templates/adjoints.py)
     return x_dot * weight + y_dot * (1.0 - weight)
 
 
