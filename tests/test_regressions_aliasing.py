@@ -345,3 +345,24 @@ def test_a_diagonal_read_after_a_write_into_its_array_is_refused():
     f = diagonal_read_before_write
     np.testing.assert_allclose(tr.jit(f)(Y), f(Y), rtol=1e-14)
     np.testing.assert_allclose(tr.grad(f)(Y), central_difference_grad(f, (Y,)), rtol=1e-6, atol=1e-8)
+
+
+# ---------------------------------------------------- a helper that copies its argument
+# x = x.copy() rebinds a helper's parameter to a new array; the write after it changes nothing of
+# the caller's.  The check for writes through views followed x's first binding (the caller's
+# array) and refused the derivative; it follows the function's order now.
+
+def zero_first(x):
+    x = x.copy()
+    x[0] = 0.0
+    return x
+
+
+def calls_a_copying_helper(v):
+    return np.sum(zero_first(v) * v)
+
+
+def test_a_helper_writing_into_its_own_copy_differentiates():
+    f = calls_a_copying_helper
+    np.testing.assert_allclose(tr.grad(f)(X), central_difference_grad(f, (X,)), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(tr.jvp(f, (X,), (T,))[1], central_difference_jvp(f, (X,), (T,)), rtol=1e-6, atol=1e-8)

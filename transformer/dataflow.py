@@ -332,6 +332,18 @@ def writes_through_views(func: cst.FunctionDef) -> list:
     return [a.line for a in walk(func.body.body) if a.kind == "write_into" and a.target in viewed]
 
 
+def writes_through_views_in_order(func: cst.FunctionDef) -> list:
+    """``writes_through_views``, flow-sensitive: a write into ``v`` where ``v`` shares memory with
+    another variable as the function runs to it, so that ``x = y; x = np.copy(x); x[0] = 0.0`` (a
+    helper copying its argument, inlined) writes into a new array, not into ``y``."""
+    if not any(a.kind == "write_into" for a in walk(func.body.body)):
+        return []
+    handed_off = _handed_off(func, {p.name.value for p in func.params.params})
+    through: list = []
+    _stale_reads(func, lambda a: False, frozenset(), shares=shared_memory, through=(through, handed_off))
+    return through
+
+
 def views_read_after_writes(func: cst.FunctionDef, numbers=frozenset(), arrays=frozenset()) -> list:
     """The statements that read a view of an array (``prev = y[:]``, ``prev = y``, a reshape, a row
     ``y[0]`` known to be an array) after a write into that array (``y[1] = 0.0``) changed what the
@@ -373,13 +385,15 @@ def _picks_by_position(value) -> bool:
         for element in value.slice)     # (x[..., 0] and x[None] keep axes: views whatever the rank)
 
 
-def _stale_reads(func: cst.FunctionDef, writes_in_place, numbers, arrays=frozenset(), shares=None) -> list:
+def _stale_reads(func: cst.FunctionDef, writes_in_place, numbers, arrays=frozenset(), shares=None,
+                 through=None) -> list:
     """The statements that read a name whose memory a write changed since it was bound, the
     write being a ``write_into`` or an assignment ``writes_in_place`` says NumPy makes in place
     (the name written is then bound afresh).  Flow-sensitive: a name bound again, or to a new
     array, holds nothing stale; a loop is followed twice, so that a write late in one iteration
     reaches a read early in the next.  ``shares``: the names an assignment's value shares memory
-    with, where not the views and aliases ``shared_memory`` finds."""
+    with, where not the views and aliases ``shared_memory`` finds.  ``through``: (a list, names
+    exempt): each write into a name that shares memory with another, not exempt, is put in the list."""
     found = []
 
     def shared(a: Assignment) -> list:
@@ -397,6 +411,9 @@ def _stale_reads(func: cst.FunctionDef, writes_in_place, numbers, arrays=frozens
                 a = classify(stmt)
                 if stale.intersection(reads(a)) and stmt not in found:
                     found.append(stmt)
+                if through is not None and a.kind == "write_into" and views.get(a.target, set()) - through[1] \
+                        and stmt not in through[0]:
+                    through[0].append(stmt)
                 if writes_in_place(a):
                     changed = {a.target} | views.get(a.target, set())
                     stale = stale | (changed - {a.target}) | {

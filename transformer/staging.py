@@ -144,7 +144,7 @@ def _user_line(core: cf.CoreFunction, stmt) -> Location | None:
 def refuse_writes_through_views(core: cf.CoreFunction):
     """Derivatives follow each variable's own writes; a write through a view (``head = x[:2]``,
     ``head[1] = ...``) changes another variable unseen, which would give a wrong derivative."""
-    found = dataflow.writes_through_views(core.node)
+    found = dataflow.writes_through_views_in_order(core.node)
     if found:
         raise TransformError("a write into a view of another array (a slice, reshape or alias of it) "
                              "cannot be differentiated", _user_line(core, found[0]),
