@@ -366,3 +366,12 @@ def test_a_helper_writing_into_its_own_copy_differentiates():
     f = calls_a_copying_helper
     np.testing.assert_allclose(tr.grad(f)(X), central_difference_grad(f, (X,)), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(tr.jvp(f, (X,), (T,))[1], central_difference_jvp(f, (X,), (T,)), rtol=1e-6, atol=1e-8)
+
+
+def test_the_same_function_called_with_a_matrix_after_a_vector_is_checked_again():
+    """A call with plain arguments takes a shortcut to the function built for the first call; a
+    2-d argument after a 1-d one must still meet the check its rows need."""
+    f = tr.jit(rows_incremented)
+    np.testing.assert_array_equal(f(X), X)
+    with pytest.raises(tr.TransformError, match="changed by an augmented assignment"):
+        f(Y)

@@ -9,6 +9,7 @@ same function reads the generated module straight from the cache.
 """
 from __future__ import annotations
 
+import hashlib
 import threading
 from dataclasses import dataclass
 
@@ -47,17 +48,18 @@ def entry_name(base_name: str, steps) -> str:
 
 
 def make_core(fn, steps, static: dict | None = None, structures: dict | None = None,
-              backend=None, inlined: bool = False) -> cf.CoreFunction:
-    return make_cores(fn, steps, static, structures, [backend], inlined)[0]
+              backend=None, inlined: bool = False, ranks: dict | None = None) -> cf.CoreFunction:
+    return make_cores(fn, steps, static, structures, [backend], inlined, ranks)[0]
 
 
-def make_cores(fn, steps, static: dict | None, structures: dict | None, for_backends, inlined=False) -> list:
+def make_cores(fn, steps, static: dict | None, structures: dict | None, for_backends, inlined=False,
+               ranks: dict | None = None) -> list:
     """The core form of ``fn`` under ``steps`` for each backend of ``for_backends``: the transforms
     run once for all, but for the last step of a backend that compiles it itself.  ``inlined``: the
     core is inlined into transformed code, whose own transforms may still differentiate it, so a
     custom_vjp's marker stays."""
     core = normalize(fn, static, structures)
-    refuse_aliases_read_after_augmented_assignments(core)
+    refuse_aliases_read_after_augmented_assignments(core, ranks)     # (ranks: the call's, Transformed.ranks)
     refuse_copies_read_after_writes(core)
     if not inlined:
         refuse_unbound_collectives(core, steps)
@@ -68,7 +70,9 @@ def make_cores(fn, steps, static: dict | None, structures: dict | None, for_back
     if any(step.name in DIFFERENTIATING_STEPS for step in steps):
         refuse_writes_through_views(core)
     if any(step.name in REVERSE_STEPS for step in steps):
-        refuse_views_read_after_writes(core)
+        refuse_views_read_after_writes(core, ranks)
+    if ranks and not inlined:
+        _ranks_passed(fn, steps, static, structures, ranks).write_text(f"{describe(steps)} | ranks={sorted(ranks.items())!r}\n")
     core = copy_written_arguments(core)
     # once no derivative is left to take, a custom rule's marker is its value (vmap and jit need no rule)
     last_derivative = max((k for k, step in enumerate(steps) if step.name in DIFFERENTIATING_STEPS), default=-1)
@@ -206,7 +210,12 @@ def _known_kinds(core: cf.CoreFunction, ranks: dict | None) -> tuple[set[str], s
 def refuse_for_ranks(fn, steps, static: dict | None, structures: dict | None, ranks: dict):
     """The refusals above that the arguments' ranks decide (``Transformed.ranks``): ``r = y[0]`` is a
     row of a 2-d ``y``, a view, and an entry of a 1-d one, a number.  The generated code is the same
-    for any ranks, so a module built for other ranks is reused; these checks run for each new ranks."""
+    for any ranks, so a module built for other ranks is reused; these checks run for each new ranks,
+    once: a marker beside the module says they passed, so a warm start reads no source."""
+    passed = _ranks_passed(fn, steps, static, structures, ranks)
+    if passed.exists() or not any(emit.is_intact(module_path(fn, steps, target, static, structures)[0])
+                                  for target in ("python", "cpu")):
+        return          # checked already, or no module yet: its build checks with these ranks
     core = normalize(fn, static, structures)        # (then as make_cores checks, in its order)
     refuse_aliases_read_after_augmented_assignments(core, ranks)
     if structures:
@@ -215,6 +224,15 @@ def refuse_for_ranks(fn, steps, static: dict | None, structures: dict | None, ra
         refuse_writes_through_views(core)
     if any(step.name in REVERSE_STEPS for step in steps):
         refuse_views_read_after_writes(core, ranks)
+    passed.write_text(f"{describe(steps)} | ranks={sorted(ranks.items())!r}\n")
+
+
+def _ranks_passed(fn, steps, static, structures, ranks):
+    """The marker that says the refusals passed for these ranks, beside the function's modules."""
+    path, _ = module_path(fn, steps, "python", static, structures)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tag = hashlib.sha256(repr(sorted(ranks.items())).encode()).hexdigest()[:12]
+    return path.with_name(f"{path.stem}.ranks-{tag}.passed")
 
 
 def refuse_views_read_after_writes(core: cf.CoreFunction, ranks: dict | None = None):
@@ -333,7 +351,8 @@ def module_path(fn, steps, target: str, static: dict | None, structures: dict | 
     return cache.cache_dir() / f"{entry_name(base_name_of(fn), steps)}-{key[:24]}.py", chain
 
 
-def build(fn, steps, target: str, static: dict | None = None, structures: dict | None = None):
+def build(fn, steps, target: str, static: dict | None = None, structures: dict | None = None,
+          ranks: dict | None = None):
     """The compiled (or plain Python) function for ``fn`` under ``steps`` on ``target``."""
     backend = backends.get(target)
     entry = entry_name(base_name_of(fn), steps)
@@ -342,7 +361,7 @@ def build(fn, steps, target: str, static: dict | None = None, structures: dict |
         if (path, target) in _finished and emit.is_intact(path):
             return _finished[path, target]
         with cache.file_lock(path.parent):          # other processes sharing the cache directory
-            _write_if_missing(fn, steps, target, static, structures, backend, path, chain)
+            _write_if_missing(fn, steps, target, static, structures, ranks, backend, path, chain)
             module = emit.load(path)
         # one callable per module: numba compiles it once however many threads call it first
         finished = backend.finish(getattr(module, entry), path)
@@ -352,7 +371,8 @@ def build(fn, steps, target: str, static: dict | None = None, structures: dict |
         return finished
 
 
-def write_modules(fn, steps, targets, static: dict | None = None, structures: dict | None = None) -> dict:
+def write_modules(fn, steps, targets, static: dict | None = None, structures: dict | None = None,
+                  ranks: dict | None = None) -> dict:
     """Each target's generated module file and entry function, written if the cache lacks it (the
     transforms run once for all targets); nothing is imported or compiled.  A tiered build writes
     its python and cpu modules so, and hands the cpu file to a background compile."""
@@ -363,14 +383,14 @@ def write_modules(fn, steps, targets, static: dict | None = None, structures: di
         if missing:
             chosen = [backends.get(t) for t in missing]
             # each module's text is made before the next backend lowers the (possibly shared) core
-            for target, backend, core in zip(missing, chosen, make_cores(fn, steps, static, structures, chosen)):
+            for target, backend, core in zip(missing, chosen, make_cores(fn, steps, static, structures, chosen, ranks=ranks)):
                 _write(fn, target, backend, core, *paths[target])
     return {target: (paths[target][0], entry) for target in targets}
 
 
-def _write_if_missing(fn, steps, target, static, structures, backend, path, chain) -> None:
+def _write_if_missing(fn, steps, target, static, structures, ranks, backend, path, chain) -> None:
     if not emit.is_intact(path):
-        _write(fn, target, backend, make_core(fn, steps, static, structures, backend), path, chain)
+        _write(fn, target, backend, make_core(fn, steps, static, structures, backend, ranks=ranks), path, chain)
 
 
 def _write(fn, target, backend, core, path, chain) -> None:

@@ -90,9 +90,10 @@ class Transformed:
         self.signature = inspect.signature(base)
         self._built: dict = {}
         self._n_params = len(self.signature.parameters)
-        # the generated callable when no argument is static or a container: then
-        # the lookup by key below always finds the same one, and a call skips it
-        self._generated_for_plain = None
+        # the generated callable when no argument is static or a container, per the arguments'
+        # ranks: then the lookup by key below finds the same one, and a call skips it (the ranks
+        # stay in the key: staging's checks of rows read after writes depend on them)
+        self._generated_for_plain: dict = {}
         self._specialised_for: dict = {}       # id of a built function -> its (static, structures)
         self._result_structures: dict = {}     # id of a built function -> the structure its result is rebuilt as
         functools.update_wrapper(self, base, updated=())
@@ -188,18 +189,18 @@ class Transformed:
                tuple(sorted(structures.items(), key=lambda kv: kv[0])), tuple(sorted(ranks.items())))
         fn = self._built.get(key)
         if fn is None:
-            if ranks:
+            if ranks:       # (a module built for other ranks is this one's code: its checks run for these)
                 staging.refuse_for_ranks(self.__transformer_fn__, self.steps, static, structures, ranks)
-            fn = self._built[key] = self._build(static, structures)
+            fn = self._built[key] = self._build(static, structures, ranks)
             self._specialised_for[id(fn)] = (static, structures)
         return fn
 
-    def _build(self, static, structures):
+    def _build(self, static, structures, ranks=None):
         def on(target):
-            return lambda: staging.build(self.__transformer_fn__, self.steps, target, static, structures)
+            return lambda: staging.build(self.__transformer_fn__, self.steps, target, static, structures, ranks)
         if self.target == "cpu" and tiers.enabled(self.tiered):    # first calls on the python tier, compile aside
             return tiers.Tiered(on("python"), on("cpu"), lambda: staging.write_modules(
-                self.__transformer_fn__, self.steps, ("python", "cpu"), static, structures)["cpu"])
+                self.__transformer_fn__, self.steps, ("python", "cpu"), static, structures, ranks)["cpu"])
         return on(self.target)()
 
     def wait_until_compiled(self, timeout: float | None = None) -> bool:
@@ -228,9 +229,10 @@ class Transformed:
                     if _is_structure(value):
                         break
                 else:
-                    fn = self._generated_for_plain
+                    ranks = tuple(value.ndim if isinstance(value, np.ndarray) else 0 for value in args)
+                    fn = self._generated_for_plain.get(ranks)
                     if fn is None:
-                        fn = self._generated_for_plain = self.compiled(*args)
+                        fn = self._generated_for_plain[ranks] = self.compiled(*args)
                     result = fn(*args)
                     for boundary in self.boundaries:
                         result = boundary.after(result, args)
