@@ -72,7 +72,7 @@ def make_cores(fn, steps, static: dict | None, structures: dict | None, for_back
     if any(step.name in REVERSE_STEPS for step in steps):
         refuse_views_read_after_writes(core, ranks)
     if ranks and not inlined:
-        _ranks_passed(fn, steps, static, structures, ranks).write_text(f"{describe(steps)} | ranks={sorted(ranks.items())!r}\n")
+        _note_ranks_passed(fn, steps, static, structures, ranks)
     core = copy_written_arguments(core)
     # once no derivative is left to take, a custom rule's marker is its value (vmap and jit need no rule)
     last_derivative = max((k for k, step in enumerate(steps) if step.name in DIFFERENTIATING_STEPS), default=-1)
@@ -224,13 +224,21 @@ def refuse_for_ranks(fn, steps, static: dict | None, structures: dict | None, ra
         refuse_writes_through_views(core)
     if any(step.name in REVERSE_STEPS for step in steps):
         refuse_views_read_after_writes(core, ranks)
-    passed.write_text(f"{describe(steps)} | ranks={sorted(ranks.items())!r}\n")
+    _note_ranks_passed(fn, steps, static, structures, ranks)
+
+
+def _note_ranks_passed(fn, steps, static, structures, ranks) -> None:
+    try:
+        passed = _ranks_passed(fn, steps, static, structures, ranks)
+        passed.parent.mkdir(parents=True, exist_ok=True)
+        passed.write_text(f"{describe(steps)} | ranks={sorted(ranks.items())!r}\n")
+    except OSError:     # a cache that cannot be written: the checks run again next time
+        pass
 
 
 def _ranks_passed(fn, steps, static, structures, ranks):
     """The marker that says the refusals passed for these ranks, beside the function's modules."""
     path, _ = module_path(fn, steps, "python", static, structures)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tag = hashlib.sha256(repr(sorted(ranks.items())).encode()).hexdigest()[:12]
     return path.with_name(f"{path.stem}.ranks-{tag}.passed")
 
