@@ -97,6 +97,14 @@ class LocalLambda:
             caller.comment = leftover
 
 
+def function_of(code: types.CodeType, globals_: dict) -> types.FunctionType:
+    """The function of a def written inside another, made from its code; its free variables' cells
+    are left empty, for what they hold is passed to it as parameters (LocalDef)."""
+    fn = types.FunctionType(code, globals_, code.co_name, None, tuple(types.CellType() for _ in code.co_freevars))
+    fn.__qualname__ = code.co_qualname
+    return fn
+
+
 @dataclasses.dataclass
 class LocalDef:
     """A def written in transformed code (``def step(carry, x): ...``, passed to lax.scan): each
@@ -118,9 +126,7 @@ class LocalDef:
         if code is None:
             raise home.error(node, f"cannot find the code of the def {name!r} in {home.uf.name}'s "
                                    f"(was the file edited since it was imported?)")
-        cells = tuple(types.CellType() for _ in code.co_freevars)
-        fn = types.FunctionType(code, home.uf.globals, name, None, cells)
-        fn.__qualname__ = code.co_qualname
+        fn = function_of(code, home.uf.globals)
         fn.__transformer_enclosed__ = code.co_freevars
         params = node.params
         defaults = {}

@@ -26,6 +26,7 @@ from .exits import structure_exits
 from .held_functions import CALLABLES as _CALLABLES
 from .held_functions import FUNCTIONS as _FUNCTIONS
 from .held_functions import FunctionChoice, FunctionTuple, LocalDef, LocalLambda, PassedFunction, PulledBack, PushedForward
+from .held_functions import function_of
 from .errors import TransformError
 from .naming import RESERVED, NameScope
 from .tree import LEAF as _LEAF
@@ -1434,10 +1435,7 @@ class _Normalizer:
                                         f"around it, " + ("which has no value here" if now is None else "a function"),
                                  "pass it as an argument, or call it through a module-level def")
             atoms.append(now)
-        code = held.fn.__code__
-        fn = types.FunctionType(code, held.fn.__globals__, code.co_name, None,
-                                tuple(types.CellType() for _ in code.co_freevars))
-        fn.__qualname__ = code.co_qualname
+        fn = function_of(held.fn.__code__, held.fn.__globals__)
         fn.__transformer_captured__ = tuple(reads)
         return {first: fn}, atoms
 

@@ -58,21 +58,10 @@ def make_cores(fn, steps, static: dict | None, structures: dict | None, for_back
     run once for all, but for the last step of a backend that compiles it itself.  ``inlined``: the
     core is inlined into transformed code, whose own transforms may still differentiate it, so a
     custom_vjp's marker stays."""
-    core = normalize(fn, static, structures)
-    refuse_aliases_read_after_augmented_assignments(core, ranks)     # (ranks: the call's, Transformed.ranks)
-    refuse_copies_read_after_writes(core)
-    if not inlined:
-        refuse_unbound_collectives(core, steps)
-    if structures:
-        user_params = core.params
-        core = structure.flatten_parameters(core, structures)
-        steps = structure.adapt_steps(steps, user_params, structures)
-    if any(step.name in DIFFERENTIATING_STEPS for step in steps):
-        refuse_writes_through_views(core)
-    if any(step.name in REVERSE_STEPS for step in steps):
-        refuse_views_read_after_writes(core, ranks)
-    if ranks and not inlined:
+    core, adapted = _checked_core(fn, steps, static, structures, ranks, inlined)
+    if ranks and not inlined:       # (the marker is named by the steps the caller gives)
         _note_ranks_passed(fn, steps, static, structures, ranks)
+    steps = adapted
     core = copy_written_arguments(core)
     # once no derivative is left to take, a custom rule's marker is its value (vmap and jit need no rule)
     last_derivative = max((k for k, step in enumerate(steps) if step.name in DIFFERENTIATING_STEPS), default=-1)
@@ -207,6 +196,26 @@ def _known_kinds(core: cf.CoreFunction, ranks: dict | None) -> tuple[set[str], s
     return numbers, arrays
 
 
+def _checked_core(fn, steps, static, structures, ranks, inlined=False):
+    """The normalized core (its structured parameters flattened, and the steps adapted to them),
+    after every refusal of what the transforms cannot follow; ``ranks``: the call's
+    (Transformed.ranks), where known."""
+    core = normalize(fn, static, structures)
+    refuse_aliases_read_after_augmented_assignments(core, ranks)
+    refuse_copies_read_after_writes(core)
+    if not inlined:
+        refuse_unbound_collectives(core, steps)
+    if structures:
+        user_params = core.params
+        core = structure.flatten_parameters(core, structures)
+        steps = structure.adapt_steps(steps, user_params, structures)
+    if any(step.name in DIFFERENTIATING_STEPS for step in steps):
+        refuse_writes_through_views(core)
+    if any(step.name in REVERSE_STEPS for step in steps):
+        refuse_views_read_after_writes(core, ranks)
+    return core, steps
+
+
 def refuse_for_ranks(fn, steps, static: dict | None, structures: dict | None, ranks: dict):
     """The refusals above that the arguments' ranks decide (``Transformed.ranks``): ``r = y[0]`` is a
     row of a 2-d ``y``, a view, and an entry of a 1-d one, a number.  The generated code is the same
@@ -216,14 +225,7 @@ def refuse_for_ranks(fn, steps, static: dict | None, structures: dict | None, ra
     if passed.exists() or not any(emit.is_intact(module_path(fn, steps, target, static, structures)[0])
                                   for target in ("python", "cpu")):
         return          # checked already, or no module yet: its build checks with these ranks
-    core = normalize(fn, static, structures)        # (then as make_cores checks, in its order)
-    refuse_aliases_read_after_augmented_assignments(core, ranks)
-    if structures:
-        core = structure.flatten_parameters(core, structures)
-    if any(step.name in DIFFERENTIATING_STEPS for step in steps):
-        refuse_writes_through_views(core)
-    if any(step.name in REVERSE_STEPS for step in steps):
-        refuse_views_read_after_writes(core, ranks)
+    _checked_core(fn, steps, static, structures, ranks)
     _note_ranks_passed(fn, steps, static, structures, ranks)
 
 
