@@ -102,7 +102,9 @@ def load_numba():
     helpers, vectorised math, indexing, special functions and tr.random)."""
     import numba
     from . import cpu_vmap, heap, numba_indexing, numba_random, numba_runtime, numba_special, numba_vecmath  # noqa: F401
+    from . import numba_promotion
     numba_lowering.load_helpers()
+    numba_promotion.install()           # NumPy's dtype for an int array meeting float32 (numba_promotion.py)
     heap.keep_freed_memory()            # compiled code's large temporaries reuse pages (heap.py)
     return numba
 
@@ -110,11 +112,14 @@ def load_numba():
 def finish(function, path):
     numba = load_numba()
     from numba.core import errors as numba_errors
+    from .numba_promotion import COMPILER
     _quiet_performance_advice(path.parent)
-    dispatcher = numba.njit(cache=True, parallel=numba_parallel.is_parallel(function))(function)
+    dispatcher = numba.njit(cache=True, parallel=numba_parallel.is_parallel(function),
+                            pipeline_class=COMPILER)(function)
     with_arrays = function.__globals__.get(numba_small_arrays.with_arrays_name(function.__name__))
     if with_arrays is not None:
-        with_arrays = numba.njit(cache=True, parallel=numba_parallel.is_parallel(with_arrays))(with_arrays)
+        with_arrays = numba.njit(cache=True, parallel=numba_parallel.is_parallel(with_arrays),
+                                 pipeline_class=COMPILER)(with_arrays)
     running = [dispatcher]
 
     @functools.wraps(function)

@@ -19,7 +19,7 @@ from numba import types
 from numba.core import errors as numba_errors
 from numba.extending import overload
 
-from . import cpu, numba_lowering, numba_parallel
+from . import cpu, numba_lowering, numba_parallel, numba_promotion
 from .cpu_threads import AXIS_SIZE, CALLBACK, COLLECTIVES, DTYPES, OP, DeviceAborted
 from . import device_code
 from .device_code import device_only_collectives, lower_collectives
@@ -44,7 +44,7 @@ def source(core):
 
 
 def finish(function, path):
-    dispatcher = numba.njit(cache=True, nogil=True)(function)
+    dispatcher = numba.njit(cache=True, nogil=True, pipeline_class=numba_promotion.COMPILER)(function)
 
     @functools.wraps(function)
     def compiled(*args):

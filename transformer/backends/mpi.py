@@ -30,7 +30,7 @@ from numba.core import errors as numba_errors
 from numba.extending import overload
 
 from ..errors import TransformError
-from . import cpu, numba_lowering, numba_parallel
+from . import cpu, numba_lowering, numba_parallel, numba_promotion
 from .cpu_devices import _value_dtype, sender_of, zeros_if_no_pairs
 from .device_code import COLLECTIVES, device_only_collectives, lower_collectives
 
@@ -52,7 +52,7 @@ def source(core):
 
 
 def finish(function, path):
-    dispatcher = numba.njit(function)   # no disk cache: numba-mpi's ctypes pointers forbid it
+    dispatcher = numba.njit(function, pipeline_class=numba_promotion.COMPILER)   # no disk cache: numba-mpi's ctypes pointers forbid it
 
     @functools.wraps(function)
     def compiled(*args):
