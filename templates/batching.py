@@ -263,7 +263,8 @@ def norm_leading(x):
 # - "new_shape": the per-example shape plus the batch (``contiguous``: numba reshapes only C-ordered arrays);
 # - "flatten": one example's entries as a column;
 # - "permute": the axes permuted, the batch's kept last;
-# - "axis_arguments": literal int axes given by position;
+# - "axis_arguments": int axes given by position (literals shifted now, a name holding an int
+#   by ``axis - (axis < 0)`` at run time);
 # - "axis_keyword": a literal axis= keyword, and ``without_axis`` the template when there is none.
 machinery("batching", "concatenate", strategy="join", flattens_without_axis=True)
 machinery("batching", "stack", strategy="join")

@@ -58,6 +58,29 @@ def test_quantile_and_median_take_a_tuple_of_axes():
     check_everywhere(quantiles_over_axis_pairs, CUBE)
 
 
+def trapezoid_along_axis_1(y, x):
+    return np.trapezoid(y, x, axis=1)
+
+
+@pytest.mark.parametrize("samples", ["1-d", "shaped as y"])
+def test_vmap_of_trapezoid_with_batched_samples_along_a_middle_axis(samples):
+    """vmap shifts an axis the definition picks at run time (1-D samples lie along ``axis``
+    whatever its number), as it shifts a literal one."""
+    y = RNG.normal(size=(2, 3, 4, 2))
+    x = np.cumsum(RNG.uniform(0.5, 1.0, size=(2, 4) if samples == "1-d" else y.shape), axis=1)
+    expected = np.stack([np.trapezoid(y[i], x[i], axis=1) for i in range(2)])
+    np.testing.assert_allclose(tr.vmap(trapezoid_along_axis_1)(y, x), expected, rtol=1e-12)
+    np.testing.assert_allclose(tr.jit(tr.vmap(trapezoid_along_axis_1))(y, x), expected, rtol=1e-12)
+
+    def loss(y, x):
+        return np.sum(trapezoid_along_axis_1(y, x) ** 2)
+    per_example = tr.vmap(tr.grad(loss, argnums=(0, 1)))(y, x)
+    for i in range(2):
+        for argnum in (0, 1):
+            np.testing.assert_allclose(per_example[argnum][i], central_difference_grad(loss, (y[i], x[i]), argnum),
+                                       rtol=1e-6, atol=1e-7)
+
+
 def cross_with_fixed(a):
     return np.sum(np.cross(a, np.array([1.0, 2.0, 5.0])) * WEIGHTS[0, :3])
 

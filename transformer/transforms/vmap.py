@@ -983,10 +983,17 @@ class _Batcher:
 
     def rule_axis_arguments(self, prim, rule, args, keywords, states):
         self.batched_operand(prim, states)
-        values = [cf.int_literal(a) for a in args[1:]]
-        if None in values:
-            raise self.error(f"{prim.spelling} under vmap needs literal int axes")
-        return cf.call(prim.spelling, [args[0]] + [cf.literal(_shift(v)) for v in values])
+        axes = []
+        for a in args[1:]:
+            value = cf.int_literal(a)
+            if value is not None:
+                axes.append(cf.literal(_shift(value)))
+            elif isinstance(a, cst.Name):         # an int axis known at run time: shifted then, as _shift
+                negative = self.temp_of(cst.Comparison(a, [cst.ComparisonTarget(cst.LessThan(), cf.literal(0))]))
+                axes.append(self.temp_of(cst.BinaryOperation(a, cst.Subtract(), negative)))
+            else:
+                raise self.error(f"{prim.spelling} under vmap needs int axes")
+        return cf.call(prim.spelling, [args[0]] + axes)
 
     def rule_axis_keyword(self, prim, rule, args, keywords, states):
         self.batched_operand(prim, states)
