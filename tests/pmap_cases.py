@@ -204,3 +204,11 @@ def dict_of_results(x):
 
 def nested_results(x):
     return {"p": (x, x * 2.0), "q": [x * 3.0]}
+
+
+def powered(x, n, mode):
+    """pmap's static_broadcasted_argnums: ``n`` and ``mode`` are constants the code is specialised on."""
+    y = x ** n
+    if mode == "sum":
+        y = lax.psum(y, "i")
+    return y

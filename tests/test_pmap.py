@@ -164,3 +164,17 @@ def test_a_collective_outside_any_map_names_the_user_line():
     for transform in (tr.jit, lambda f: tr.jit(f, target="python"), tr.grad):
         with pytest.raises(tr.TransformError, match=r"pmap_cases.py:\d+: unbound axis name: 'j'"):
             transform(cases.wrong_axis)(1.5)
+
+
+def test_static_broadcasted_argnums_are_constants_every_device_gets():
+    summed = tr.pmap(cases.powered, axis_name="i", static_broadcasted_argnums=(1, 2))
+    np.testing.assert_allclose(summed(X, 2, "sum"), np.broadcast_to((X ** 2).sum(0), X.shape))
+    np.testing.assert_allclose(summed(X, 3, "none"), X ** 3)
+    one = tr.pmap(cases.powered, axis_name="i", in_axes=(0, None, None), static_broadcasted_argnums=2)
+    np.testing.assert_allclose(one(X, 1.5, "sum"), np.broadcast_to((X ** 1.5).sum(0), X.shape))
+
+    def loss(x):
+        return np.sum(summed(x, 2, "sum") ** 2)
+    np.testing.assert_allclose(tr.grad(loss)(X), central_difference_grad(loss, (X,)), rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="static_broadcasted_argnums"):
+        tr.pmap(cases.powered, static_broadcasted_argnums=(3,))

@@ -102,18 +102,41 @@ def _backend_name(backend) -> str:
     return backend
 
 
-def pmap(fn=None, axis_name=None, in_axes=0, out_axes=0, devices=None, backend=None):
-    """Run ``fn`` in parallel over devices, one slice of the mapped axis each (JAX's ``pmap``)."""
+def pmap(fn=None, axis_name=None, in_axes=0, out_axes=0, static_broadcasted_argnums=(), devices=None,
+         backend=None):
+    """Run ``fn`` in parallel over devices, one slice of the mapped axis each (JAX's ``pmap``).
+    ``static_broadcasted_argnums``: arguments every device gets whole, as constants the function is
+    specialised on (as ``jit``'s ``static_argnums``; their ``in_axes`` are None)."""
     if fn is None:
         return functools.partial(pmap, axis_name=axis_name, in_axes=in_axes, out_axes=out_axes,
-                                 devices=devices, backend=backend)
+                                 static_broadcasted_argnums=static_broadcasted_argnums, devices=devices,
+                                 backend=backend)
     backend = _backend_name(backend)
     if devices is not None:
         devices = list(devices)
         if not devices or any(not isinstance(d, Device) or d.platform != backend for d in devices):
             raise ValueError(f"devices must be a non-empty list of tr.devices({backend!r}) entries, got {devices!r}")
     inner = Transformed.of(fn).stepwise()   # Pmapped rebuilds its chain
+    if static_broadcasted_argnums not in ((), None):
+        inner, in_axes = _with_static(inner, static_broadcasted_argnums, in_axes)
     return Pmapped(inner, axis_name, in_axes, out_axes, devices, backend)
+
+
+def _with_static(inner: Transformed, argnums, in_axes):
+    """``inner`` specialised on the arguments at ``argnums`` (jit's static_argnums), which no device
+    maps over: their in_axes None."""
+    argnums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    n = len(inner.signature.parameters)
+    if any(not isinstance(i, int) or not -n <= i < n for i in argnums):
+        raise ValueError(f"static_broadcasted_argnums {argnums!r} is out of range for {n} parameters")
+    static = tuple(sorted({i % n for i in argnums} | {i % n for i in inner.static_argnums}))
+    inner = Transformed(inner.__transformer_fn__, inner.steps, inner.target, static, inner.boundaries, inner.tiered)
+    axes = list(in_axes) if isinstance(in_axes, (tuple, list)) else [in_axes] * n
+    if len(axes) != n:
+        raise ValueError(f"in_axes has {len(axes)} entries for {n} arguments")
+    for i in static:
+        axes[i] = None
+    return inner, tuple(axes)
 
 
 class PmapBoundary(VmapBoundary):
