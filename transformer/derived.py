@@ -42,7 +42,7 @@ import numpy as np
 
 from . import derived_code, staging, tree
 from .differentiate import _check_argnums
-from .errors import TransformError
+from .errors import Location, TransformError
 from .forward import _check_pairs, _forward, _is_float, _zeros, jvp
 from .staging import Step
 from .transformed import Boundary, Transformed
@@ -557,33 +557,91 @@ class Jacobian(_Derived):
         return result if self.rev_several else result[0]
 
 
-def jacrev(fn, argnums=0):
+def _with_aux(kind: str, fn, derivative):
+    """``kind(fn, ..., has_aux=True)``: ``fn`` returns ``(output, aux)``; the result returns the
+    derivative of the output and ``aux`` (derived_code.with_aux's code).  That code reads
+    ``fun(...)[0]``, which of an array would be its first row: so that ``fn`` returns a pair is
+    checked before, for the structures of the arguments, called or transformed."""
+    base = Transformed.of(fn)
+    if base.steps:
+        raise TransformError(f"{kind}(..., has_aux=True) takes a function not yet transformed (jit is fine): "
+                             f"{base.__qualname__} is; take {kind} of the plain function, then transform it")
+    _check_writable(base)
+    written = derived_code.with_aux(fn, len(base.signature.parameters), derivative, kind)
+    pair = _ReturnsPair(base, kind)
+
+    @functools.wraps(written)
+    def with_aux(*args):
+        pair.check(base.structures(args))
+        return written(*args)       # Python: the derivative's own call takes pytrees as JAX does
+
+    del with_aux.__wrapped__        # a transform takes the written code (called_form), not this wrapper
+
+    def as_code(structures=None):
+        """Called from transformed code: checked for the caller's structures, then inlined."""
+        names = list(base.signature.parameters)
+        pair.check({names[i]: t for i, t in enumerate(structures or ()) if t.kind != "leaf"})
+        return Transformed(written, (), base.target, (), (), base.tiered)
+
+    with_aux.as_code = as_code
+    with_aux.called_form = lambda: Transformed(written, (), "python", (), (pair,))
+    return with_aux
+
+
+class _ReturnsPair(Boundary):
+    """has_aux's condition: every ``return`` of the function gives a pair ``(output, aux)``."""
+
+    def __init__(self, base, kind):
+        self.base, self.kind = base, kind
+
+    def check(self, structures: dict) -> None:
+        returned = staging.normalize(self.base.__transformer_fn__, None, structures or None).returned
+        if not returned or any(r.kind != "tuple" or len(r.children) != 2 for r in returned):
+            code = self.base.__transformer_fn__.__code__
+            raise TransformError(f"{self.kind}(..., has_aux=True) needs {self.base.__qualname__}() to return a "
+                                 f"pair (output, aux) at every return", Location(code.co_filename, code.co_firstlineno))
+
+    def before(self, args):
+        self.check(self.base.structures(args))
+        return args
+
+
+def jacrev(fn, argnums=0, has_aux=False):
     """The Jacobian of ``fn`` by reverse mode, one vjp per output element.
 
     For an output of shape ``S`` and an argument of shape ``A`` it has shape
     ``S + A``; a tuple ``argnums`` gives a tuple, a pytree argument a pytree.
     A pytree output nests outside them, as in JAX: ``jac[i][j]`` is
-    d out_i / d arg_j.
+    d out_i / d arg_j.  With ``has_aux``, ``fn`` returns ``(output, aux)`` and
+    the result is ``(jacobian, aux)``.
     """
+    if has_aux:
+        return _with_aux("jacrev", fn, lambda output: jacrev(output, argnums))
     base = Transformed.of(fn).stepwise()       # a derived function's code form: its chain is extended
     return Jacobian(base, _argnums(fn, argnums, len(base.signature.parameters)), isinstance(argnums, tuple))
 
 
-def hessian(fn, argnums=0):
-    """``jacfwd(jacrev(fn, argnums), argnums)``: forward over reverse, as JAX does."""
+def hessian(fn, argnums=0, has_aux=False):
+    """``jacfwd(jacrev(fn, argnums), argnums)``: forward over reverse, as JAX does (``has_aux``:
+    ``fn`` returns ``(output, aux)``, the result ``(hessian, aux)``)."""
+    if has_aux:
+        return _with_aux("hessian", fn, lambda output: hessian(output, argnums))
     return jacfwd(jacrev(fn, argnums), argnums)
 
 
 # ------------------------------------------------------ forward-mode Jacobians
-def jacfwd(fn, argnums=0):
+def jacfwd(fn, argnums=0, has_aux=False):
     """A function computing the Jacobian of ``fn`` by forward mode.
 
     The Jacobian of an output of shape ``S`` with respect to an argument of
     shape ``A`` has shape ``S + A``.  As in JAX, a pytree output gives its
     structure with a Jacobian per leaf, and a tuple ``argnums`` a tuple of
     those inside it: ``jac[i][j]`` is d out_i / d arg_j.  Columns come one jvp
-    call each, a basis tangent at a time.
+    call each, a basis tangent at a time.  With ``has_aux``, ``fn`` returns
+    ``(output, aux)`` and the result is ``(jacobian, aux)``.
     """
+    if has_aux:
+        return _with_aux("jacfwd", fn, lambda output: jacfwd(output, argnums))
     if isinstance(fn, Jacobian) and fn.fwd is None:
         return fn.forward(argnums)        # jacfwd(jacrev(f)): forward over reverse, a Hessian
     if isinstance(fn, _Derived) or hasattr(fn, "as_code"):

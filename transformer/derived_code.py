@@ -128,6 +128,27 @@ def picked(fun, arity: int, treedef) -> list:
     return [getattr(module, f"leaf{k}_of_{name}") for k in range(len(accesses))]
 
 
+def with_aux(fun, arity: int, derivative, kind: str):
+    """``kind(fun, has_aux=True)`` for a ``fun`` returning ``(output, aux)``: ``derivative`` (a
+    function of the output's function) is taken of ``fun`` with its output alone, and the written
+    function returns that derivative and ``aux``, as JAX's ``has_aux`` does.  Written as code, so
+    that transforms of it (``jit``, ``vmap``) read it like any other function."""
+    name = _name_of(fun)
+    xs = ", ".join(_params(arity))
+    text = (f"# tr.{kind}(fun, has_aux=True) for a function of {arity} positional arguments returning\n"
+            f"# (output, aux), written by transformer/derived_code.py\n\n\n"
+            f"def output_of_{name}({xs}):\n"
+            f"    # fun's output without its aux: the function differentiated\n"
+            f"    return fun({xs})[0]\n\n\n"
+            f"def {kind}_with_aux_of_{name}({xs}):\n"
+            f"    return derivative({xs}), fun({xs})[1]\n")
+    module = emit.load_written(text, f"with_aux_{arity}", {"fun": fun})
+    module.derivative = derivative(getattr(module, f"output_of_{name}"))
+    written = getattr(module, f"{kind}_with_aux_of_{name}")
+    written.inlined_as_written = True      # transformed code calling it inlines it as a helper (normalize)
+    return written
+
+
 def _name_of(fun) -> str:
     """``fun``'s name as a Python name (a lambda's is ``lambda_fn``)."""
     name = re.sub(r"\W", "", getattr(fun, "__name__", "") or "") or "fun"

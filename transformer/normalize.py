@@ -65,6 +65,7 @@ def normalize(fn, static: dict | None = None, structures: dict | None = None) ->
     body = norm.block(uf.node.body.body, top_level=True)
     core.result_structure = _rebuilt_on_return(norm.returned)
     core.returns_structure = any(r.kind != "leaf" for r in norm.returned)
+    core.returned = list(norm.returned)     # the structure of each return's value, in order
     # defaults are applied by the caller's Python wrapper; commas are left to
     # libcst so that a transform may drop a parameter (a static argument)
     new_params = [p.with_changes(name=cst.Name(rename[p.name.value]), default=None,
@@ -75,6 +76,12 @@ def normalize(fn, static: dict | None = None, structures: dict | None = None) ->
                                 body=cf.block(_results_returned_as_a_tuple(tuple_picks.plain(body, scope), scope)))
     core.node = simplify.name_results(core.node, set(core.structures) | core.maybe_none | set(core.copied_views))
     return core
+
+
+def _written_as_plain_code(code) -> bool:
+    """A code form that is plain code (has_aux's, derived_code.with_aux): inlined as a helper is,
+    so that the structure of what it returns (a dict aux) stays known to its caller."""
+    return not code.steps and getattr(code.__transformer_fn__, "inlined_as_written", False)
 
 
 def _rebuilt_on_return(returned: list):
@@ -988,6 +995,8 @@ class _Normalizer:
                 return returned.call(self, node)
             if not isinstance(made, custom_vjp):
                 made = self.code_form(node, made)         # tr.jacrev(f)(x): its code form
+                if not captured and _written_as_plain_code(made):
+                    return self.inline(node, made, discard)
             if captured:
                 made = _captured_unbatched(made, len(captured))
             if isinstance(made, custom_vjp):     # tr.checkpoint(step)(h, x)
@@ -1318,6 +1327,12 @@ class _Normalizer:
                                  f"supported: {', '.join(prim.keywords) or 'none'}")
         if prim.range_like and len(positional) == 1:
             positional = [cf.literal(0), positional[0]]
+        if prim.collective is not None and prim.params[0] == "x" and positional:
+            treedef = self.structure_of(positional[0])
+            if treedef.kind != "leaf":      # lax.psum(grads, "i") of a dict: each leaf's, rebuilt (JAX's)
+                leaves = self.leaves_of(self.held(positional[0]), treedef)
+                return self.rebuilt(treedef, iter([self.held(cf.apply_primitive(prim, [leaf] + positional[1:], keywords))
+                                                   for leaf in leaves]))
         return cf.apply_primitive(prim, positional, keywords)
 
     def inline(self, node: cst.Call, fn, discard):
@@ -1325,7 +1340,10 @@ class _Normalizer:
             raise self.error(node, fn.transform_refusal)
         if getattr(fn, "as_code", None) is not None:
             # J = tr.jacrev(f) bound outside and called here: its code form, not f's (derived.py)
-            return self.inline_transformed(node, self.code_form(node, fn))
+            code = self.code_form(node, fn)
+            if not _written_as_plain_code(code):
+                return self.inline_transformed(node, code)
+            fn = code
         if isinstance(fn, custom_vjp):
             return self.custom_vjp_call(node, fn)
         if isinstance(fn, custom_jvp):

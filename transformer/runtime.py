@@ -552,7 +552,12 @@ def index_slice(start, stop, step):
 
 def add_at(g, index, values):
     """``g`` with ``values`` added at ``g[index]``, in place: a position named twice gets both
-    (``np.add.at``; ``g[index] += values`` would keep only one)."""
+    (``np.add.at``; ``g[index] += values`` would keep only one).  A number's cotangent is a number
+    (``x[..., None]`` of a number reads its one entry): added to as a 0-d array, a number again."""
+    if not isinstance(g, np.ndarray):
+        whole = np.array(g)
+        np.add.at(whole, index, values)
+        return whole[()]
     np.add.at(g, index, values)
     return g
 

@@ -337,6 +337,9 @@ def _ellipsis_expanded(kinds, ndim: int) -> list:
 
 @overload(rt.add_at)
 def add_at(g, index, values):
+    if isinstance(g, types.Number):
+        # a number's cotangent (``x[..., None]`` of a number reads its one entry): every value adds to it
+        return lambda g, index, values: g + np.sum(np.asarray(values))
     namespace = {"np": np}
     kinds = _ellipsis_expanded(_part_kinds(index), g.ndim)
     values_ndim = values.ndim if isinstance(values, types.Array) else 0
