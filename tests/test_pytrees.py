@@ -348,3 +348,13 @@ def test_a_dict_argument_rebound_in_a_loop(fn, written_out):
     for key in p:
         np.testing.assert_allclose(grads[key], central_difference_grad(
             lambda leaf, key=key: written_out({**p, key: leaf}), (p[key],)), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_a_jacobian_at_a_dict_inside_transformed_code_keeps_its_keys(target):
+    """It came back as a tuple of its leaves, so ``jacobian["w"]`` failed to compile."""
+    params, x = {"w": np.array([0.5, -1.0, 2.0]), "b": np.array([0.3])}, 1.5
+    f = tr.jit(case.jacobian_read_by_key) if target == "cpu" else case.jacobian_read_by_key
+    got = f(params, x) if target == "cpu" else tr.jit(f, target="python")(params, x)
+    # d(w_i**2 x)/dw_j = 2 w_i x delta_ij; nothing depends on b
+    np.testing.assert_allclose(got, np.sum(2.0 * params["w"] * x), rtol=1e-12)

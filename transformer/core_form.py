@@ -79,6 +79,8 @@ class CoreFunction:
     result_structure: object = None
     # whether some return gives a tuple, list, dict or other structure, not one value
     returns_structure: bool = False
+    # the structure of each return's value, in order (normalize's; has_aux checks for pairs)
+    returned: list = field(default_factory=list)
     # names given an augmented assignment (``y += v``, written ``y = y + v``): NumPy changes such an
     # array in place, which a name sharing its memory shows (staging refuses reading one after)
     augmented: set[str] = field(default_factory=set)

@@ -65,7 +65,7 @@ def normalize(fn, static: dict | None = None, structures: dict | None = None) ->
     body = norm.block(uf.node.body.body, top_level=True)
     core.result_structure = _rebuilt_on_return(norm.returned)
     core.returns_structure = any(r.kind != "leaf" for r in norm.returned)
-    core.returned = list(norm.returned)     # the structure of each return's value, in order
+    core.returned = list(norm.returned)
     # defaults are applied by the caller's Python wrapper; commas are left to
     # libcst so that a transform may drop a parameter (a static argument)
     new_params = [p.with_changes(name=cst.Name(rename[p.name.value]), default=None,
@@ -1586,6 +1586,13 @@ class _Normalizer:
         body = [dataflow.renamed(stmt, rename) for stmt in callee.node.body.body]
         *statements, last = body
         self.out.extend(statements)
+        returned = callee.returned if not fn.steps else None
+        if returned and all(r == returned[0] for r in returned) and returned[0].kind not in ("leaf", "none"):
+            # plain code returning a dict or list (a Jacobian's code form at dict arguments): its
+            # structure stays known here, as a helper's does
+            held = self.held(last.body[0].value)
+            self.core.structures[held.value] = returned[0]
+            return held
         if structured:
             return self.regrouped(last.body[0].value, fn, structured)
         return last.body[0].value
