@@ -7,6 +7,8 @@ The passes over a cpu module read these options from the ``"cpu"`` table
 - ``vector_math``: numba_vecmath's version of the function, which ``numba_lowering.vector_math``
   calls instead (numba compiles NumPy's to one libm call per element, which no loop around it can
   vectorise; numba_vecmath's is arithmetic that LLVM turns into SIMD code).
+- ``vector_math_of_temporary``: the version for an argument that is an array expression (``x - m``),
+  which numba makes a new array for: the result overwrites it, so no second array is allocated.
 - ``lane_math``: the version that vmap's loops over SIMD lanes call (cpu_lanes.py): the kernel alone,
   exact within a range, whose argument cpu_lanes checks beside it (``vm.trig_beyond_range``).
   Without it the lanes call the ``vector_math`` version.
@@ -33,10 +35,10 @@ The passes over a cpu module read these options from the ``"cpu"`` table
 from transformer.rules import machinery
 
 # ------------------------------------------------------------ numba_vecmath
-machinery("cpu", "exp", vector_math="vm.exp")
-machinery("cpu", "expm1", vector_math="vm.expm1")
-machinery("cpu", "tanh", vector_math="vm.tanh")
-machinery("cpu", "log", vector_math="vm.log")
+machinery("cpu", "exp", vector_math="vm.exp", vector_math_of_temporary="vm.exp_of_temporary")
+machinery("cpu", "expm1", vector_math="vm.expm1", vector_math_of_temporary="vm.expm1_of_temporary")
+machinery("cpu", "tanh", vector_math="vm.tanh", vector_math_of_temporary="vm.tanh_of_temporary")
+machinery("cpu", "log", vector_math="vm.log", vector_math_of_temporary="vm.log_of_temporary")
 # sin and cos reduce their argument exactly only up to |x| = 2e5: vm.sin takes libm's path beyond,
 # a branch a loop over lanes cannot vectorise, so the lanes call the kernel and check the range
 machinery("cpu", "sin", vector_math="vm.sin", lane_math="vm.sin_in_range")

@@ -464,10 +464,20 @@ def cpu_option(prim, option: str):
 
 class _VectorMath(cst.CSTTransformer):
     def leave_Call(self, original, updated):
-        helper = cpu_option(primitives.BY_SPELLING.get(cf.code_of(updated.func)), "vector_math")
-        if helper is not None:
-            return updated.with_changes(func=cf.callee(helper))
-        return updated
+        prim = primitives.BY_SPELLING.get(cf.code_of(updated.func))
+        helper = cpu_option(prim, "vector_math")
+        if helper is None:
+            return updated
+        in_place = cpu_option(prim, "vector_math_of_temporary")
+        if in_place is not None and len(updated.args) == 1 and _is_new_array_expression(updated.args[0].value):
+            helper = in_place
+        return updated.with_changes(func=cf.callee(helper))
+
+
+def _is_new_array_expression(value) -> bool:
+    """Arithmetic whose value numba computes into an array made for it (where it is an array): no
+    name but the expression's own result holds that array."""
+    return isinstance(value, (cst.BinaryOperation, cst.UnaryOperation))
 
 
 def vector_math(core: cf.CoreFunction) -> cf.CoreFunction:

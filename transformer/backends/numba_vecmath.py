@@ -448,6 +448,18 @@ def _over_elements(kernel):
     return over_elements
 
 
+def _over_own_elements(kernel):
+    """An njit function applying a float64 kernel to every element of a C-ordered float array
+    nothing else holds (an array expression's result), in place: no second array."""
+    @njit(error_model="numpy")
+    def over_own_elements(x):
+        flat = x.reshape(-1)
+        for i in range(flat.size):
+            flat[i] = kernel(np.float64(flat[i]))
+        return x
+    return over_own_elements
+
+
 def _over_elements_within(kernel, bound):
     """As _over_elements, for a kernel exact enough only up to ``bound`` in
     magnitude: the loop also says whether any element lies beyond (an
@@ -530,12 +542,46 @@ def _overload_for(helper, kernel, numba_function, kernel_for_scalars, exact_up_t
     LOOPS[helper.__name__] = over_elements
 
 
+def _of_temporary_overload(helper, whole):
+    """``helper(x)``, for an ``x`` that is an array expression's new array: the kernel writes over it
+    where it is a C-ordered float array of at least one dimension (the result's dtype is then its
+    own), else ``whole`` (the helper above) computes it.  The argument's values are not needed
+    after: no pass redoes elements beyond a bound, as sin's and cos's would."""
+    kernel = {exp: exp64, expm1: expm1_64, tanh: tanh64, log: log64}[whole]
+    over_own_elements = _over_own_elements(kernel)
+
+    @overload(helper)
+    def typed(x):
+        if isinstance(x, types.Array) and isinstance(x.dtype, types.Float) and x.layout == "C" and x.ndim >= 1:
+            return lambda x: over_own_elements(x)
+        return lambda x: whole(x)
+
+
+def exp_of_temporary(x):
+    return np.exp(x)
+
+
+def expm1_of_temporary(x):
+    return np.expm1(x)
+
+
+def tanh_of_temporary(x):
+    return np.tanh(x)
+
+
+def log_of_temporary(x):
+    return np.log(x)
+
+
 _overload_for(exp, exp64, np.exp, kernel_for_scalars=True)
 _overload_for(expm1, expm1_64, np.expm1, kernel_for_scalars=True)
 _overload_for(tanh, tanh64, np.tanh, kernel_for_scalars=True)
 _overload_for(sin, sin64, np.sin, kernel_for_scalars=True, exact_up_to=_TRIG_BOUND)
 _overload_for(cos, cos64, np.cos, kernel_for_scalars=True, exact_up_to=_TRIG_BOUND)
 _overload_for(log, log64, np.log, kernel_for_scalars=False)
+for _helper, _whole in ((exp_of_temporary, exp), (expm1_of_temporary, expm1), (tanh_of_temporary, tanh),
+                        (log_of_temporary, log)):
+    _of_temporary_overload(_helper, _whole)
 
 
 # ----------------------------------------- sin and cos for vmap's SIMD lanes
