@@ -161,3 +161,54 @@ def test_arithmetic_written_into_a_slice_gives_numpys_values(fn, args):
     got, expected = compiled(*args), fn(*args)
     assert got.dtype == expected.dtype
     np.testing.assert_array_equal(got, expected)
+
+
+# The cotangent of a row read by an index held in a name (``main[2 * layer]``) is added into the
+# row in place (nl.add_into_part: the row a view where the array has two or more axes, an entry
+# added to where it has one); an arithmetic cotangent added into a slice, element by element where
+# its operands fit the slice.
+
+def rows_by_index(w, x):
+    total = 0.0
+    for i in range(w.shape[0]):
+        row = w[i]
+        total = total + np.sum(np.tanh(row * x[i]) * (row + 1.0))
+    return total
+
+
+def entries_by_index(v):
+    total = 0.0
+    for i in range(v.shape[0] - 1):
+        total = total + v[i] * v[i + 1]
+    return total
+
+
+def tanh_into_a_slice(x):
+    return np.sum(np.tanh(x[1:]) * x[:-1])
+
+
+def central_difference(f, x, *rest):
+    grad = np.zeros_like(x)
+    for k in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[k] = 1e-6
+        grad[k] = (f(x + step, *rest) - f(x - step, *rest)) / 2e-6
+    return grad
+
+
+def test_a_row_cotangent_is_added_in_place_and_entries_as_written():
+    w, x = np.linspace(-1.0, 1.0, 12).reshape(4, 3), np.linspace(0.5, 2.0, 4)
+    g = tr.jit(tr.grad(rows_by_index))
+    assert "nl.add_into_part(w_bar, " in tr.show(g, w, x)
+    np.testing.assert_allclose(g(w, x), central_difference(rows_by_index, w, x), rtol=1e-6, atol=1e-8)
+    v = np.linspace(-1.0, 2.0, 6)
+    np.testing.assert_allclose(tr.jit(tr.grad(entries_by_index))(v), central_difference(entries_by_index, v),
+                               rtol=1e-6, atol=1e-8)
+
+
+def test_an_arithmetic_cotangent_is_added_into_a_slice_element_by_element():
+    x = np.linspace(-1.0, 1.5, 7)
+    g = tr.jit(tr.grad(tanh_into_a_slice))
+    assert "view[i] += " in tr.show(g, x)
+    np.testing.assert_allclose(g(x), central_difference(tanh_into_a_slice, x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(g(x), tr.grad(tanh_into_a_slice)(x), rtol=1e-14)

@@ -304,7 +304,7 @@ def slice_writes(core: cf.CoreFunction) -> cf.CoreFunction:
     ``nl.add_into(x[1:], g)``.  Run last: the passes before it know a write by its subscript target."""
     counts = dataflow.name_counts(core.node)
     core.scope.taken.update(counts)          # the loops' view and index names are new to the function
-    node = core.node.with_changes(body=cf.block(_sums_into_slices(list(core.node.body.body), counts)))
+    node = core.node.with_changes(body=cf.block(_sums_into_slices(list(core.node.body.body), counts, core.scope)))
     node = node.with_changes(body=cf.block(_loops_into_slices(list(node.body.body), counts, core.scope)))
     node = node.visit(_SliceWrites())
     return cf.CoreFunction(node=node, scope=core.scope, sources=core.sources, constants=core.constants,
@@ -328,14 +328,76 @@ def _rewrite_runs(stmts, width: int, rewritten) -> list:
     return out
 
 
-def _sums_into_slices(stmts, counts) -> list:
+def _sums_into_slices(stmts, counts, scope) -> list:
     """``s = x[1:]; t = s + g; x[1:] = t`` -> ``nl.add_into(x[1:], g)`` where ``s`` and ``t`` are
-    named nowhere else: the sum is made in the slice itself, with no array for ``t``.  (``g`` may
-    be an expression fusion made: it is computed whole before the call.)"""
+    named nowhere else: the sum is made in the slice itself, with no array for ``t``.  Where ``g``
+    is arithmetic fusion made (``g_out * (1.0 - y * y)``, a cotangent of tanh), it is added element
+    by element, as ``_loops_into_slices`` writes, where every operand fits the view; else it is
+    computed whole before the call."""
     def rewritten(three):
         added = _sum_into_slice(three, counts)
-        return None if added is None else [three[0].with_changes(body=[cst.Expr(_helper("add_into", *added))])]
+        if added is None:
+            part = _sum_into_part(three, counts)
+            if part is None:
+                return None
+            return [three[0].with_changes(body=[cst.Expr(_helper("add_into_part", *part))])]
+        target, value = added
+        whole = three[0].with_changes(body=[cst.Expr(_helper("add_into", target, value))])
+        if not (isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)) and _is_arithmetic(value)
+                and _arithmetic_names(value)):
+            return [whole]
+        view = scope.claim("view")
+        return [cf.assign(view, target).with_changes(leading_lines=three[0].leading_lines),
+                _element_by_element(view, value, "+=", cf.statement(cst.Expr(_helper("add_into", cst.Name(view), value))),
+                                    scope)]
     return _rewrite_runs(stmts, 3, rewritten)
+
+
+def _element_by_element(view: str, value, update: str, whole, scope):
+    """``for i in range(len(view)): view[i] <update> value's element i`` where each operand of the
+    arithmetic ``value`` fits the view (``nl.fits``: a number, or a 1-d array of its shape apart from
+    its memory), ``whole`` otherwise."""
+    i = scope.claim("i")
+    operands = sorted(_arithmetic_names(value))
+    test = _helper("fits", cst.Name(view), cst.Name(operands[0]))
+    for name in operands[1:]:
+        test = cst.BooleanOperation(test, cst.And(), _helper("fits", cst.Name(view), cst.Name(name)))
+    element = value.visit(_AtElement(set(operands), i))
+    operator = cst.AddAssign() if update == "+=" else None
+    place = cst.Subscript(cst.Name(view), [cst.SubscriptElement(cst.Index(cst.Name(i)))])
+    write = (cst.SimpleStatementLine([cst.AugAssign(target=place, operator=operator, value=element)])
+             if operator else cf.assign(place, element))
+    loop = cst.For(target=cst.Name(i), iter=cf.call("range", [cf.call("len", [cst.Name(view)])]),
+                   body=cf.block([write]))
+    return cf.with_comment(cst.If(test=test, body=cf.block([loop]), orelse=cst.Else(cf.block([whole]))),
+                           "# element by element where each operand fits the view: no array for the result")
+
+
+def _sum_into_part(three, counts):
+    """(the array, the index, what is added) where ``three`` is ``s = x[i]; t = s + g; x[i] = t`` with
+    ``i`` one name (a row of x, or an entry: ``nl.add_into_part`` tells when numba types it), ``s``
+    and ``t`` named nowhere else, else None."""
+    if not all(isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 for s in three):
+        return None
+    view, total, write = (s.body[0] for s in three)
+    if not (isinstance(view, cst.Assign) and isinstance(total, cst.Assign) and isinstance(write, cst.Assign)
+            and isinstance(view.value, cst.Subscript) and isinstance(view.value.value, cst.Name)
+            and len(view.value.slice) == 1 and isinstance(view.value.slice[0].slice, cst.Index)
+            and isinstance(view.value.slice[0].slice.value, cst.Name)):
+        return None
+    view_name, total_name, target = view.targets[0].target, total.targets[0].target, write.targets[0].target
+    if not (isinstance(view_name, cst.Name) and isinstance(total_name, cst.Name)
+            and isinstance(target, cst.Subscript) and cf.code_of(target) == cf.code_of(view.value)
+            and isinstance(write.value, cst.Name) and write.value.value == total_name.value
+            and isinstance(total.value, cst.BinaryOperation) and isinstance(total.value.operator, cst.Add)
+            and counts[view_name.value] == 2 and counts[total_name.value] == 2):
+        return None
+    left, right = total.value.left, total.value.right
+    added = right if isinstance(left, cst.Name) and left.value == view_name.value else None
+    array, index = view.value.value, view.value.slice[0].slice.value
+    if added is None or {view_name.value, array.value, index.value} & dataflow.all_names(added):
+        return None
+    return array, index, added
 
 
 def _sum_into_slice(three, counts):
@@ -374,19 +436,10 @@ def _loops_into_slices(stmts, counts, scope) -> list:
         if found is None:
             return None
         target, value = found
-        view, i = scope.claim("view"), scope.claim("i")
-        operands = sorted(_arithmetic_names(value))
-        test = _helper("fits", cst.Name(view), cst.Name(operands[0]))
-        for name in operands[1:]:
-            test = cst.BooleanOperation(test, cst.And(), _helper("fits", cst.Name(view), cst.Name(name)))
-        element = value.visit(_AtElement(set(operands), i))
-        loop = cst.For(target=cst.Name(i), iter=cf.call("range", [cf.call("len", [cst.Name(view)])]),
-                       body=cf.block([cf.assign(cst.Subscript(cst.Name(view), [cst.SubscriptElement(
-                           cst.Index(cst.Name(i)))]), element)]))
+        view = scope.claim("view")
         whole = cst.SimpleStatementLine([cst.Expr(_helper("assign_into", cst.Name(view), value))])
         return [cf.assign(view, target).with_changes(leading_lines=[*two[0].leading_lines, *two[1].leading_lines]),
-                cf.with_comment(cst.If(test=test, body=cf.block([loop]), orelse=cst.Else(cf.block([whole]))),
-                                "# element by element where each operand fits the view: no array for the result")]
+                _element_by_element(view, value, "=", whole, scope)]
     return _rewrite_runs(stmts, 2, rewritten)
 
 
