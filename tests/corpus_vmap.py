@@ -452,3 +452,12 @@ def repeated_sum(x, n):
     for i in range(n):               # one example's n: a number, or an array NumPy refuses here
         total = total + x
     return total
+
+
+def scaled_and_summed(x):
+    """A dict output, for out_axes given as a dict."""
+    return {"scaled": x * 2.0, "total": np.sum(x)}
+
+
+def scaled_and_summed_pair(x):
+    return x * 2.0, np.sum(x)

@@ -423,3 +423,17 @@ def test_a_range_bound_of_an_example_that_is_an_array_is_refused(target):
     np.testing.assert_allclose(batched(x, counts), x * counts[:, None])
     with pytest.raises(tr.ConcreteValueError, match=r"corpus_vmap\.py:\d+: .*range\(\)"):
         batched(x, np.array([[1, 2], [1, 2], [3, 1], [0, 0]]))
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["vmap", "jit(vmap)"])
+def test_out_axes_as_a_dict_places_each_entry_of_a_dict_output(jit):
+    x = np.arange(12.0).reshape(4, 3)
+    f = tr.vmap(c.scaled_and_summed, out_axes={"scaled": 1, "total": 0})
+    got = (tr.jit(f) if jit else f)(x)
+    assert set(got) == {"scaled", "total"}
+    np.testing.assert_array_equal(got["scaled"], (x * 2.0).T)
+    np.testing.assert_array_equal(got["total"], x.sum(axis=1))
+    with pytest.raises(ValueError, match="out_axes is a dict with keys"):
+        tr.vmap(c.scaled_and_summed_pair, out_axes={"scaled": 1, "total": 0})(x)
+    with pytest.raises(ValueError, match="out_axes is a dict with keys"):
+        tr.vmap(c.scaled_and_summed, out_axes={"scaled": 1, "sum": 0})(x)

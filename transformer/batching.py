@@ -30,12 +30,12 @@ def vmap(fn=None, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         raise ValueError("vmap must have at least one non-None value in in_axes, or an axis_size")
     if axis_size is not None and (not isinstance(axis_size, int) or axis_size < 0):
         raise ValueError(f"axis_size must be a non-negative int, got {axis_size!r}")
-    outs = _normalize_out_axes(out_axes)
+    outs, out_keys = _normalize_out_axes(out_axes)
     step = Step("vmap", (("axis_name", axis_name), ("axis_size", axis_size), ("in_axes", axes),
                          ("out_axes", outs)))
     inner = tuple(b.nested_in(axes) for b in base.boundaries)
     base = Transformed(base.__transformer_fn__, base.steps, base.target, base.static_argnums, inner, base.tiered)
-    return base.then(step, VmapBoundary(axes, axis_size))
+    return base.then(step, VmapBoundary(axes, axis_size, out_keys=out_keys))
 
 
 def _looped(fn, in_axes, out_axes, axis_name, axis_size):
@@ -150,13 +150,20 @@ def _normalize_in_axes(in_axes, n_params) -> tuple:
 
 
 def _normalize_out_axes(out_axes):
+    """(the axes the vmap step takes, the keys a dict ``out_axes`` names or None).  A dict gives the
+    axis of each entry of a dict output: the step takes them as a tuple in the keys' sorted order,
+    the order the output's values are in, and the boundary checks the output has those keys."""
+    keys = None
+    if isinstance(out_axes, dict):
+        keys = tuple(sorted(out_axes))
+        out_axes = tuple(out_axes[k] for k in keys)
     if isinstance(out_axes, list):
         out_axes = tuple(out_axes)
     items = out_axes if isinstance(out_axes, tuple) else (out_axes,)
     for axis in items:
         if not (axis is None or isinstance(axis, int) and not isinstance(axis, bool)):
             raise ValueError(f"out_axes entries must be ints or None, got {axis!r}")
-    return out_axes
+    return out_axes, keys
 
 
 class VmapBoundary(Boundary):
@@ -166,13 +173,20 @@ class VmapBoundary(Boundary):
     first): those axes are not part of what this vmap maps over.
     """
 
-    def __init__(self, in_axes, axis_size, outer=()):
+    def __init__(self, in_axes, axis_size, outer=(), out_keys=None):
         self.in_axes = in_axes
         self.axis_size = axis_size
         self.outer = outer
+        self.out_keys = out_keys
 
     def nested_in(self, outer_axes) -> "VmapBoundary":
-        return VmapBoundary(self.in_axes, self.axis_size, (outer_axes,) + self.outer)
+        return VmapBoundary(self.in_axes, self.axis_size, (outer_axes,) + self.outer, self.out_keys)
+
+    def check_result(self, result):
+        if self.out_keys is not None and not (isinstance(result, dict) and tuple(sorted(result)) == self.out_keys):
+            found = f"a dict with keys {sorted(result)}" if isinstance(result, dict) else type(result).__name__
+            raise ValueError(f"vmap out_axes is a dict with keys {list(self.out_keys)}, but the function "
+                             f"returned {found}")
 
     def before(self, args):
         if len(args) != len(self.in_axes):

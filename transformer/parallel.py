@@ -197,11 +197,12 @@ class Pmapped(Transformed):
                              for i, a in enumerate(_normalize_in_axes(in_axes, n_params)))
         if all(a is None for a in self.in_axes):
             raise ValueError("pmap must have at least one non-None value in in_axes")
-        self.out_axes = _normalize_out_axes(out_axes)
+        self.out_axes, out_keys = _normalize_out_axes(out_axes)
         self.axis_name, self.devices, self.backend = axis_name, devices, backend
         self.inner = inner
         whole = Step("pmap", (("axis_name", axis_name), ("in_axes", self.in_axes), ("out_axes", self.out_axes)))
         boundary = PmapBoundary(self.in_axes, self._device_count(), devices is not None)
+        boundary.out_keys = out_keys            # a dict out_axes: the output must be a dict of those keys
         super().__init__(inner.__transformer_fn__, inner.steps + (whole,), inner.target, inner.static_argnums,
                          inner.boundaries + (boundary,))
         self.boundary = boundary

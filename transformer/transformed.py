@@ -60,6 +60,10 @@ class Boundary:
     def after(self, result, args: tuple):
         return result
 
+    def check_result(self, result) -> None:
+        """A check of the result as the caller gets it (a dict or list rebuilt from generated code's
+        tuples), after every ``after``."""
+
     def nested_in(self, outer_axes) -> "Boundary":
         """This boundary inside a vmap over ``outer_axes``: a vmap's or pmap's leaves out the axes the
         outer vmap maps over when it checks its own (batching.VmapBoundary, parallel.PmapBoundary)."""
@@ -236,7 +240,7 @@ class Transformed:
                     result = fn(*args)
                     for boundary in self.boundaries:
                         result = boundary.after(result, args)
-                    return self._rebuilt(fn, result)
+                    return self._checked(self._rebuilt(fn, result))
             fn = self.compiled(*args)
             flat = []
             for i, value in enumerate(args):
@@ -249,13 +253,18 @@ class Transformed:
             result = fn(*flat)
             for boundary in self.boundaries:
                 result = boundary.after(result, args)
-            return self._rebuilt(fn, result)
+            return self._checked(self._rebuilt(fn, result))
         except Exception as err:
             # an error of the generated Python (the python target) told at the user's line
             told = emit.told_at_user_line(err)
             if told is err:
                 raise
             raise told from None
+
+    def _checked(self, result):
+        for boundary in self.boundaries:
+            boundary.check_result(result)
+        return result
 
     def _rebuilt(self, fn, result):
         """A list, dict or named tuple the function built and returned, rebuilt from the tuples
