@@ -38,3 +38,31 @@ def elementwise(x):
 def first_doubled(x):
     # an array's first element, or a tuple's first item: one function, two generated modules
     return x[0] * 2.0
+
+
+# ---------------------------------------- derivatives held in a closure (cache keys)
+def sine_times(x, y):
+    return np.sin(x) * y
+
+
+def calling_a_jacobian(argnums):
+    """A function of one source whose closure holds jacrev at ``argnums``: each is another function."""
+    jacobian = tr.jacrev(sine_times, argnums=argnums)
+
+    def call(x, y):
+        return jacobian(x, y)
+    return call
+
+
+def calling_a_linearization(x0):
+    """A function of one source whose closure holds the jvp linearized at ``x0``."""
+    _, pushforward = tr.linearize(lambda x: np.sin(x) * x, x0)
+
+    def call(t):
+        return pushforward(t)
+    return call
+
+
+def sine_times_with_aux(x, y):
+    z = np.sin(x) * y
+    return z, np.sum(z)

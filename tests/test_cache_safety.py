@@ -238,3 +238,35 @@ def test_private_existing_dir_is_used_without_warning(tmp_path, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert cache.cache_dir() == mine
+
+
+# The key of a function's module hashes what the code reads: a Jacobian's argnums and a
+# linearization's primals held in a closure are part of what the code computes, so functions of
+# one source holding different ones must not share a module (each gave the first one's result).
+
+def test_closures_holding_jacobians_of_other_argnums_do_not_share_a_module(fresh_cache):
+    x, y = np.array([0.3, -1.2]), np.array([1.5, 0.5])
+    by_x = tr.jit(jit_cases.calling_a_jacobian(0), tiered=False)(x, y)
+    by_y = tr.jit(jit_cases.calling_a_jacobian(1), tiered=False)(x, y)
+    np.testing.assert_allclose(by_x, np.diag(np.cos(x) * y), rtol=1e-14)
+    np.testing.assert_allclose(by_y, np.diag(np.sin(x)), rtol=1e-14)
+
+
+def test_closures_holding_linearizations_at_other_primals_do_not_share_a_module(fresh_cache):
+    t = np.array([1.0, 1.0])
+    for x0 in (np.array([0.3, -1.2]), np.array([2.0, 0.5])):
+        got = tr.jit(jit_cases.calling_a_linearization(x0), tiered=False)(t)
+        np.testing.assert_allclose(got, np.cos(x0) * x0 + np.sin(x0), rtol=1e-14)
+
+
+@pytest.mark.parametrize("kind", ["jacrev", "jacfwd"])
+def test_has_aux_at_other_argnums_does_not_share_a_module(fresh_cache, kind):
+    x, y = np.array([0.3, -1.2, 0.9]), np.array([1.5, 0.5, -2.0])
+    transform = getattr(tr, kind)
+    by_x, _ = tr.jit(transform(jit_cases.sine_times_with_aux, argnums=0, has_aux=True), tiered=False)(x, y)
+    by_y, _ = tr.jit(transform(jit_cases.sine_times_with_aux, argnums=1, has_aux=True), tiered=False)(x, y)
+    both, _ = tr.jit(transform(jit_cases.sine_times_with_aux, argnums=(0, 1), has_aux=True), tiered=False)(x, y)
+    np.testing.assert_allclose(by_x, np.diag(np.cos(x) * y), rtol=1e-14)
+    np.testing.assert_allclose(by_y, np.diag(np.sin(x)), rtol=1e-14)
+    np.testing.assert_allclose(both[0], by_x, rtol=1e-14)
+    np.testing.assert_allclose(both[1], by_y, rtol=1e-14)

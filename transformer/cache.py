@@ -169,6 +169,13 @@ def _visit_value(name, value, digest, seen, attributes=()):
     elif inner is not None:
         digest.update(repr(getattr(value, "__transformer_chain__", "")).encode())
         _visit(inner, digest, seen)
+    elif hasattr(value, "cache_parts"):
+        # an object whose code form holds values of its own (linearize's primals): they and its
+        # functions are what the code calling it computes with
+        described, functions = value.cache_parts()
+        _hash_value(f"{name}={type(value).__name__}", described, digest)
+        for function in functions:
+            _visit(function, digest, seen)
     elif isinstance(value, (custom_vjp, custom_jvp)):
         # its rules are inlined as well as its own code: a name rebound to another custom function,
         # or a rule edited, must not find the module written for the old one

@@ -145,7 +145,12 @@ class _Derived(Transformed):
 
     @property
     def __transformer_chain__(self) -> str:
-        return f"{self.what} of {self.base.__transformer_chain__}"
+        # its options too: the cache's key of code that calls it reads this (cache._visit_value), so
+        # jacrev(f, argnums=0) and jacrev(f, argnums=1) bound to one name must not share a module
+        return f"{self.what}{self.options()} of {self.base.__transformer_chain__}"
+
+    def options(self) -> str:
+        return ""
 
     def __repr__(self) -> str:
         return f"<{self.what} of {self.__qualname__} on {self.target}>"
@@ -323,6 +328,9 @@ class Jacobian(_Derived):
 
     def rebuilt(self, base):
         return Jacobian(base, self.rev, self.rev_several, self.fwd, self.fwd_several)
+
+    def options(self) -> str:
+        return repr((self.rev, self.rev_several, self.fwd, self.fwd_several))
 
     def written(self, fun, arity, structures=None):
         if self.fwd is None:
@@ -557,7 +565,7 @@ class Jacobian(_Derived):
         return result if self.rev_several else result[0]
 
 
-def _with_aux(kind: str, fn, derivative):
+def _with_aux(kind: str, fn, argnums):
     """``kind(fn, ..., has_aux=True)``: ``fn`` returns ``(output, aux)``; the result returns the
     derivative of the output and ``aux`` (derived_code.with_aux's code).  That code reads
     ``fun(...)[0]``, which of an array would be its first row: so that ``fn`` returns a pair is
@@ -567,7 +575,7 @@ def _with_aux(kind: str, fn, derivative):
         raise TransformError(f"{kind}(..., has_aux=True) takes a function not yet transformed (jit is fine): "
                              f"{base.__qualname__} is; take {kind} of the plain function, then transform it")
     _check_writable(base)
-    written = derived_code.with_aux(fn, len(base.signature.parameters), derivative, kind)
+    written = derived_code.with_aux(fn, len(base.signature.parameters), kind, argnums)
     pair = _ReturnsPair(base, kind)
 
     @functools.wraps(written)
@@ -616,7 +624,7 @@ def jacrev(fn, argnums=0, has_aux=False):
     the result is ``(jacobian, aux)``.
     """
     if has_aux:
-        return _with_aux("jacrev", fn, lambda output: jacrev(output, argnums))
+        return _with_aux("jacrev", fn, argnums)
     base = Transformed.of(fn).stepwise()       # a derived function's code form: its chain is extended
     return Jacobian(base, _argnums(fn, argnums, len(base.signature.parameters)), isinstance(argnums, tuple))
 
@@ -625,7 +633,7 @@ def hessian(fn, argnums=0, has_aux=False):
     """``jacfwd(jacrev(fn, argnums), argnums)``: forward over reverse, as JAX does (``has_aux``:
     ``fn`` returns ``(output, aux)``, the result ``(hessian, aux)``)."""
     if has_aux:
-        return _with_aux("hessian", fn, lambda output: hessian(output, argnums))
+        return _with_aux("hessian", fn, argnums)
     return jacfwd(jacrev(fn, argnums), argnums)
 
 
@@ -641,7 +649,7 @@ def jacfwd(fn, argnums=0, has_aux=False):
     ``(output, aux)`` and the result is ``(jacobian, aux)``.
     """
     if has_aux:
-        return _with_aux("jacfwd", fn, lambda output: jacfwd(output, argnums))
+        return _with_aux("jacfwd", fn, argnums)
     if isinstance(fn, Jacobian) and fn.fwd is None:
         return fn.forward(argnums)        # jacfwd(jacrev(f)): forward over reverse, a Hessian
     if isinstance(fn, _Derived) or hasattr(fn, "as_code"):
@@ -758,6 +766,9 @@ class HessianVectorProduct(_Derived):
     def rebuilt(self, base):
         return HessianVectorProduct(base, self.argnum)
 
+    def options(self) -> str:
+        return repr((self.argnum,))
+
     def written(self, fun, arity, structures=None):
         return derived_code.written("hvp", fun, arity, (self.argnum,), False, structures=structures)
 
@@ -868,6 +879,11 @@ class LinearizedJvp:
         else:
             self.as_code = functools.lru_cache(maxsize=None)(self._code_form)
             self.called_form = functools.lru_cache(maxsize=None)(lambda: _called_form(self, self.forward))
+
+    def cache_parts(self):
+        """What code calling it computes with (cache._visit_value): its primals, held as constants
+        in its code form, and the function linearized."""
+        return (self.forward.__transformer_chain__, tuple(self.primals)), [self.forward.__transformer_fn__]
 
     def _code_form(self, structures=None) -> Transformed:
         if structures is not None and any(t.kind != "leaf" for t in structures):

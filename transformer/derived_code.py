@@ -128,22 +128,22 @@ def picked(fun, arity: int, treedef) -> list:
     return [getattr(module, f"leaf{k}_of_{name}") for k in range(len(accesses))]
 
 
-def with_aux(fun, arity: int, derivative, kind: str):
-    """``kind(fun, has_aux=True)`` for a ``fun`` returning ``(output, aux)``: ``derivative`` (a
-    function of the output's function) is taken of ``fun`` with its output alone, and the written
-    function returns that derivative and ``aux``, as JAX's ``has_aux`` does.  Written as code, so
-    that transforms of it (``jit``, ``vmap``) read it like any other function."""
+def with_aux(fun, arity: int, kind: str, argnums):
+    """``tr.kind(fun, argnums, has_aux=True)`` for a ``fun`` returning ``(output, aux)``: the written
+    function returns ``kind`` of ``fun`` with its output alone, and ``aux``, as JAX's ``has_aux``
+    does.  Written as code, so that transforms of it (``jit``, ``vmap``) read it like any other
+    function; the kind and argnums are in its text, which the cache's key holds."""
     name = _name_of(fun)
     xs = ", ".join(_params(arity))
-    text = (f"# tr.{kind}(fun, has_aux=True) for a function of {arity} positional arguments returning\n"
-            f"# (output, aux), written by transformer/derived_code.py\n\n\n"
+    text = (f"# tr.{kind}(fun, argnums={argnums!r}, has_aux=True) for a function of {arity} positional arguments\n"
+            f"# returning (output, aux), written by transformer/derived_code.py\n"
+            f"import transformer as tr\n\n\n"
             f"def output_of_{name}({xs}):\n"
             f"    # fun's output without its aux: the function differentiated\n"
             f"    return fun({xs})[0]\n\n\n"
             f"def {kind}_with_aux_of_{name}({xs}):\n"
-            f"    return derivative({xs}), fun({xs})[1]\n")
+            f"    return tr.{kind}(output_of_{name}, argnums={argnums!r})({xs}), fun({xs})[1]\n")
     module = emit.load_written(text, f"with_aux_{arity}", {"fun": fun})
-    module.derivative = derivative(getattr(module, f"output_of_{name}"))
     written = getattr(module, f"{kind}_with_aux_of_{name}")
     written.inlined_as_written = True      # transformed code calling it inlines it as a helper (normalize)
     return written
