@@ -461,3 +461,9 @@ def scaled_and_summed(x):
 
 def scaled_and_summed_pair(x):
     return x * 2.0, np.sum(x)
+
+
+def axes_by_keyword(x):
+    """np.expand_dims, np.moveaxis and np.swapaxes with their axes given by keyword."""
+    moved = np.moveaxis(x, source=0, destination=-1)
+    return np.expand_dims(moved, axis=1) * np.swapaxes(x, axis1=0, axis2=1)[:, None, :]

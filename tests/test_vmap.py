@@ -437,3 +437,13 @@ def test_out_axes_as_a_dict_places_each_entry_of_a_dict_output(jit):
         tr.vmap(c.scaled_and_summed_pair, out_axes={"scaled": 1, "total": 0})(x)
     with pytest.raises(ValueError, match="out_axes is a dict with keys"):
         tr.vmap(c.scaled_and_summed, out_axes={"scaled": 1, "sum": 0})(x)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["vmap", "jit(vmap)"])
+def test_axes_given_by_keyword_are_shifted_too(jit):
+    """vmap of np.expand_dims(x, axis=1) lost the keyword (a TypeError from NumPy, or a numba
+    compile error): keyword axes are shifted as positional ones are."""
+    x = np.arange(24.0).reshape(2, 3, 4) / 7.0
+    f = tr.vmap(c.axes_by_keyword)
+    got = (tr.jit(f) if jit else f)(x)
+    np.testing.assert_array_equal(got, np.stack([c.axes_by_keyword(x[i]) for i in range(2)]))

@@ -984,7 +984,8 @@ class _Batcher:
     def rule_axis_arguments(self, prim, rule, args, keywords, states):
         self.batched_operand(prim, states)
         axes = []
-        for a in args[1:]:
+        given = list(args[1:]) + [keywords[p] for p in prim.params[len(args):] if p in keywords]
+        for a in given:
             value = cf.int_literal(a)
             if value is not None:
                 axes.append(cf.literal(_shift(value)))
