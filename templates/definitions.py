@@ -160,7 +160,10 @@ def heaviside(x1, x2):
 
 @define("np.isclose")
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    close = np.logical_or(a == b, np.abs(a - b) <= atol + rtol * np.abs(b))
+    """NumPy's test: equal, or within the tolerance of a finite ``b`` (an infinite ``b`` is close only
+    to itself: |a - b| <= rtol |b| would hold for any ``a`` there)."""
+    within = np.logical_and(np.isfinite(b), np.abs(a - b) <= atol + rtol * np.abs(b))
+    close = np.logical_or(a == b, within)
     if equal_nan:
         close = np.logical_or(close, np.logical_and(np.isnan(a), np.isnan(b)))
     return close

@@ -80,3 +80,54 @@ def test_booleans_are_not_subtracted():
     flags = np.array([True, False, False])
     with pytest.raises(tr.TransformError, match="test_dtype_promotion.py"):
         tr.jit(differences, tiered=False)(flags)
+
+
+# --------------------------------- what an adversarial hunt found numba computing otherwise
+def quotient(a, b):
+    return a / b
+
+
+def signs(x):
+    return np.sign(x)
+
+
+def close(a, b):
+    return np.isclose(a, b)
+
+
+def integer_power(i, j):
+    return i ** j
+
+
+@pytest.mark.parametrize("integer", [np.int8, np.int16, np.uint8, np.bool_], ids=lambda t: np.dtype(t).name)
+def test_small_integers_divide_in_float64(integer):
+    """numba took float32's loop for int8 / int8 (the first that fits); NumPy divides in float64."""
+    a, b = np.array([7, 1, 0], dtype=integer), np.array([3, 3, 1], dtype=integer)
+    got, expected = tr.jit(quotient, tiered=False)(a, b), quotient(a, b)
+    assert got.dtype == expected.dtype == np.float64
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint32, np.uint64, np.int8, np.float64], ids=lambda t: np.dtype(t).name)
+def test_sign_of_unsigned_integers(dtype):
+    """numba read an unsigned integer as signed: the sign of 249 as uint8 came out 255."""
+    x = np.array([np.iinfo(dtype).max if dtype != np.float64 else 2.0, 1, 0], dtype=dtype)
+    got = tr.jit(signs, tiered=False)(x)
+    assert got.dtype == signs(x).dtype
+    np.testing.assert_array_equal(got, signs(x))
+
+
+def test_isclose_of_infinities():
+    a, b = np.array([-np.inf, np.inf, 1.0, np.inf, np.nan]), np.array([np.inf, -np.inf, np.inf, np.inf, np.nan])
+    np.testing.assert_array_equal(tr.jit(close, tiered=False)(a, b), np.isclose(a, b))
+    np.testing.assert_array_equal(tr.jit(close)(a, b), np.isclose(a, b))
+
+
+def test_integer_arrays_to_negative_integer_powers_are_refused_as_numpy_refuses():
+    with pytest.raises(ValueError, match="negative integer powers"):
+        integer_power(np.array([2, 3]), np.array([-1, 2]))
+    with pytest.raises(ValueError, match="negative integer powers"):
+        tr.jit(integer_power, tiered=False)(np.array([2, 3]), np.array([-1, 2]))
+    np.testing.assert_array_equal(tr.jit(integer_power, tiered=False)(np.array([2, 3]), np.array([3, 2])), [8, 9])
+    np.testing.assert_allclose(tr.jit(integer_power, tiered=False)(np.array([2.0, 3.0]), np.array([-1.0, 0.5])),
+                               integer_power(np.array([2.0, 3.0]), np.array([-1.0, 0.5])), rtol=1e-15)

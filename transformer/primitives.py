@@ -235,7 +235,8 @@ for _name in ["sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
     if _name in ("rad2deg",):
         _aliases += [np.degrees, math.degrees]
     register(_name, f"np.{_name}", getattr(np, _name), COMPARE if _name.startswith("is") else UNARY,
-             ("x",), aliases=_aliases)
+             ("x",), aliases=_aliases,
+             numba=Lowering("sign") if _name == "sign" else None)   # numba's sign of unsigned ints is -1 above 2**(bits-1)
 
 register("round", "np.round", np.round, UNARY, ("x",), keywords=("decimals",), aliases=(np.around, builtins.round),
          methods=("round",))

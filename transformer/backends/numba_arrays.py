@@ -175,6 +175,22 @@ def _clip(x, lo, hi):
     return lambda x, lo, hi: min(max(x, lo), hi)
 
 
+def sign(x):
+    return np.sign(x)
+
+
+@overload(sign)
+def _sign(x):
+    # numba's np.sign reads an unsigned integer as signed: 249 as uint8 gave 255 (-1)
+    dtype = x.dtype if _is_array(x) else x
+    if isinstance(dtype, types.Integer) and not dtype.signed:
+        if _is_array(x):
+            return lambda x: (x > 0).astype(x.dtype)
+        unsigned = as_dtype(dtype).type
+        return lambda x: unsigned(1) if x > 0 else unsigned(0)
+    return lambda x: np.sign(x)
+
+
 def fmod(x, y):
     return np.fmod(x, y)
 

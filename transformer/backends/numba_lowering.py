@@ -112,6 +112,14 @@ def _is_int_literal(node) -> bool:
                                              and isinstance(node.expression, cst.Integer))
 
 
+def _is_literal_exponent(node) -> bool:
+    """A number written in the code: a literal, or its dtype witness ``nl.scalar_like(x, 2)``."""
+    if _is_number_literal(node):
+        return True
+    return isinstance(node, cst.Call) and cf.code_of(node.func) == "nl.scalar_like" and len(node.args) == 2 \
+        and _is_number_literal(node.args[1].value)
+
+
 def _is_number_literal(node) -> bool:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         node = node.expression
@@ -179,10 +187,12 @@ class _Lower(cst.CSTTransformer):
             return _helper("matmul", updated.left, updated.right)
         left, right = _weak_literals([updated.left, updated.right])
         if isinstance(updated.operator, cst.Power) and (_is_int_literal(updated.left) or (
-                _is_int_literal(updated.right) and isinstance(updated.right, cst.UnaryOperation))):
-            # an integer literal's power or a negative integer power (2 ** k, k ** -1): numba's
-            # integer power of a negative exponent is 0, which nl.power refuses as NumPy does (x ** 2
-            # stays an operator, which numba's array expressions and the fusions read)
+                _is_int_literal(updated.right) and isinstance(updated.right, cst.UnaryOperation))
+                or not _is_literal_exponent(updated.right)):
+            # an integer literal's power, a negative integer power or one held in a name (2 ** k,
+            # k ** -1, i ** j): numba's integer power of a negative exponent is 0, which nl.power
+            # refuses as NumPy does (x ** 2 and x ** 0.5 stay operators, which numba's array
+            # expressions and the fusions read)
             return _helper("power", left, right)
         return updated.with_changes(left=left, right=right)
 

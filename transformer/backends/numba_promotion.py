@@ -17,7 +17,8 @@ it), a ufunc whose integer operands include an array picks its loop by NumPy's s
 an integer array is never weak.  That holds where numba types the ufunc (``_ufunc_typing``),
 where it lowers it (``_find_loop_for_lowering``) and inside the loops it fuses array
 expressions into (``_array_expression``).  Booleans are not subtracted, as in NumPy (numba
-subtracts them as int8: ``np.diff`` of a bool array gave int8 differences).  Integer scalars keep numba's rule, the right one for Python
+subtracts them as int8: ``np.diff`` of a bool array gave int8 differences), and small integers
+are divided in float64, as NumPy's true_divide does (numba's first fitting loop was float32's).  Integer scalars keep numba's rule, the right one for Python
 ints (shapes, loop counters, ``len``).  Nothing changes for code compiled outside ours.
 """
 from __future__ import annotations
@@ -50,6 +51,19 @@ class _Flag:
         setattr(_state, self.name, getattr(_state, self.name) - 1)
 
 
+class _Flags:
+    def __init__(self, names):
+        self.flags = [_Flag(name) for name in names]
+
+    def __enter__(self):
+        for flag in self.flags:
+            flag.__enter__()
+
+    def __exit__(self, *exc):
+        for flag in self.flags:
+            flag.__exit__()
+
+
 class NumpyPromotionCompiler(compiler.Compiler):
     """numba's nopython pipeline, with NumPy's promotion of integer arrays (module docstring).
     Functions it calls compile inside it, so they follow the same rule."""
@@ -73,8 +87,11 @@ _numba_array_expression = array_exprs._lower_array_expr
 
 
 def _can_cast(from_, to, has_mixed_inputs, casting="safe"):
+    from_, to = np.dtype(from_), np.dtype(to)
+    if getattr(_state, "dividing", 0) and from_.kind in "biu" and to.kind == "f" and to.itemsize < 8:
+        return False        # NumPy divides integers in float64 (its own type resolver for true_divide)
     if getattr(_state, "strict", 0):
-        return np.can_cast(np.dtype(from_), np.dtype(to), casting)
+        return np.can_cast(from_, to, casting)
     return _numba_can_cast(from_, to, has_mixed_inputs, casting)
 
 
@@ -98,10 +115,20 @@ def _ufunc_typing(self, args, kws):
         # numba subtracts booleans as int8; NumPy refuses to (the python tier does too)
         raise TypingError("numpy boolean subtract, the `-` operator, is not supported: use `^` "
                           "(np.logical_xor) or `!=` for booleans, or cast them to int first")
+    if _compiling() and self.ufunc is np.true_divide and _integers_only(args[:2]):
+        with _Flag("dividing"):
+            return _numba_ufunc_typing(self, args, kws)
     if _compiling() and _integer_array_meets_float(args[:self.ufunc.nin]):
         with _Flag("strict"):
             return _numba_ufunc_typing(self, args, kws)
     return _numba_ufunc_typing(self, args, kws)
+
+
+def _integers_only(args) -> bool:
+    def kind(t):
+        t = t.dtype if isinstance(t, types.Array) else t
+        return "i" if isinstance(t, (types.Integer, types.Boolean)) else ""
+    return all(kind(t) for t in args)
 
 
 def _find_loop_for_lowering(ufunc, arg_types):
@@ -115,10 +142,11 @@ def _find_loop_for_lowering(ufunc, arg_types):
         wanted = [numpy_support.as_dtype(t) for t in arg_types[ufunc.nin:]]
         if _outputs(loop, len(wanted)) == wanted:
             return loop
-        with _Flag("strict"):
-            strict = _numba_find_loop(ufunc, arg_types)
-        if strict is not None and _outputs(strict, len(wanted)) == wanted:
-            return strict
+        for flags in (("strict",), ("dividing",)):
+            with _Flags(flags):
+                strict = _numba_find_loop(ufunc, arg_types)
+            if strict is not None and _outputs(strict, len(wanted)) == wanted:
+                return strict
     except Exception:       # a type with no dtype: numba's pick stands
         pass
     return loop
