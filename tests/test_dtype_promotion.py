@@ -131,3 +131,32 @@ def test_integer_arrays_to_negative_integer_powers_are_refused_as_numpy_refuses(
     np.testing.assert_array_equal(tr.jit(integer_power, tiered=False)(np.array([2, 3]), np.array([3, 2])), [8, 9])
     np.testing.assert_allclose(tr.jit(integer_power, tiered=False)(np.array([2.0, 3.0]), np.array([-1.0, 0.5])),
                                integer_power(np.array([2.0, 3.0]), np.array([-1.0, 0.5])), rtol=1e-15)
+
+
+def clipped_between_floats(x):
+    return np.clip(x, 0.5, 2.5)
+
+
+def clipped_between_ints(x):
+    return np.clip(x, 1, 3)
+
+
+def remainders(a, b):
+    return np.fmod(a, b)
+
+
+def test_booleans_clipped_as_numbers():
+    """numba clipped booleans as booleans: [True, True] where NumPy gives [1.0, 0.5]."""
+    flags = np.array([True, False])
+    for f in (clipped_between_floats, clipped_between_ints):
+        got, expected = tr.jit(f, tiered=False)(flags), f(flags)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("integer", [np.uint8, np.uint16, np.uint32, np.int8, np.int32], ids=lambda t: np.dtype(t).name)
+def test_fmod_keeps_the_integer_type(integer):
+    a, b = np.array([7, 100, 9], dtype=integer), np.array([2, 3, 4], dtype=integer)
+    got = tr.jit(remainders, tiered=False)(a, b)
+    assert got.dtype == remainders(a, b).dtype
+    np.testing.assert_array_equal(got, remainders(a, b))

@@ -164,9 +164,13 @@ def clip(x, lo, hi):
 def _clip(x, lo, hi):
     # numba's np.clip takes arrays only; NumPy also clips a scalar.
     if _is_array(x):
-        if isinstance(x.dtype, types.Integer) and (isinstance(lo, types.Float) or isinstance(hi, types.Float)):
-            # NumPy clips integers between float bounds in float64; numba keeps the integers
+        float_bounds = isinstance(lo, types.Float) or isinstance(hi, types.Float)
+        if isinstance(x.dtype, (types.Integer, types.Boolean)) and float_bounds:
+            # NumPy clips integers and booleans between float bounds in float64; numba keeps their type
             return lambda x, lo, hi: np.clip(x.astype(np.float64), lo, hi)
+        if isinstance(x.dtype, types.Boolean):
+            # between integer bounds, booleans are clipped as integers (NumPy's int64)
+            return lambda x, lo, hi: np.clip(x.astype(np.int64), lo, hi)
         return lambda x, lo, hi: np.clip(x, lo, hi)
     if _is_none(lo):
         return lambda x, lo, hi: min(x, hi)
@@ -195,8 +199,10 @@ def fmod(x, y):
     return np.fmod(x, y)
 
 
-@vectorize(["int8(int8, int8)", "int16(int16, int16)", "int32(int32, int32)", "int64(int64, int64)",
-            "uint8(uint8, uint8)", "uint16(uint16, uint16)", "uint32(uint32, uint32)", "uint64(uint64, uint64)"])
+# each unsigned type before the signed one of its width: the first signature its operands cast to
+# safely is taken, and uint8's was int16's (NumPy keeps uint8)
+@vectorize(["uint8(uint8, uint8)", "int8(int8, int8)", "uint16(uint16, uint16)", "int16(int16, int16)",
+            "uint32(uint32, uint32)", "int32(int32, int32)", "uint64(uint64, uint64)", "int64(int64, int64)"])
 def _integer_fmod(a, b):
     """C's remainder, the sign of the dividend (numba's np.fmod of integers gave 7 for fmod(7, -2));
     0 for a divisor of 0, as NumPy gives (with its warning)."""
