@@ -1586,12 +1586,13 @@ class _Normalizer:
         body = [dataflow.renamed(stmt, rename) for stmt in callee.node.body.body]
         *statements, last = body
         self.out.extend(statements)
-        returned = callee.returned if not fn.steps else None
-        if returned and all(r == returned[0] for r in returned) and returned[0].kind not in ("leaf", "none"):
+        kept = _rebuilt_on_return(callee.returned) if not fn.steps else None
+        if kept is not None:
             # plain code returning a dict or list (a Jacobian's code form at dict arguments): its
-            # structure stays known here, as a helper's does
+            # structure stays known here, as a helper's does (plain tuples stay displays, which
+            # tuple_picks makes plain for reverse mode)
             held = self.held(last.body[0].value)
-            self.core.structures[held.value] = returned[0]
+            self.core.structures[held.value] = kept
             return held
         if structured:
             return self.regrouped(last.body[0].value, fn, structured)
