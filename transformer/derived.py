@@ -601,13 +601,18 @@ class _ReturnsPair(Boundary):
 
     def __init__(self, base, kind):
         self.base, self.kind = base, kind
+        self._passed: set = set()          # the argument structures checked already (normalizing is slow)
 
     def check(self, structures: dict) -> None:
+        key = tuple(sorted((name, str(treedef)) for name, treedef in structures.items()))
+        if key in self._passed:
+            return
         returned = staging.normalize(self.base.__transformer_fn__, None, structures or None).returned
         if not returned or any(r.kind != "tuple" or len(r.children) != 2 for r in returned):
             code = self.base.__transformer_fn__.__code__
             raise TransformError(f"{self.kind}(..., has_aux=True) needs {self.base.__qualname__}() to return a "
                                  f"pair (output, aux) at every return", Location(code.co_filename, code.co_firstlineno))
+        self._passed.add(key)
 
     def before(self, args):
         self.check(self.base.structures(args))

@@ -16,10 +16,13 @@ Here, while a function of ours compiles (``COMPILER``, numba's pipeline with thi
 it), a ufunc whose integer operands include an array picks its loop by NumPy's safe casting:
 an integer array is never weak.  That holds where numba types the ufunc (``_ufunc_typing``),
 where it lowers it (``_find_loop_for_lowering``) and inside the loops it fuses array
-expressions into (``_array_expression``).  Booleans are not subtracted, as in NumPy (numba
-subtracts them as int8: ``np.diff`` of a bool array gave int8 differences), and small integers
-are divided in float64, as NumPy's true_divide does (numba's first fitting loop was float32's).  Integer scalars keep numba's rule, the right one for Python
-ints (shapes, loop counters, ``len``).  Nothing changes for code compiled outside ours.
+expressions into (``_array_expression``).  Integer scalars keep numba's rule, the right one for
+Python ints (shapes, loop counters, ``len``).
+
+Two more of NumPy's own rules hold there: booleans are not subtracted (numba subtracts them as
+int8: ``np.diff`` of a bool array gave int8 differences), and integers are divided in float64, as
+NumPy's true_divide resolves them (numba took the first loop int8 casts to, float32's).  Nothing
+changes for code compiled outside ours.
 """
 from __future__ import annotations
 
@@ -33,7 +36,9 @@ from numba.core.registry import cpu_target
 from numba.np import npyimpl, numpy_support
 from numba.np.ufunc import array_exprs
 
-_state = threading.local()       # compiling: depth of our compiles; strict: picking a loop strictly
+# compiling: the depth of our compiles; strict: a loop picked by NumPy's safe casting; dividing: no
+# integer cast to a float narrower than float64
+_state = threading.local()
 
 
 def _compiling() -> bool:
@@ -133,8 +138,8 @@ def _integers_only(args) -> bool:
 
 def _find_loop_for_lowering(ufunc, arg_types):
     """Lowering picks the loop again from the operands' element types and the typed result.
-    Where numba's rule gives another result than typing chose, the strict pick is the one
-    typing made."""
+    Where numba's rule gives another result than typing chose, the pick under the rule typing
+    followed (strict, or dividing) is the one typing made."""
     loop = _numba_find_loop(ufunc, arg_types)
     if not _compiling() or loop is None or len(arg_types) == ufunc.nin:
         return loop
