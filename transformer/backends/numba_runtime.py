@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, typeof, types
+from numba.core import cgutils
 from numba.core.errors import TypingError
-from numba.extending import overload, register_jitable
+from numba.cpython.listobj import ListInstance
+from numba.extending import intrinsic, overload, register_jitable
 from numba.np.numpy_support import as_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
@@ -461,8 +463,34 @@ def expand_to(g, x, axis=None, keepdims=False):
 
 
 # ------------------------------------------------------------------ the tape
+@intrinsic
+def _take_last(typingctx, tape):
+    """The last entry of a list, removed: its references move to the caller.  numba's own
+    ``list.pop`` increfs each array in the entry and then decrefs it again as it clears the
+    slot, and a tape entry is a tuple of up to dozens of arrays (vjp.py pushes what one
+    statement block needs as one tuple), so a backward sweep spent most of its time there:
+    2046 pops of a 22-array entry took 1.5 ms against 0.35 ms this way.  The slot is zeroed (the
+    list's destructor decrefs every slot up to its size, and the size drops below it anyway)
+    and the storage is not shrunk: a tape is emptied once, by the sweep that reads it, and is
+    freed with it."""
+    if not isinstance(tape, types.List):
+        return None
+
+    def codegen(context, builder, signature, args):
+        entries = ListInstance(context, builder, signature.args[0], args[0])
+        cgutils.guard_zero(context, builder, entries.size, (IndexError, "pop from an empty tape"))
+        last = builder.sub(entries.size, entries.size.type(1))
+        entry = entries.getitem(last)
+        entries.zfill(last, entries.size)
+        entries.size = last
+        return entry
+    return tape.dtype(tape), codegen
+
+
 @overload(rt.pop)
 def pop(tape):
+    if isinstance(tape, types.List) and not tape.reflected:
+        return lambda tape: _take_last(tape)
     return lambda tape: tape.pop()
 
 
