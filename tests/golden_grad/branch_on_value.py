@@ -21,18 +21,15 @@ def grad_branch_on_value(x):
     _t4 = rt.expand_to(_t14, _t2, axis=None, keepdims=False)
     y = rt.top(y_stack)
     _t5 = _t4 * x
-    _t6 = rt.unbroadcast(_t5, y)
     _t7 = _t4 * y
-    _t8 = rt.unbroadcast(_t7, x)
-    y_bar = _t6
-    x_bar = _t8
+    y_bar = _t5
+    x_bar = _t7
     # vjp of: if np.sum(x) > 0:   [corpus_grad.py:261]
     if _t1:
         # vjp of: y = x * 2.0   [corpus_grad.py:262]
         y = rt.pop(y_stack)
         _t9 = y_bar * 2.0
-        _t10 = rt.unbroadcast(_t9, x)
-        x_bar = x_bar + _t10
+        x_bar = x_bar + _t9
     else:
         # vjp of: y = np.exp(x)   [corpus_grad.py:264]
         y = rt.pop(y_stack)

@@ -30,15 +30,12 @@ def grad_early_return(x):
         y_bar = _t7
         # vjp of: y = x * x   [corpus_grad.py:356]
         _t8 = y_bar * x
-        _t9 = rt.unbroadcast(_t8, x)
         _t10 = y_bar * x
-        _t11 = rt.unbroadcast(_t10, x)
-        x_bar = x_bar + _t9
-        x_bar = x_bar + _t11
+        x_bar = x_bar + _t8
+        x_bar = x_bar + _t10
     if _t1:
         # vjp of: return np.sum(x * 2.0)   [corpus_grad.py:355]
         _t13 = rt.expand_to(_result_bar, _t2, axis=None, keepdims=False)
         _t14 = _t13 * 2.0
-        _t15 = rt.unbroadcast(_t14, x)
-        x_bar = x_bar + _t15
+        x_bar = x_bar + _t14
     return x_bar

@@ -13,17 +13,11 @@ def grad_helper_calls(x):
     _t18 = rt.scalar_seed(_t4)
     # vjp of: return v * scale + shift   [corpus_grad.py:436]
     _t5 = rt.expand_to(_t18, _t3, axis=None, keepdims=False)
-    _t6 = rt.unbroadcast(_t5, _t0)
-    _t7 = rt.unbroadcast(_t5, _t2)
-    _t8 = rt.unbroadcast(_t7, _t1)
-    _t10 = _t8 * 3.0
-    _t11 = rt.unbroadcast(_t10, x)
-    x_bar = _t11
+    _t10 = _t5 * 3.0
+    x_bar = _t10
     # vjp of: return v * v   [corpus_grad.py:432]
-    _t14 = _t6 * x
-    _t15 = rt.unbroadcast(_t14, x)
-    _t16 = _t6 * x
-    _t17 = rt.unbroadcast(_t16, x)
-    x_bar = x_bar + _t15
-    x_bar = x_bar + _t17
+    _t14 = _t5 * x
+    _t16 = _t5 * x
+    x_bar = x_bar + _t14
+    x_bar = x_bar + _t16
     return x_bar

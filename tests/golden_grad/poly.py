@@ -13,24 +13,15 @@ def grad_poly(x):
     _t47 = rt.scalar_seed(_t7)
     # vjp of: return np.sum(3.0 * x ** 3 - 2.0 * x ** 2 + x - 5.0)   [corpus_grad.py:28]
     _t8 = rt.expand_to(_t47, _t6, axis=None, keepdims=False)
-    _t9 = rt.unbroadcast(_t8, _t5)
-    _t12 = rt.unbroadcast(_t9, _t4)
-    _t13 = rt.unbroadcast(_t9, x)
-    x_bar = _t13
-    _t14 = rt.unbroadcast(_t12, _t1)
-    _t15 = rt.unbroadcast(_t12, _t3)
-    _t16 = -_t15
+    x_bar = _t8
+    _t16 = -_t8
     _t19 = _t16 * 2.0
-    _t20 = rt.unbroadcast(_t19, _t2)
-    _t24 = _t20 * 2
+    _t24 = _t19 * 2
     _t26 = _t24 * x
-    _t27 = rt.unbroadcast(_t26, x)
-    x_bar = x_bar + _t27
-    _t34 = _t14 * 3.0
-    _t35 = rt.unbroadcast(_t34, _t0)
-    _t39 = _t35 * 3
+    x_bar = x_bar + _t26
+    _t34 = _t8 * 3.0
+    _t39 = _t34 * 3
     _t40 = x ** 2
     _t41 = _t39 * _t40
-    _t42 = rt.unbroadcast(_t41, x)
-    x_bar = x_bar + _t42
+    x_bar = x_bar + _t41
     return x_bar

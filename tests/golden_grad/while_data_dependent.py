@@ -18,10 +18,9 @@ def grad_while_data_dependent(x):
     # vjp of: while s < 10.0:   [corpus_grad.py:321]
     for iteration in range(while_trips):
         # vjp of: s = s * 1.5 + 0.1   [corpus_grad.py:322]
-        _t2 = rt.unbroadcast(s_bar, _t1)
+        _t2 = s_bar
         _t4 = _t2 * 1.5
-        _t5 = rt.unbroadcast(_t4, s)
-        s_bar = _t5
+        s_bar = _t4
     # vjp of: s = x   [corpus_grad.py:320]
     x_bar = s_bar
     return x_bar

@@ -231,7 +231,9 @@ class Analysis:
                 continue
             if a.kind == "write_into":
                 needed.update(dataflow.index_names(a.small.targets[0].target))
-                needed.update(atom_names(a.value))   # unbroadcast reads v's shape
+                # its backward sweep reads v only for its shape (rt.unbroadcast): v needs
+                # keeping only where a loop may change that shape
+                needed.update(n for n in atom_names(a.value) if not self.same_shape_always(n))
                 if id(a.line) not in self.unread_writes:    # the array the write is undone in
                     needed.add(a.target)
                 continue
@@ -266,6 +268,7 @@ class Analysis:
     def same_shape_always(self, name: str) -> bool:
         known = self._same_shapes.get(name)
         if known is None:
+            self._same_shapes[name] = False      # (while deciding: a cycle of names proves nothing)
             known = self._same_shapes[name] = self._same_shape_always(name)
         return known
 
@@ -317,7 +320,7 @@ class Analysis:
         if name in self.loop_indices or self.counts.count.get(name, 0) == 0:
             return True
         if self.counts.count.get(name) != 1:
-            return False
+            return self.same_shape_always(name)      # set more than once, to values of one shape
         a = next((a for a in self.statements if a.target == name and a.kind == "assign"), None)
         if a is None:
             return name in self.params          # a parameter, never set again

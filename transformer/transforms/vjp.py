@@ -526,6 +526,8 @@ class _Reverse:
         statements, result = apply_template(self.core, template, bound)
         if on_tape:
             statements, result = _in_place(statements, result)
+        if prim.shape_rule == "elementwise":
+            statements, result = _without_identity_unbroadcasts(statements, result, self.shaped_like_result(a))
         out += statements
         wrt = list(rule_wrt(template))
         atoms = [el.value for el in result.elements] if isinstance(result, cst.Tuple) and len(wrt) > 1 else [result]
@@ -538,6 +540,16 @@ class _Reverse:
             else:
                 pairs += [(n, by_param[param]) for p, n in wanted if p == param]
         return pairs
+
+    def shaped_like_result(self, a: Assignment) -> set:
+        """The operands of ``a`` (an elementwise operation) that always have its result's shape
+        (shapes.py's tokens: one shape class; not numbers, whose sum is cheap): summing a cotangent down to one of them does nothing."""
+        if self._shapes is None:
+            self._shapes = Shapes(self.core)
+        token = self._shapes.of_name(a.target)
+        if token[1] is None or token == SCALAR:
+            return set()
+        return {name for name in dataflow.value_reads(a.value) if self._shapes.of_name(name) == token}
 
     def element_pieces(self, display: cst.Tuple, cotangent, out: list) -> list:
         """(variable, its piece) for each active name in a tuple display, however deeply nested:
@@ -706,6 +718,31 @@ def _kept_copy(kept: str, name: str, size, scope) -> list:
                 cf.assign(copied, cf.call("rt.copy", [cst.Name(element)]))]
         copies.append(cst.Name(copied))
     return out + [cf.assign(kept, cf.tuple_of(copies))]
+
+
+class _IdentityUnbroadcasts(cst.CSTTransformer):
+    """``rt.unbroadcast(c, x)`` is ``c`` where ``x`` is in ``names``."""
+
+    def __init__(self, names: set):
+        self.names = names
+
+    def leave_Call(self, original, updated):
+        if dataflow.spelling(updated) == UNBROADCAST and len(updated.args) == 2 and \
+                isinstance(updated.args[1].value, cst.Name) and updated.args[1].value.value in self.names:
+            return updated.args[0].value
+        return updated
+
+
+def _without_identity_unbroadcasts(statements: list, result, names: set):
+    """An elementwise rule's statements and result without the sums of a cotangent down to an
+    operand that has the result's shape.  Every contribution such a rule makes combines the
+    result's cotangent with operands that broadcast to the result's shape, so it has that
+    shape already; the call would be a no-op, and it would keep the operand alive (and so
+    unfused in the forward sweep) only to read its shape."""
+    if not names:
+        return statements, result
+    rewrite = _IdentityUnbroadcasts(names)
+    return [stmt.visit(rewrite) for stmt in statements], result.visit(rewrite)
 
 
 def _in_place(statements: list, result):
