@@ -228,6 +228,9 @@ class Shapes:
         if x[0] == SHAPE_TUPLE[0]:
             whole = all(isinstance(el.slice, cst.Index) for el in value.slice)
             return SCALAR if whole else SHAPE_TUPLE
+        trimmed = _trimmed(x, value.slice)
+        if trimmed is not None:
+            return trimmed
         if not isinstance(x[0], int):
             return UNKNOWN
         ndim = x[0]
@@ -242,6 +245,23 @@ class Shapes:
             else:
                 return UNKNOWN            # a fancy index or an ellipsis
         return _ndim_token(ndim) if ndim >= 0 else UNKNOWN
+
+
+def _trimmed(x, elements):
+    """The token of ``x[a:-b]`` (either bound left out, numbers written in the code, ``a`` and ``b``
+    not negative) where ``x`` has a shape class: its first axis is ``max(0, n - a - b)`` long for an
+    ``n`` long one, whatever ``a`` and ``b`` are apart, so ``x[1:]`` and ``y[:-1]`` of two arrays of
+    one class share one (``"x[-1]"``).  None for any other index."""
+    if x[1] is None or x == SCALAR or len(elements) != 1 or not isinstance(elements[0].slice, cst.Slice):
+        return None
+    part = elements[0].slice
+    lower = 0 if part.lower is None else cf.int_literal(part.lower)
+    upper = 0 if part.upper is None else cf.int_literal(part.upper)
+    step = 1 if part.step is None else cf.int_literal(part.step)
+    if lower is None or upper is None or step != 1 or lower < 0 or upper > 0 or part.upper is not None and upper == 0:
+        return None
+    removed = lower - upper
+    return x if removed == 0 else (x[0], f"{x[1]}[-{removed}]")
 
 
 def _pushed(value):

@@ -541,15 +541,20 @@ class _Reverse:
                 pairs += [(n, by_param[param]) for p, n in wanted if p == param]
         return pairs
 
-    def shaped_like_result(self, a: Assignment) -> set:
-        """The operands of ``a`` (an elementwise operation) that always have its result's shape
-        (shapes.py's tokens: one shape class; not numbers, whose sum is cheap): summing a cotangent down to one of them does nothing."""
+    def shape_token(self, value):
+        """shapes.py's token of a core-form value (a name, ``y[1:]``...) in the differentiated code."""
         if self._shapes is None:
             self._shapes = Shapes(self.core)
-        token = self._shapes.of_name(a.target)
+        return self._shapes.of_value(value)
+
+    def shaped_like_result(self, a: Assignment) -> set:
+        """The operands of ``a`` (an elementwise operation) that always have its result's shape
+        (shapes.py's tokens: one shape class; not numbers, whose sum is cheap): summing a
+        cotangent down to one of them does nothing."""
+        token = self.shape_token(cst.Name(a.target))
         if token[1] is None or token == SCALAR:
             return set()
-        return {name for name in dataflow.value_reads(a.value) if self._shapes.of_name(name) == token}
+        return {name for name in dataflow.value_reads(a.value) if self.shape_token(cst.Name(name)) == token}
 
     def element_pieces(self, display: cst.Tuple, cotangent, out: list) -> list:
         """(variable, its piece) for each active name in a tuple display, however deeply nested:
@@ -694,9 +699,13 @@ class _Reverse:
             # copy: the slice of y_bar is zeroed below, and a view would see that
             out += [cf.assign(view, cst.Subscript(y_bar, target.slice)),
                     cf.assign(part, cf.call("rt.copy", [cst.Name(view)]))]
+        region = self.shape_token(target)
         for name in atom_names(a.value):
             if name in self.a.active:
                 out += self.read(name)
+                if region[1] is not None and region != SCALAR and self.shape_token(cst.Name(name)) == region:
+                    out += self.accumulate(name, cst.Name(part))     # v fills the region: nothing to sum
+                    continue
                 contribution = self.scope.temp()
                 out.append(cf.assign(contribution, cf.call(UNBROADCAST, [cst.Name(part), cst.Name(name)])))
                 out += self.accumulate(name, cst.Name(contribution))
