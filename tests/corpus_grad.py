@@ -750,6 +750,22 @@ def tuple_in_a_variable(x):
     return np.sum(same[0] * same[1]) + np.sum(pair[-1] ** 2)
 
 
+def rosenbrock_slices(x):
+    """Rosenbrock vectorised: x[1:] and x[:-1] have one shape, so no cotangent is summed between them."""
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def shifted_rates(x):
+    """An ODE's right-hand side written into a slice from shifted slices, in a loop that rebinds y."""
+    y = np.sin(x)
+    for _ in range(2):
+        z = np.empty_like(y)
+        z[0] = x[0]
+        z[1:] = x[1:] * y[:-1]
+        y = y + 0.5 * z
+    return np.sum(y ** 2)
+
+
 CASES = {
     "sin_sum": (sin_sum, _vec(5)), "poly": (poly, _vec(4)), "exp_log": (exp_log, _vec(4)),
     "tanh_square": (tanh_square, _vec(6)), "math_scalar": (math_scalar, lambda r: (float(r.normal()),)),
@@ -778,6 +794,7 @@ CASES = {
     "cumulative_loop": (cumulative_loop, _vec(5)),
     "branch_on_value": (branch_on_value, _vec(4)), "elif_chain": (elif_chain, _vec(3)),
     "ternary": (ternary, _vec(3)), "scalar_loop": (scalar_loop, _vec(6)), "rosenbrock": (rosenbrock, _vec(6)),
+    "rosenbrock_slices": (rosenbrock_slices, _vec(6)), "shifted_rates": (shifted_rates, _vec(5)),
     "loop_over_rows": (loop_over_rows, _mat(3, 4)), "enumerate_loop": (enumerate_loop, _vec(4)),
     "zip_loop": (zip_loop, _vec(5)), "while_data_dependent": (while_data_dependent, lambda r: (float(r.uniform(0.5, 2.0)),)),
     "while_with_counter": (while_with_counter, lambda r: (r.uniform(0.5, 1.0, 3),)),

@@ -14,7 +14,7 @@ from transformer import core_form, staging
 GOLDEN = Path(__file__).parent / "golden_grad"
 NAMES = ["sin_sum", "poly", "broadcast_bias", "softmax_ce", "quadratic_form", "branch_on_value",
          "scalar_loop", "rosenbrock", "while_data_dependent", "break_loop", "inplace_fill",
-         "early_return", "helper_calls", "rnn", "nested_loops"]
+         "early_return", "helper_calls", "rnn", "nested_loops", "rosenbrock_slices", "shifted_rates"]
 
 
 def generated_function(fn) -> str:
