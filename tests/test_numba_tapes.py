@@ -165,3 +165,50 @@ def test_a_second_derivative_through_merged_tapes_matches_the_python_target():
     got = tr.jit(tr.hessian(loss))(w)
     expected = tr.jit(tr.hessian(loss), target="python")(w)
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_a_pop_hands_over_its_entry_and_frees_nothing_twice():
+    """``rt.pop`` of a tape of tuples of arrays (numba_runtime._take_last): entries come back last
+    first with their values, every array is freed exactly once (numba's allocation counts balance),
+    and popping an empty tape raises IndexError."""
+    import numba
+    from numba.core.runtime import _nrt_python, rtsys
+    from transformer.backends import cpu
+    cpu.load_numba()
+
+    @numba.njit
+    def record_then_read(x, n):
+        tape = []
+        for i in range(n):
+            tape.append((x * i, i, x + i))
+        total = 0.0
+        for i in range(n - 1, -1, -1):
+            scaled, k, shifted = rt.pop(tape)
+            total = total * 0.5 + np.sum(scaled) + k + np.sum(shifted)
+        return total, len(tape)
+
+    @numba.njit
+    def pop_empty(x):
+        tape = [(x, x)]
+        rt.pop(tape)
+        return rt.pop(tape)
+
+    x = np.arange(3.0)
+    expected = 0.0
+    for i in range(4, -1, -1):
+        expected = expected * 0.5 + np.sum(x * i) + i + np.sum(x + i)
+    record_then_read(x, 5)
+    was_counting = _nrt_python.memsys_stats_enabled()
+    _nrt_python.memsys_enable_stats()
+    try:
+        before = rtsys.get_allocation_stats()
+        total, left = record_then_read(x, 5)
+        after = rtsys.get_allocation_stats()
+    finally:
+        if not was_counting:
+            _nrt_python.memsys_disable_stats()
+    assert total == pytest.approx(expected) and left == 0
+    assert after.alloc - before.alloc == after.free - before.free > 0
+    assert after.mi_alloc - before.mi_alloc == after.mi_free - before.mi_free
+    with pytest.raises(IndexError):
+        pop_empty(x)
