@@ -101,3 +101,12 @@ def row_weighted_total(w, x):
 def middle_axis_total(w, x):
     # a sum over a middle axis (w's None is not leading in the product): the written product, summed
     return np.sum(np.sin(w[None, :, None] * x[:, None, :]) ** 2)
+
+
+def sigmoid_layers(w, x):
+    """A loop whose backward sweep reads each taped value (rt.top), uses it, then pops it: the
+    cotangents made before a pop still join the statements after it."""
+    h = x
+    for _ in range(3):
+        h = 1.0 / (1.0 + np.exp(-(h * w)))
+    return np.sum(h)

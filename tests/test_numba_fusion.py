@@ -206,7 +206,8 @@ def test_a_product_summed_twice_is_the_two_sums_to_the_bit():
 def test_a_k_means_gradient_sums_its_products_as_it_computes_them():
     centroids, points = _normal((7, 3)), _normal((50, 3), seed=1)
     code = tr.show(tr.jit(tr.grad(cases.nearest_centroid_total)), centroids, points)
-    assert "nl.unbroadcast_product(nl.expand_axis(distances_bar, 2) * nl.scalar_like(distances_bar, 2), _t2, _t2, _t1)" \
+    # (the square's own sum down to _t2, of its shape, is left out: the product is summed once, to _t1)
+    assert "nl.unbroadcast_product(nl.expand_axis(distances_bar, 2) * nl.scalar_like(distances_bar, 2), _t2, _t1)" \
         in code, code
 
 
@@ -246,3 +247,14 @@ def test_a_batched_gradient_sums_its_products_as_it_computes_them_and_matches_th
     assert "nl.unbroadcast_product(" in tr.show(tr.jit(batched), weights, x)
     np.testing.assert_allclose(tr.jit(batched)(weights, x), tr.jit(batched, target="python")(weights, x),
                                rtol=1e-12, atol=1e-14)
+
+
+def test_a_cotangent_made_before_a_pop_of_what_it_read_joins_the_statement_after():
+    """Reverse mode reads a taped value (x = rt.top(t)), uses it, then pops it (x = rt.pop(t)): the
+    pop gives x the same value, so the sigmoid's cotangent (its division by 1 + e) and exp's (its
+    product with e) are one expression, not an array each."""
+    w, x = 0.7, _normal(40)
+    code = tr.show(tr.jit(tr.grad(cases.sigmoid_layers, argnums=1)), w, x)
+    assert "-((((-h_bar) * h) / _t3) * _t2)" in code, code
+    got = tr.jit(tr.grad(cases.sigmoid_layers, argnums=1))(w, x)
+    np.testing.assert_allclose(got, tr.grad(cases.sigmoid_layers, argnums=1)(w, x), rtol=1e-12)

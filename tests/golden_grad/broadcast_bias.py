@@ -12,7 +12,6 @@ def grad_broadcast_bias(x):
     _t3 = rt.expand_to(_t17, _t1, axis=None, keepdims=False)
     _t7 = _t3 * 2
     _t9 = _t7 * _t0
-    _t10 = rt.unbroadcast(_t9, _t0)
-    _t15 = rt.unbroadcast(_t10, x)
+    _t15 = rt.unbroadcast(_t9, x)
     x_bar = _t15
     return x_bar

@@ -22,17 +22,13 @@ def grad_nested_loops(x):
     # vjp of: return s * s   [corpus_grad.py:374]
     s = rt.top(s_stack)
     _t4 = _t21 * s
-    _t5 = rt.unbroadcast(_t4, s)
     _t6 = _t21 * s
-    _t7 = rt.unbroadcast(_t6, s)
-    s_bar = _t5
-    s_bar = s_bar + _t7
+    s_bar = _t4
+    s_bar = s_bar + _t6
     # vjp of: for i in range(3):   [corpus_grad.py:371]
     for i in range(2, -1, -1):
         # vjp of: for j in range(3):   [corpus_grad.py:372]
         for j in range(2, -1, -1):
-            # recompute this iteration's values instead of taping them
-            _t0 = x[i, j]
             _t1 = i - j
             # vjp of: s = s + x[i, j] * (i - j)   [corpus_grad.py:373]
             _t8 = rt.pop(s_stack)
@@ -41,9 +37,8 @@ def grad_nested_loops(x):
             _t10 = rt.unbroadcast(s_bar, _t2)
             s_bar = _t9
             _t11 = _t10 * _t1
-            _t12 = rt.unbroadcast(_t11, _t0)
             _t15 = x_bar[i, j]
-            _t16 = _t15 + _t12
+            _t16 = _t15 + _t11
             x_bar[i, j] = _t16
     # vjp of: s = 0.0   [corpus_grad.py:370]
     s = rt.pop(s_stack)

@@ -19,10 +19,9 @@ def grad_scalar_loop(x):
         s_bar = _t22
         _t7 = rt.unbroadcast(s_bar, _t5)
         _t8 = _t7 * _t4
-        _t9 = rt.unbroadcast(_t8, _t3)
-        _t12 = _t9 * _t2
+        _t12 = _t8 * _t2
         _t13 = rt.unbroadcast(_t12, _t1)
-        _t14 = _t9 * _t1
+        _t14 = _t8 * _t1
         _t15 = rt.unbroadcast(_t14, _t2)
         _t16 = x_bar[i]
         _t17 = _t16 + _t15

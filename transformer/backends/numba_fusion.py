@@ -13,8 +13,9 @@ So, for the CPU target only, a temporary that is
   function), and read exactly once, later in the same block,
 - by an elementwise operation (or a copy, or a ``return``) that sees it
   through nothing but elementwise operations,
-- with none of the names it reads written between the two statements, and
-  no in-place write between them at all (the array written may be a view of
+- with none of the names it reads written between the two statements (reverse
+  mode's ``x = rt.pop(t)`` after ``x = rt.top(t)`` gives ``x`` the value it
+  has, so it does not count), and no in-place write between them at all (the array written may be a view of
   an operand: ``y = x[1:]; y[0] = 5`` changes ``x``),
 
 is substituted into its reader::
@@ -252,12 +253,43 @@ def _reads_of(value, name: str) -> int:
     return counts.loads[name]
 
 
+def _tape_read(stmt):
+    """(target, tape, "rt.top" or "rt.pop") of ``x = rt.top(t)`` / ``x = rt.pop(t)``, else None."""
+    value, target = _value_of(stmt), _single_target(stmt)
+    spelling = dataflow_spelling(value) if value is not None else None
+    if target is None or spelling not in ("rt.top", "rt.pop") or len(value.args) != 1 or \
+            not isinstance(value.args[0].value, cst.Name):
+        return None
+    return target, value.args[0].value.value, spelling
+
+
+def _rereads(stmt, held: dict) -> set:
+    """The names ``stmt`` sets to the value they hold already, and ``held`` brought up to date.
+    Reverse mode reads a taped value with ``x = rt.top(t)`` before its uses and pops it with
+    ``x = rt.pop(t)`` after them: the pop gives ``x`` the same value, so an expression
+    reading ``x`` may still move past it into a later statement."""
+    read = _tape_read(stmt)
+    if read is not None:
+        target, tape, spelling = read
+        same = held.get(target) == tape and spelling == "rt.pop"
+        for name in [n for n, t in held.items() if t == tape or n == target]:
+            del held[name]               # a pop changes the tape's top; the target holds another value
+        if spelling == "rt.top":
+            held[target] = tape
+        return {target} if same else set()
+    mentioned = all_names(stmt)
+    for name in [n for n, t in held.items() if t in mentioned or n in mentioned and n in _written_by(stmt)]:
+        del held[name]                   # the tape changes (a push), or the name is set to something else
+    return set()
+
+
 def _fuse_block(stmts: list, counts: _NameCounts, params: set) -> list:
     out: list = []
     pending: dict[str, tuple[int, set]] = {}     # temporary -> (its position in out, names it reads)
     broadcasts: dict[str, tuple] = {}            # temporary -> (position, expanded, g, x) of an expand_to above
     shaped_like: dict[str, str] = {}             # name -> the array it has the shape of (itself, at the root)
     assigned: set[str] = set()                   # names this block has assigned so far
+    held: dict[str, str] = {}                    # name -> the tape whose top it was read from
 
     def root(name):
         while name in shaped_like and shaped_like[name] != name:
@@ -267,6 +299,7 @@ def _fuse_block(stmts: list, counts: _NameCounts, params: set) -> list:
         if not isinstance(stmt, cst.SimpleStatementLine):
             pending.clear()                       # only straight-line code is fused
             broadcasts.clear()
+            held.clear()
             out.append(_fuse_children(stmt, counts, params))
             continue
         value = _value_of(stmt)
@@ -293,7 +326,7 @@ def _fuse_block(stmts: list, counts: _NameCounts, params: set) -> list:
         if _writes_in_place(stmt):
             pending.clear()                       # the array written may be a view of any operand
             broadcasts.clear()
-        written = _written_by(stmt)
+        written = _written_by(stmt) - _rereads(stmt, held)
         for name in [n for n, (_, reads) in pending.items() if reads & written]:
             del pending[name]                     # its operands change before any later use
         for name in [n for n, (_, _, g, x) in broadcasts.items() if ({x} | all_names(g)) & written]:

@@ -548,13 +548,20 @@ class _Reverse:
         return self._shapes.of_value(value)
 
     def shaped_like_result(self, a: Assignment) -> set:
-        """The operands of ``a`` (an elementwise operation) that always have its result's shape
-        (shapes.py's tokens: one shape class; not numbers, whose sum is cheap): summing a
-        cotangent down to one of them does nothing."""
+        """The operands of ``a`` (an elementwise operation) that have its result's shape, so that
+        summing a cotangent down to one of them does nothing: each operand of the result's shape
+        class (shapes.py's tokens; not numbers, whose sum is cheap), and the one operand that may
+        be an array where every other is a number (``1.0 + e``, ``x * h``: the result has its
+        shape, whatever it is; a 0-d array's cotangent may come as a number, which the sum would
+        only have made a 0-d array again)."""
+        operands = set(dataflow.value_reads(a.value))
+        may_be_arrays = {name for name in operands if self.shape_token(cst.Name(name)) != SCALAR}
+        if len(may_be_arrays) == 1:
+            return may_be_arrays
         token = self.shape_token(cst.Name(a.target))
         if token[1] is None or token == SCALAR:
             return set()
-        return {name for name in dataflow.value_reads(a.value) if self.shape_token(cst.Name(name)) == token}
+        return {name for name in operands if self.shape_token(cst.Name(name)) == token}
 
     def element_pieces(self, display: cst.Tuple, cotangent, out: list) -> list:
         """(variable, its piece) for each active name in a tuple display, however deeply nested:
