@@ -766,6 +766,20 @@ def shifted_rates(x):
     return np.sum(y ** 2)
 
 
+def shortening_slices(x):
+    """y loses an entry each pass: its slices' shapes change from pass to pass, so no class is shared."""
+    y = x * 1.0
+    for _ in range(3):
+        y = y[1:] * x[:-1][:len(y) - 1] + y[:-1]
+    return np.sum(y ** 2)
+
+
+def slices_of_one_length(x):
+    """x[1:-2], x[3:] and x[:-3] drop three entries each: one shape."""
+    a = x[1:-2]
+    return np.sum(a * x[3:] + x[:-3] * a ** 2)
+
+
 CASES = {
     "sin_sum": (sin_sum, _vec(5)), "poly": (poly, _vec(4)), "exp_log": (exp_log, _vec(4)),
     "tanh_square": (tanh_square, _vec(6)), "math_scalar": (math_scalar, lambda r: (float(r.normal()),)),
@@ -795,6 +809,7 @@ CASES = {
     "branch_on_value": (branch_on_value, _vec(4)), "elif_chain": (elif_chain, _vec(3)),
     "ternary": (ternary, _vec(3)), "scalar_loop": (scalar_loop, _vec(6)), "rosenbrock": (rosenbrock, _vec(6)),
     "rosenbrock_slices": (rosenbrock_slices, _vec(6)), "shifted_rates": (shifted_rates, _vec(5)),
+    "shortening_slices": (shortening_slices, _vec(6)), "slices_of_one_length": (slices_of_one_length, _vec(5)),
     "loop_over_rows": (loop_over_rows, _mat(3, 4)), "enumerate_loop": (enumerate_loop, _vec(4)),
     "zip_loop": (zip_loop, _vec(5)), "while_data_dependent": (while_data_dependent, lambda r: (float(r.uniform(0.5, 2.0)),)),
     "while_with_counter": (while_with_counter, lambda r: (r.uniform(0.5, 1.0, 3),)),

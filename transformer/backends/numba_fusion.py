@@ -254,13 +254,14 @@ def _reads_of(value, name: str) -> int:
 
 
 def _tape_read(stmt):
-    """(target, tape, "rt.top" or "rt.pop") of ``x = rt.top(t)`` / ``x = rt.pop(t)``, else None."""
+    """(target, tape, "top" or "pop": the registry's tape operation) of ``x = rt.top(t)`` /
+    ``x = rt.pop(t)``, else None."""
     value, target = _value_of(stmt), _single_target(stmt)
-    spelling = dataflow_spelling(value) if value is not None else None
-    if target is None or spelling not in ("rt.top", "rt.pop") or len(value.args) != 1 or \
+    operation = cf.tape_operation(value) if value is not None else ""
+    if target is None or operation not in ("top", "pop") or len(value.args) != 1 or \
             not isinstance(value.args[0].value, cst.Name):
         return None
-    return target, value.args[0].value.value, spelling
+    return target, value.args[0].value.value, operation
 
 
 def _rereads(stmt, held: dict) -> set:
@@ -270,11 +271,11 @@ def _rereads(stmt, held: dict) -> set:
     reading ``x`` may still move past it into a later statement."""
     read = _tape_read(stmt)
     if read is not None:
-        target, tape, spelling = read
-        same = held.get(target) == tape and spelling == "rt.pop"
+        target, tape, operation = read
+        same = held.get(target) == tape and operation == "pop"
         for name in [n for n, t in held.items() if t == tape or n == target]:
             del held[name]               # a pop changes the tape's top; the target holds another value
-        if spelling == "rt.top":
+        if operation == "top":
             held[target] = tape
         return {target} if same else set()
     mentioned = all_names(stmt)
