@@ -15,8 +15,9 @@ So, for the CPU target only, a temporary that is
   through nothing but elementwise operations,
 - with none of the names it reads written between the two statements (reverse
   mode's ``x = rt.pop(t)`` after ``x = rt.top(t)`` gives ``x`` the value it
-  has, so it does not count), and no in-place write between them at all (the array written may be a view of
-  an operand: ``y = x[1:]; y[0] = 5`` changes ``x``),
+  has, so it does not count), and no in-place write between them at all
+  (the array written may be a view of an operand: ``y = x[1:]; y[0] = 5``
+  changes ``x``),
 
 is substituted into its reader::
 
