@@ -97,6 +97,12 @@ def is_array(token) -> bool:
     return token[0] == "array" or isinstance(token[0], int) and token[0] > 0
 
 
+def one_shape(a, b) -> bool:
+    """Whether two tokens say their values have one shape: one class, and not numbers (a 0-d
+    array and a number share SCALAR, and numba may give either where the other was)."""
+    return a == b and a[1] is not None and a != SCALAR
+
+
 def combine(*tokens):
     """The token of an elementwise result of broadcasting operands."""
     rest = [t for t in tokens if t != SCALAR]

@@ -31,7 +31,7 @@ from ..errors import Location, TransformError
 from ..exits import structure_exits
 from ..normalize import apply_template
 from . import register
-from .shapes import SCALAR, Shapes
+from .shapes import SCALAR, Shapes, one_shape
 from .shapes import atom_names as names_in
 from .sweep_fusion import fuse_backward_loops
 from ..dataflow import ValueReads
@@ -559,9 +559,7 @@ class _Reverse:
         if len(may_be_arrays) == 1:
             return may_be_arrays
         token = self.shape_token(cst.Name(a.target))
-        if token[1] is None or token == SCALAR:
-            return set()
-        return {name for name in operands if self.shape_token(cst.Name(name)) == token}
+        return {name for name in operands if one_shape(self.shape_token(cst.Name(name)), token)}
 
     def element_pieces(self, display: cst.Tuple, cotangent, out: list) -> list:
         """(variable, its piece) for each active name in a tuple display, however deeply nested:
@@ -710,7 +708,7 @@ class _Reverse:
         for name in atom_names(a.value):
             if name in self.a.active:
                 out += self.read(name)
-                if region[1] is not None and region != SCALAR and self.shape_token(cst.Name(name)) == region:
+                if one_shape(self.shape_token(cst.Name(name)), region):
                     out += self.accumulate(name, cst.Name(part))     # v fills the region: nothing to sum
                     continue
                 contribution = self.scope.temp()
